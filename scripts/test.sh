@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# test.sh: the project's test command (CI runs it through .ci/run).
+#
+# The integration tests need a real MariaDB (with MyRocks) and PostgreSQL.
+# Nothing installed or started by hand survives to a CI machine, so this script
+# installs and starts private servers in a temporary directory, points the
+# tests at them through EB_TEST_* variables, runs `cargo test`, and always
+# stops the servers and removes the directory afterwards.
+#
+# Usage: scripts/test.sh [cargo test arguments...]
+#   e.g. scripts/test.sh --test it -- --nocapture
+# Exit status: that of cargo test (or of server start-up if that fails).
+
+set -euo pipefail
+
+step() { echo "==> test.sh: $*"; }
+
+# Resolve the repository root from this script's location, not from the
+# caller's working directory.
+script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+repo_root=$(cd "$script_dir/.." && pwd -P)
+
+# rustup installs cargo in ~/.cargo/bin, which non-login CI shells lack.
+if ! command -v cargo >/dev/null 2>&1 && [[ -x "$HOME/.cargo/bin/cargo" ]]; then
+    export PATH="$HOME/.cargo/bin:$PATH"
+fi
+command -v cargo >/dev/null 2>&1 || { echo "test.sh: cargo not found" >&2; exit 127; }
+
+tmp=$(mktemp -d)
+
+# shellcheck disable=SC2317 # invoked through the EXIT trap
+cleanup() {
+    local rc=$?
+    # Runs on every exit (success, failure, Ctrl-C): never leave servers
+    # running or data behind.
+    if ((rc != 0)); then
+        # Server logs help explain a failed run in CI.
+        for log in "$tmp/mdb.err" "$tmp/pg.log"; do
+            if [[ -s "$log" ]]; then
+                echo "--- last lines of $(basename "$log") ---"
+                tail -n 20 "$log" || true
+            fi
+        done
+    fi
+    step "stopping database servers"
+    bash "$script_dir/db-servers.sh" stop "$tmp" || echo "test.sh: warning: stopping servers failed" >&2
+    rm -rf "$tmp"
+    step "done (exit $rc)"
+    exit "$rc"
+}
+trap cleanup EXIT
+# Turn signals into a normal exit so the EXIT trap runs and cleans up.
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+step "starting database servers in $tmp"
+bash "$script_dir/db-servers.sh" start "$tmp"
+
+step "loading $tmp/env.sh"
+# shellcheck source=/dev/null
+source "$tmp/env.sh"
+# Tests must fail, not skip, when the servers are missing.
+export EB_REQUIRE_SERVERS=1
+env | grep '^EB_' | sort
+
+cd "$repo_root"
+locked=()
+if [[ -f Cargo.lock ]]; then
+    locked=(--locked)
+fi
+step "running: cargo test --release ${locked[*]} $*"
+rc=0
+cargo test --release "${locked[@]}" "$@" || rc=$?
+step "cargo test exited with $rc"
+exit "$rc"
