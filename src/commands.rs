@@ -1,0 +1,520 @@
+//! The subcommands: connect, prepare, run the points, write results after every point.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::SystemTime;
+
+use crate::cli::{CleanupArgs, Format, PrepareArgs, RunArgs};
+use crate::config::{self, RunConfig};
+use crate::error::{Context, Error, Failure, Result};
+use crate::load::LoadOptions;
+use crate::measure::host::HostFacts;
+use crate::measure::LatencyHist;
+use crate::report::{
+    self, Aggregate, ClientCpu, PhaseSummary, Point, ResultDoc, RunRecord, Status, TargetInfo,
+    ToolInfo,
+};
+use crate::runner::{interrupt, IntervalSample, Session, SessionConfig};
+use crate::target::{Conn, Dbms, TargetSpec};
+use crate::workload::micro_read::{self, MicroDriver, Query};
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}
+
+fn warn_password(spec: &TargetSpec) {
+    if spec.password_in_url {
+        let var = if spec.dbms == Dbms::Postgres {
+            "PGPASSWORD"
+        } else {
+            "MYSQL_PWD"
+        };
+        eprintln!("warning: a password on the command line can be seen by other users of this machine; set {var} instead");
+    }
+}
+
+/// Open the admin connection: failures here are the user's to fix (exit 2).
+async fn connect(spec: &TargetSpec) -> Result<Conn> {
+    Conn::connect(spec)
+        .await
+        .map_err(|e| Error::usage(format!("cannot connect to {}: {}", spec.display, e.message)))
+}
+
+/// The engine to create tables with (validated against the server), if one was asked for.
+async fn engine(conn: &mut Conn, wanted: Option<&str>) -> Result<Option<String>> {
+    match wanted {
+        Some(e) => crate::workload::resolve_engine(conn, e).await.map(Some),
+        None => Ok(None),
+    }
+}
+
+fn load_options(spec: &TargetSpec, connections: usize) -> LoadOptions {
+    LoadOptions {
+        connections,
+        batch_rows: if spec.dbms == Dbms::Sqlite {
+            10_000
+        } else {
+            1_000
+        },
+        session_sql: match spec.dbms {
+            // Session-level only: global durability settings stay as the server has them.
+            Dbms::Mysql => vec!["SET SESSION unique_checks=0, foreign_key_checks=0".into()],
+            _ => vec![],
+        },
+        progress: true,
+    }
+}
+
+pub fn prepare(a: &PrepareArgs) -> Result<ExitCode> {
+    config::check_workload(&a.workload)?;
+    let spec = config::resolve_target(&a.target)?;
+    let rows = config::table_size(&a.data, a.method)?;
+    warn_password(&spec);
+    interrupt::install();
+    runtime().block_on(async {
+        let mut conn = connect(&spec).await?;
+        let engine = engine(&mut conn, a.target.engine.as_deref()).await?;
+        let opts = load_options(&spec, a.data.load_connections);
+        match micro_read::prepare(
+            &mut conn,
+            &spec,
+            rows,
+            a.data.seed,
+            engine.as_deref(),
+            &opts,
+        )
+        .await?
+        {
+            Some(s) => eprintln!(
+                "loaded {} rows into {} in {:.1} s ({:.0} rows/s, {} connection(s))",
+                s.rows, s.table, s.elapsed_s, s.rows_per_s, s.connections
+            ),
+            None => eprintln!(
+                "table already prepared with {rows} rows and seed {}: nothing to do",
+                a.data.seed
+            ),
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+pub fn cleanup(a: &CleanupArgs) -> Result<ExitCode> {
+    config::check_workload(&a.workload)?;
+    let spec = config::resolve_target(&a.target)?;
+    warn_password(&spec);
+    runtime().block_on(async {
+        let mut conn = connect(&spec).await?;
+        micro_read::cleanup(&mut conn).await?;
+        eprintln!("dropped the tables of {}", a.workload);
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+pub fn list() -> Result<ExitCode> {
+    println!(
+        "micro-read   the 13-query read micro-benchmark of the 2007 InnoDB/MyISAM/Falcon report"
+    );
+    for q in Query::ALL {
+        println!("  {:<30} {}", q.name(), q.sql());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Server status counters, for deltas around each measured run.
+async fn counters(conn: &mut Conn) -> BTreeMap<String, f64> {
+    let sql = match conn.dbms() {
+        Dbms::Mysql => "SHOW GLOBAL STATUS",
+        Dbms::Postgres => {
+            "SELECT 'xact_commit', xact_commit FROM pg_stat_database WHERE datname = current_database() \
+             UNION ALL SELECT 'tup_returned', tup_returned FROM pg_stat_database WHERE datname = current_database() \
+             UNION ALL SELECT 'tup_fetched', tup_fetched FROM pg_stat_database WHERE datname = current_database() \
+             UNION ALL SELECT 'blks_hit', blks_hit FROM pg_stat_database WHERE datname = current_database() \
+             UNION ALL SELECT 'blks_read', blks_read FROM pg_stat_database WHERE datname = current_database()"
+        }
+        Dbms::Sqlite => return BTreeMap::new(),
+    };
+    let rows = conn.query(sql).await.unwrap_or_default();
+    rows.into_iter()
+        .filter_map(|r| {
+            let mut it = r.into_iter();
+            let k = it.next().flatten()?;
+            let v: f64 = it.next().flatten()?.parse().ok()?;
+            Some((k, v))
+        })
+        .collect()
+}
+
+fn delta(before: &BTreeMap<String, f64>, after: &BTreeMap<String, f64>) -> BTreeMap<String, f64> {
+    after
+        .iter()
+        .filter_map(|(k, a)| {
+            let d = a - before.get(k).copied().unwrap_or(0.0);
+            (d != 0.0).then(|| (k.clone(), d))
+        })
+        .collect()
+}
+
+fn now_rfc3339() -> String {
+    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
+}
+
+/// A new folder for this invocation's results: DIR/YYYYMMDDTHHMMSS-workload-dbms[-n].
+fn result_folder(dir: &str, workload: &str, dbms: Dbms) -> Result<PathBuf> {
+    let stamp: String = now_rfc3339()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .take(15)
+        .collect();
+    let base = Path::new(dir);
+    for n in 0..1000 {
+        let name = if n == 0 {
+            format!("{stamp}-{workload}-{}", dbms.name())
+        } else {
+            format!("{stamp}-{workload}-{}-{n}", dbms.name())
+        };
+        let p = base.join(name);
+        match std::fs::create_dir_all(base).and_then(|_| std::fs::create_dir(&p)) {
+            Ok(()) => return Ok(p),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(Error::usage(format!(
+                    "--results-dir: cannot create {}: {e}",
+                    p.display()
+                )))
+            }
+        }
+    }
+    Err(Error::usage(format!(
+        "--results-dir: too many result folders for {stamp} in {dir}"
+    )))
+}
+
+/// Connections the run needs at once: the largest thread count plus the admin connection.
+async fn check_connection_limit(conn: &mut Conn, cfg: &RunConfig) -> Result<Option<u64>> {
+    let need = cfg.threads.iter().copied().max().unwrap_or(1) as u64 + 1;
+    let (limit, how) = match conn.dbms() {
+        Dbms::Mysql => {
+            let v = conn
+                .query_one("SELECT @@max_connections")
+                .await
+                .ctx("reading max_connections")?;
+            (
+                v.and_then(|s| s.parse::<u64>().ok()),
+                "start mariadbd with --max-connections=N (or SET GLOBAL max_connections=N)",
+            )
+        }
+        Dbms::Postgres => {
+            let v = conn
+                .query_one("SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int")
+                .await
+                .ctx("reading max_connections")?;
+            (
+                v.and_then(|s| s.parse::<u64>().ok()),
+                "set max_connections=N in postgresql.conf (or -c max_connections=N) and restart",
+            )
+        }
+        Dbms::Sqlite => return Ok(None),
+    };
+    if let Some(l) = limit {
+        if need > l {
+            return Err(Error::usage(format!(
+                "--threads {} needs {need} connections but the server allows {l}: {how}, with N at least {need}",
+                cfg.threads.iter().max().unwrap_or(&1)
+            )));
+        }
+    }
+    Ok(limit)
+}
+
+struct RunState {
+    doc: ResultDoc,
+    path: PathBuf,
+}
+
+impl RunState {
+    fn save(&self) -> Result<()> {
+        report::json::write_atomic(&self.path, &self.doc)
+    }
+}
+
+pub fn run(a: &RunArgs) -> Result<ExitCode> {
+    let cfg = RunConfig::resolve(a)?;
+    let spec = cfg.target_spec.clone();
+    warn_password(&spec);
+    interrupt::install();
+    let rt = runtime();
+    let mut admin = rt.block_on(connect(&spec))?;
+    let (version, engine, max_conn) = rt.block_on(async {
+        let version = admin
+            .server_version()
+            .await
+            .ctx("reading the server version")?;
+        let engine = engine(&mut admin, cfg.engine.as_deref()).await?;
+        let max_conn = check_connection_limit(&mut admin, &cfg).await?;
+        Ok::<_, Error>((version, engine, max_conn))
+    })?;
+    if cfg.method == crate::cli::Method::Classic {
+        eprintln!(
+            "classic method: the 2007 report's settings; {} per engine",
+            human(cfg.estimate())
+        );
+    } else if a.threads.is_none() && a.duration.is_none() && a.warmup.is_none() && a.runs.is_none()
+    {
+        eprintln!("quick method: a small table and short runs for a first look (use --method classic for the report's method)");
+    }
+
+    let opts = load_options(&spec, cfg.load_connections);
+    let loaded = rt.block_on(micro_read::prepare(
+        &mut admin,
+        &spec,
+        cfg.table_size,
+        cfg.seed,
+        engine.as_deref(),
+        &opts,
+    ));
+    let loaded = match loaded {
+        Err(e)
+            if e.failure == Failure::Interrupted(2)
+                || matches!(e.failure, Failure::Interrupted(_)) =>
+        {
+            return Err(e)
+        }
+        r => r?,
+    };
+    if let Some(s) = &loaded {
+        eprintln!(
+            "loaded {} rows in {:.1} s ({:.0} rows/s)",
+            s.rows, s.elapsed_s, s.rows_per_s
+        );
+    }
+    let table_engine = match spec.dbms {
+        Dbms::Mysql => rt
+            .block_on(admin.query_one(
+                "SELECT ENGINE FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'normal'",
+            ))
+            .ctx("reading the table's engine")?
+            .unwrap_or_default(),
+        Dbms::Postgres => "heap".to_string(),
+        Dbms::Sqlite => "sqlite-btree".to_string(),
+    };
+
+    let folder = result_folder(&cfg.results_dir, &cfg.workload, spec.dbms)?;
+    let mut state = RunState {
+        path: folder.join("result.json"),
+        doc: ResultDoc {
+            schema_version: report::SCHEMA_VERSION,
+            tool: ToolInfo {
+                name: "enginebench".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+            },
+            status: Status::Running,
+            error: None,
+            started_at: now_rfc3339(),
+            finished_at: None,
+            config: serde_json::to_value(&cfg).expect("config serializes"),
+            target: TargetInfo {
+                dbms: spec.dbms.name().into(),
+                url: spec.display.clone(),
+                server_version: version,
+                engine: table_engine,
+                max_connections: max_conn,
+            },
+            host: HostFacts::collect(),
+            load: loaded.into_iter().collect(),
+            points: Vec::new(),
+            notes: notes(&cfg),
+        },
+    };
+    state.save()?;
+    eprintln!(
+        "{}: {} operation(s) x threads {:?}, warm-up {} + {} x {} per point, about {}; results in {}",
+        cfg.workload,
+        cfg.queries.len(),
+        cfg.threads,
+        human_s(cfg.warmup_s),
+        cfg.runs,
+        human_s(cfg.duration_s),
+        human(cfg.estimate()),
+        folder.display()
+    );
+
+    let outcome = measure_all(&cfg, &rt, &mut admin, &mut state);
+    state.doc.finished_at = Some(now_rfc3339());
+    let code = match &outcome {
+        Ok(()) if interrupt::signal().is_some() => {
+            state.doc.status = Status::Interrupted;
+            state.doc.error =
+                Some("interrupted by a signal; the points that finished are kept".into());
+            ExitCode::from(128 + interrupt::signal().unwrap_or(2) as u8)
+        }
+        Ok(()) => {
+            state.doc.status = Status::Complete;
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            state.doc.status = if matches!(e.failure, Failure::Interrupted(_)) {
+                Status::Interrupted
+            } else {
+                Status::Failed
+            };
+            state.doc.error = Some(e.message.clone());
+            ExitCode::from(e.exit_code())
+        }
+    };
+    // Results first: whatever happened, what was measured is on disk before anything is reported.
+    state.save()?;
+    match a.format {
+        Format::Table => print!("{}", report::table::render(&state.doc, cfg.aggregate)),
+        Format::Json => println!("{}", report::json::to_string(&state.doc)),
+        Format::Csv => print!("{}", report::csv::to_string(&state.doc)),
+    }
+    eprintln!("result: {}", state.path.display());
+    outcome.map(|()| code)
+}
+
+fn notes(cfg: &RunConfig) -> Vec<String> {
+    let mut n = vec![
+        "A measured run counts every operation started before its deadline; elapsed_s runs from the start of the run to the end of its last operation.".to_string(),
+        "client_cpu is the whole client process (all threads) over the run window, from getrusage.".to_string(),
+    ];
+    if cfg.target_spec.dbms == Dbms::Postgres {
+        n.push("PostgreSQL statistics counters are flushed lazily by the server; their per-run deltas are approximate.".into());
+    }
+    if cfg.table_size > 5_200_000 {
+        n.push("country_id is capped at 65,535 distinct values (smallint unsigned): READ_KEY_* queries return more rows per key than the documented ~80.".into());
+    }
+    n
+}
+
+fn measure_all(
+    cfg: &RunConfig,
+    rt: &tokio::runtime::Runtime,
+    admin: &mut Conn,
+    state: &mut RunState,
+) -> Result<()> {
+    let spec = &cfg.target_spec;
+    for qname in &cfg.queries {
+        let query = Query::parse(qname)?;
+        for &threads in &cfg.threads {
+            if interrupt::signal().is_some() {
+                return Ok(());
+            }
+            let scfg = SessionConfig {
+                threads,
+                client_threads: cfg.client_threads,
+                sched_batch: cfg.sched_batch,
+            };
+            let (rows, seed) = (cfg.table_size, cfg.seed);
+            let mut session =
+                Session::start(spec, &scfg, move |w| MicroDriver::new(query, rows, seed, w))
+                    .map_err(|e| e.context(format!("{} at {threads} threads", query.name())))?;
+            let interval = cfg.report_interval();
+            let warmup = if cfg.warmup_s > 0.0 {
+                let w = session.phase(cfg.warmup(), interval, |_| {})?;
+                Some(PhaseSummary {
+                    ops: w.ops,
+                    elapsed_s: w.elapsed.as_secs_f64(),
+                    ops_per_s: w.ops as f64 / w.elapsed.as_secs_f64().max(1e-9),
+                    errors: w.errors.total(),
+                })
+            } else {
+                None
+            };
+            let mut runs = Vec::new();
+            let mut merged = LatencyHist::new();
+            for r in 1..=cfg.runs {
+                if interrupt::signal().is_some() {
+                    break;
+                }
+                let before = rt.block_on(counters(admin));
+                let live = cfg.live_report;
+                let label = format!("{} thds: {threads} run {r}", query.name());
+                let res = session.phase(cfg.duration(), interval, |s: &IntervalSample| {
+                    if live {
+                        eprintln!(
+                            "[ {:>6.1}s ] {label}  ops/s: {:.1}  p95: {} us  err/s: {:.1}",
+                            s.t_s,
+                            s.ops_per_s,
+                            s.latency_us.p95_us,
+                            s.errors as f64 / cfg.report_interval_s
+                        );
+                    }
+                })?;
+                let after = rt.block_on(counters(admin));
+                if res.interrupted && res.ops == 0 {
+                    break;
+                }
+                merged.add(&res.hist);
+                let elapsed_s = res.elapsed.as_secs_f64();
+                let rec = RunRecord {
+                    run: r,
+                    ops: res.ops,
+                    rows: res.rows,
+                    rows_per_op: res.rows as f64 / res.ops.max(1) as f64,
+                    elapsed_s,
+                    ops_per_s: res.ops as f64 / elapsed_s.max(1e-9),
+                    errors_total: res.errors.total(),
+                    errors: res
+                        .errors
+                        .to_map()
+                        .into_iter()
+                        .map(|(k, v)| (k.to_string(), v))
+                        .collect(),
+                    error_samples: res.error_samples.clone(),
+                    latency_us: res.hist.summary(),
+                    client_cpu: ClientCpu::new(res.client_cpu, res.ops),
+                    server_counters: delta(&before, &after),
+                    intervals: res.intervals,
+                    workers_lost: res.workers_lost,
+                    interrupted: res.interrupted,
+                    histogram_hdr_v2: res.hist.encode(),
+                };
+                eprintln!(
+                    "{:<30} threads {:>4}  run {r}/{}  {:>10.1} ops/s  p95 {:>7} us  {:.1} rows/op  client {:.1} us/op{}",
+                    query.name(),
+                    threads,
+                    cfg.runs,
+                    rec.ops_per_s,
+                    rec.latency_us.p95_us,
+                    rec.rows_per_op,
+                    rec.client_cpu.us_per_op,
+                    if rec.errors_total > 0 { format!("  errors {}", rec.errors_total) } else { String::new() }
+                );
+                runs.push(rec);
+            }
+            drop(session);
+            if runs.is_empty() {
+                return Ok(());
+            }
+            let aggregate = Aggregate::of(&runs, merged.summary());
+            state.doc.points.push(Point {
+                workload: cfg.workload.clone(),
+                operation: query.name().into(),
+                threads,
+                warmup,
+                runs,
+                aggregate,
+            });
+            state.save()?;
+        }
+    }
+    Ok(())
+}
+
+fn human(d: std::time::Duration) -> String {
+    human_s(d.as_secs_f64())
+}
+
+fn human_s(s: f64) -> String {
+    if s >= 3600.0 {
+        format!("{:.1} h", s / 3600.0)
+    } else if s >= 120.0 {
+        format!("{:.1} min", s / 60.0)
+    } else {
+        format!("{s:.0} s")
+    }
+}

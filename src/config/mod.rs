@@ -1,0 +1,221 @@
+//! The resolved, validated run configuration. Stage one (here) checks what the user typed
+//! without any I/O; stage two (commands) connects and builds what the runner needs.
+
+pub mod parse;
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::cli::{DataArgs, Method, RunArgs, TargetArgs};
+use crate::error::{Error, Result};
+use crate::report::table::Pick;
+use crate::target::{Dbms, TargetSpec, DEFAULT_TARGET};
+use crate::workload::{micro_read, WORKLOADS};
+
+/// Values a method preset fills in when the flag is not given.
+struct Preset {
+    table_size: u64,
+    threads: &'static [usize],
+    warmup: Duration,
+    duration: Duration,
+    runs: u32,
+    aggregate: Pick,
+}
+
+fn preset(m: Method) -> Preset {
+    match m {
+        Method::Quick => Preset {
+            table_size: 100_000,
+            threads: &[1, 4, 16],
+            warmup: Duration::from_secs(1),
+            duration: Duration::from_secs(1),
+            runs: 2,
+            aggregate: Pick::Max,
+        },
+        // The 2007 read report: 1,000,000 rows, 1..256 threads, 180 s warm-up, 3 x 60 s, max kept.
+        Method::Classic => Preset {
+            table_size: 1_000_000,
+            threads: &[1, 4, 16, 64, 128, 256],
+            warmup: Duration::from_secs(180),
+            duration: Duration::from_secs(60),
+            runs: 3,
+            aggregate: Pick::Max,
+        },
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunConfig {
+    pub workload: String,
+    /// The target URL, password redacted.
+    pub target: String,
+    #[serde(skip)]
+    pub target_spec: TargetSpec,
+    pub engine: Option<String>,
+    pub method: Method,
+    pub table_size: u64,
+    pub seed: u64,
+    pub threads: Vec<usize>,
+    pub warmup_s: f64,
+    pub duration_s: f64,
+    pub runs: u32,
+    pub aggregate: Pick,
+    pub queries: Vec<String>,
+    pub report_interval_s: f64,
+    /// Whether interval lines are printed while running.
+    pub live_report: bool,
+    pub client_threads: usize,
+    pub sched_batch: bool,
+    pub load_connections: usize,
+    pub results_dir: String,
+}
+
+impl RunConfig {
+    pub fn warmup(&self) -> Duration {
+        Duration::from_secs_f64(self.warmup_s)
+    }
+    pub fn duration(&self) -> Duration {
+        Duration::from_secs_f64(self.duration_s)
+    }
+    pub fn report_interval(&self) -> Duration {
+        Duration::from_secs_f64(self.report_interval_s)
+    }
+}
+
+fn flag<T>(name: &str, r: std::result::Result<T, String>) -> Result<T> {
+    r.map_err(|e| Error::usage(format!("{name}: {e}")))
+}
+
+pub fn check_workload(name: &str) -> Result<&'static str> {
+    WORKLOADS
+        .iter()
+        .copied()
+        .find(|w| *w == name)
+        .ok_or_else(|| {
+            Error::usage(format!(
+                "unknown workload '{name}'; known workloads: {} (see `enginebench list`)",
+                WORKLOADS.join(", ")
+            ))
+        })
+}
+
+/// Parse the target (default: embedded SQLite) and check `--engine` applies to it.
+pub fn resolve_target(t: &TargetArgs) -> Result<TargetSpec> {
+    let raw = t.target.as_deref().unwrap_or(DEFAULT_TARGET);
+    let spec = TargetSpec::parse(raw, |d| {
+        let var = if d == Dbms::Postgres {
+            "PGPASSWORD"
+        } else {
+            "MYSQL_PWD"
+        };
+        std::env::var(var).ok()
+    })
+    .map_err(|e| Error::usage(format!("--target: {e}")))?;
+    if t.engine.is_some() && spec.dbms != Dbms::Mysql {
+        return Err(Error::usage(format!(
+            "--engine applies to MySQL/MariaDB targets only; {} has no storage-engine choice",
+            spec.dbms.name()
+        )));
+    }
+    if let Some(e) = &t.engine {
+        if e.is_empty() || !e.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(Error::usage(format!(
+                "--engine: '{e}' is not an engine name (letters, digits, _)"
+            )));
+        }
+    }
+    Ok(spec)
+}
+
+pub fn table_size(d: &DataArgs, method: Method) -> Result<u64> {
+    let n = match &d.table_size {
+        Some(s) => flag("--table-size", parse::count(s))?,
+        None => preset(method).table_size,
+    };
+    if n == 0 || n > u32::MAX as u64 {
+        return Err(Error::usage(format!(
+            "--table-size: {n} is out of range (1 to 4294967295 rows)"
+        )));
+    }
+    if d.load_connections == 0 {
+        return Err(Error::usage("--load-connections: must be at least 1"));
+    }
+    Ok(n)
+}
+
+impl RunConfig {
+    pub fn resolve(a: &RunArgs) -> Result<Self> {
+        let workload = check_workload(&a.workload)?.to_string();
+        let spec = resolve_target(&a.target)?;
+        let p = preset(a.method);
+        let threads = match &a.threads {
+            Some(s) => flag("--threads", parse::thread_list(s))?,
+            None => p.threads.to_vec(),
+        };
+        let warmup = match &a.warmup {
+            Some(s) => flag("--warmup", parse::duration(s))?,
+            None => p.warmup,
+        };
+        let duration = match &a.duration {
+            Some(s) => flag("--duration", parse::duration(s))?,
+            None => p.duration,
+        };
+        if duration < Duration::from_millis(100) {
+            return Err(Error::usage(
+                "--duration: a measured run must last at least 100ms",
+            ));
+        }
+        let runs = a.runs.unwrap_or(p.runs);
+        if runs == 0 {
+            return Err(Error::usage("--runs: at least one measured run is needed"));
+        }
+        let queries = match &a.queries {
+            Some(list) => list
+                .split(',')
+                .map(|q| micro_read::Query::parse(q).map(|q| q.name().to_string()))
+                .collect::<Result<Vec<_>>>()?,
+            None => micro_read::Query::ALL
+                .iter()
+                .map(|q| q.name().to_string())
+                .collect(),
+        };
+        let (report_interval, live) = match &a.report_interval {
+            Some(s) => (flag("--report-interval", parse::duration(s))?, true),
+            None => (Duration::from_secs(1), false),
+        };
+        if report_interval < Duration::from_millis(100) {
+            return Err(Error::usage("--report-interval: must be at least 100ms"));
+        }
+        if a.client_threads == 0 {
+            return Err(Error::usage("--client-threads: must be at least 1"));
+        }
+        Ok(RunConfig {
+            workload,
+            target: spec.display.clone(),
+            engine: a.target.engine.clone(),
+            target_spec: spec,
+            method: a.method,
+            table_size: table_size(&a.data, a.method)?,
+            seed: a.data.seed,
+            threads,
+            warmup_s: warmup.as_secs_f64(),
+            duration_s: duration.as_secs_f64(),
+            runs,
+            aggregate: a.aggregate.unwrap_or(p.aggregate),
+            queries,
+            report_interval_s: report_interval.as_secs_f64(),
+            live_report: live,
+            client_threads: a.client_threads,
+            sched_batch: !a.no_sched_batch,
+            load_connections: a.data.load_connections,
+            results_dir: a.results_dir.clone(),
+        })
+    }
+
+    /// Wall time the measurement will take (without loading), for the plan line.
+    pub fn estimate(&self) -> Duration {
+        let per_point = self.warmup_s + self.runs as f64 * self.duration_s;
+        Duration::from_secs_f64(per_point * (self.queries.len() * self.threads.len()) as f64)
+    }
+}

@@ -1,0 +1,148 @@
+//! Latency histograms: HDR, microsecond resolution, 3 significant digits. One per worker,
+//! recorded without locks, merged by `add` when a phase ends.
+
+use base64::Engine as _;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// The highest latency tracked exactly: one hour. Longer ones are clamped (and still counted).
+const MAX_US: u64 = 3_600_000_000;
+
+/// The percentiles reported everywhere in the tool (plus max and mean).
+pub const PERCENTILES: [f64; 5] = [50.0, 90.0, 95.0, 99.0, 99.9];
+
+#[derive(Debug, Clone)]
+pub struct LatencyHist(Histogram<u64>);
+
+impl Default for LatencyHist {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LatencyHist {
+    pub fn new() -> Self {
+        Self(Histogram::new_with_bounds(1, MAX_US, 3).expect("valid static histogram bounds"))
+    }
+
+    #[inline]
+    pub fn record_us(&mut self, us: u64) {
+        self.0.saturating_record(us.clamp(1, MAX_US));
+    }
+
+    /// Add another histogram's counts (exact: histograms with the same bounds add bucket by bucket).
+    pub fn add(&mut self, other: &LatencyHist) {
+        self.0.add(&other.0).expect("histograms share bounds");
+    }
+
+    pub fn count(&self) -> u64 {
+        self.0.len()
+    }
+
+    pub fn reset(&mut self) {
+        self.0.reset();
+    }
+
+    pub fn summary(&self) -> LatencySummary {
+        let h = &self.0;
+        if h.is_empty() {
+            return LatencySummary::default();
+        }
+        let q = |p: f64| h.value_at_quantile(p / 100.0);
+        LatencySummary {
+            min_us: h.min(),
+            mean_us: (h.mean() * 10.0).round() / 10.0,
+            p50_us: q(50.0),
+            p90_us: q(90.0),
+            p95_us: q(95.0),
+            p99_us: q(99.0),
+            p99_9_us: q(99.9),
+            max_us: h.max(),
+        }
+    }
+
+    /// The histogram in HdrHistogram's V2 format, base64: lets results be merged exactly later.
+    pub fn encode(&self) -> String {
+        let mut buf = Vec::new();
+        V2Serializer::new()
+            .serialize(&self.0, &mut buf)
+            .expect("serializing to memory");
+        base64::engine::general_purpose::STANDARD.encode(buf)
+    }
+
+    pub fn decode(s: &str) -> Result<Self, String> {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(s)
+            .map_err(|e| e.to_string())?;
+        let h: Histogram<u64> = Deserializer::new()
+            .deserialize(&mut &bytes[..])
+            .map_err(|e| format!("{e:?}"))?;
+        let mut out = Self::new();
+        out.0.add(&h).map_err(|e| format!("{e:?}"))?;
+        Ok(out)
+    }
+}
+
+/// Latency percentiles in microseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    pub min_us: u64,
+    pub mean_us: f64,
+    pub p50_us: u64,
+    pub p90_us: u64,
+    pub p95_us: u64,
+    pub p99_us: u64,
+    pub p99_9_us: u64,
+    pub max_us: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_equals_recording_everything_in_one() {
+        let mut a = LatencyHist::new();
+        let mut b = LatencyHist::new();
+        let mut all = LatencyHist::new();
+        for i in 1..=1000u64 {
+            let v = i * 37 % 5000 + 1;
+            if i % 3 == 0 {
+                a.record_us(v)
+            } else {
+                b.record_us(v)
+            }
+            all.record_us(v);
+        }
+        a.add(&b);
+        assert_eq!(a.count(), 1000);
+        assert_eq!(a.summary(), all.summary());
+    }
+
+    #[test]
+    fn percentiles_are_within_three_digits() {
+        let mut h = LatencyHist::new();
+        for v in 1..=100_000u64 {
+            h.record_us(v);
+        }
+        let s = h.summary();
+        let close = |got: u64, want: u64| (got as f64 - want as f64).abs() / want as f64 <= 0.001;
+        assert!(close(s.p50_us, 50_000), "{s:?}");
+        assert!(close(s.p99_us, 99_000), "{s:?}");
+        assert!(close(s.max_us, 100_000), "{s:?}");
+        assert_eq!(s.min_us, 1);
+    }
+
+    #[test]
+    fn encode_roundtrip_and_clamping() {
+        let mut h = LatencyHist::new();
+        h.record_us(0); // clamped to 1
+        h.record_us(250);
+        h.record_us(u64::MAX); // clamped to one hour
+        let back = LatencyHist::decode(&h.encode()).unwrap();
+        assert_eq!(back.count(), 3);
+        assert_eq!(back.summary(), h.summary());
+        assert!(LatencyHist::decode("not base64!").is_err());
+    }
+}

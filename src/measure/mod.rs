@@ -1,0 +1,69 @@
+//! Measurement: per-worker latency histograms (merged off the hot path), outcome counters,
+//! per-interval samples, and resource samplers (client CPU, host facts).
+
+pub mod hist;
+pub mod host;
+
+pub use hist::{LatencyHist, LatencySummary};
+
+use serde::{Deserialize, Serialize};
+
+use crate::target::ErrorClass;
+
+/// Errors counted per class; a fixed array so that counting is one add on the hot path.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ErrorCounts(pub [u64; ErrorClass::ALL.len()]);
+
+impl ErrorCounts {
+    pub fn add(&mut self, class: ErrorClass) {
+        self.0[class.index()] += 1;
+    }
+    pub fn merge(&mut self, other: &ErrorCounts) {
+        for (a, b) in self.0.iter_mut().zip(other.0.iter()) {
+            *a += b;
+        }
+    }
+    pub fn total(&self) -> u64 {
+        self.0.iter().sum()
+    }
+    /// Only the classes that occurred, by name (what goes into results).
+    pub fn to_map(&self) -> std::collections::BTreeMap<&'static str, u64> {
+        ErrorClass::ALL
+            .iter()
+            .filter(|c| self.0[c.index()] > 0)
+            .map(|c| (c.name(), self.0[c.index()]))
+            .collect()
+    }
+}
+
+/// CPU time used by this process so far (all threads), from getrusage.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub struct CpuTimes {
+    pub user_s: f64,
+    pub sys_s: f64,
+}
+
+impl CpuTimes {
+    pub fn now() -> Self {
+        // SAFETY: getrusage writes into the zeroed struct we pass; RUSAGE_SELF is always valid.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+        if rc != 0 {
+            return Self::default();
+        }
+        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        Self {
+            user_s: tv(ru.ru_utime),
+            sys_s: tv(ru.ru_stime),
+        }
+    }
+    pub fn since(self, earlier: CpuTimes) -> CpuTimes {
+        CpuTimes {
+            user_s: self.user_s - earlier.user_s,
+            sys_s: self.sys_s - earlier.sys_s,
+        }
+    }
+    pub fn total_s(self) -> f64 {
+        self.user_s + self.sys_s
+    }
+}

@@ -1,0 +1,199 @@
+//! The result model: one struct that every output (JSON, CSV, terminal table) reads.
+//! Serialized fields carry their unit in the name. `schema/result-v1.schema.json` describes it.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::load::LoadStats;
+use crate::measure::host::HostFacts;
+use crate::measure::{CpuTimes, LatencySummary};
+use crate::runner::IntervalSample;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Running,
+    Complete,
+    Interrupted,
+    Failed,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ResultDoc {
+    pub schema_version: u32,
+    pub tool: ToolInfo,
+    pub status: Status,
+    /// Why the run did not complete (one line, no password).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub started_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
+    /// The fully resolved run configuration (the target URL with its password redacted).
+    pub config: serde_json::Value,
+    pub target: TargetInfo,
+    pub host: HostFacts,
+    pub load: Vec<LoadStats>,
+    pub points: Vec<Point>,
+    /// What is approximate or differs from the original benchmark, said where the numbers are.
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ToolInfo {
+    pub name: String,
+    pub version: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TargetInfo {
+    pub dbms: String,
+    pub url: String,
+    pub server_version: String,
+    /// The storage engine of the benchmark table as the server reports it.
+    pub engine: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_connections: Option<u64>,
+}
+
+/// One (operation, thread count) point: its warm-up and its measured runs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Point {
+    pub workload: String,
+    pub operation: String,
+    pub threads: usize,
+    pub warmup: Option<PhaseSummary>,
+    pub runs: Vec<RunRecord>,
+    pub aggregate: Aggregate,
+}
+
+/// The warm-up, kept only as a summary: it is never part of any aggregate.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PhaseSummary {
+    pub ops: u64,
+    pub elapsed_s: f64,
+    pub ops_per_s: f64,
+    pub errors: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub run: u32,
+    pub ops: u64,
+    pub rows: u64,
+    pub rows_per_op: f64,
+    pub elapsed_s: f64,
+    pub ops_per_s: f64,
+    pub errors_total: u64,
+    pub errors: BTreeMap<String, u64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub error_samples: Vec<String>,
+    pub latency_us: LatencySummary,
+    pub client_cpu: ClientCpu,
+    /// Server status counters that moved during this run (after minus before).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub server_counters: BTreeMap<String, f64>,
+    pub intervals: Vec<IntervalSample>,
+    pub workers_lost: usize,
+    pub interrupted: bool,
+    /// The latency histogram (HdrHistogram V2, base64): merges exactly with other runs.
+    pub histogram_hdr_v2: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ClientCpu {
+    pub user_s: f64,
+    pub sys_s: f64,
+    pub us_per_op: f64,
+}
+
+impl ClientCpu {
+    pub fn new(c: CpuTimes, ops: u64) -> Self {
+        Self {
+            user_s: c.user_s,
+            sys_s: c.sys_s,
+            us_per_op: c.total_s() * 1e6 / ops.max(1) as f64,
+        }
+    }
+}
+
+/// Over the measured runs of one point.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Aggregate {
+    pub runs: usize,
+    pub ops_per_s_max: f64,
+    pub ops_per_s_median: f64,
+    pub ops_per_s_min: f64,
+    /// Coefficient of variation of ops/s over runs (stddev / mean); 0 with one run.
+    pub ops_per_s_cv: f64,
+    /// Percentiles of all measured operations of all runs (histograms merged).
+    pub latency_us: LatencySummary,
+    pub client_cpu_us_per_op_median: f64,
+    pub errors_total: u64,
+}
+
+/// Median of a non-empty list (mean of the two middle values for an even count).
+pub fn median(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
+}
+
+/// Coefficient of variation (sample standard deviation / mean).
+pub fn cv(v: &[f64]) -> f64 {
+    if v.len() < 2 {
+        return 0.0;
+    }
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    if mean == 0.0 {
+        return 0.0;
+    }
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (v.len() - 1) as f64;
+    var.sqrt() / mean
+}
+
+impl Aggregate {
+    pub fn of(runs: &[RunRecord], merged: LatencySummary) -> Self {
+        let qps: Vec<f64> = runs.iter().map(|r| r.ops_per_s).collect();
+        let cpu: Vec<f64> = runs.iter().map(|r| r.client_cpu.us_per_op).collect();
+        Aggregate {
+            runs: runs.len(),
+            ops_per_s_max: qps.iter().copied().fold(0.0, f64::max),
+            ops_per_s_median: median(&qps),
+            ops_per_s_min: if qps.is_empty() {
+                0.0
+            } else {
+                qps.iter().copied().fold(f64::INFINITY, f64::min)
+            },
+            ops_per_s_cv: cv(&qps),
+            latency_us: merged,
+            client_cpu_us_per_op_median: median(&cpu),
+            errors_total: runs.iter().map(|r| r.errors_total).sum(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_and_cv() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(cv(&[5.0]), 0.0);
+        let c = cv(&[90.0, 100.0, 110.0]);
+        assert!((c - 0.1).abs() < 1e-9, "{c}");
+    }
+}

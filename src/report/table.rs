@@ -1,0 +1,69 @@
+//! The terminal table, like the read report's raw-numbers table: operations down, thread
+//! counts across, aggregate ops/s in each cell.
+
+use super::ResultDoc;
+
+/// Which aggregate goes in the cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Pick {
+    Max,
+    Median,
+}
+
+pub fn render(doc: &ResultDoc, pick: Pick) -> String {
+    let mut ops: Vec<&str> = Vec::new();
+    let mut threads: Vec<usize> = Vec::new();
+    for p in &doc.points {
+        if !ops.contains(&p.operation.as_str()) {
+            ops.push(&p.operation);
+        }
+        if !threads.contains(&p.threads) {
+            threads.push(p.threads);
+        }
+    }
+    threads.sort_unstable();
+    let w0 = ops.iter().map(|o| o.len()).max().unwrap_or(9).max(9);
+    let mut out = format!(
+        "{} ops/s ({} of {} run(s)), {} {}\n",
+        doc.points
+            .first()
+            .map(|p| p.workload.as_str())
+            .unwrap_or("-"),
+        match pick {
+            Pick::Max => "max",
+            Pick::Median => "median",
+        },
+        doc.points.first().map(|p| p.runs.len()).unwrap_or(0),
+        doc.target.dbms,
+        if doc.target.engine.is_empty() {
+            String::new()
+        } else {
+            format!("({})", doc.target.engine)
+        }
+    );
+    out.push_str(&format!("{:<w0$}", "threads"));
+    for t in &threads {
+        out.push_str(&format!(" {t:>10}"));
+    }
+    out.push('\n');
+    for op in ops {
+        out.push_str(&format!("{op:<w0$}"));
+        for t in &threads {
+            let cell = doc
+                .points
+                .iter()
+                .find(|p| p.operation == op && p.threads == *t)
+                .map(|p| match pick {
+                    Pick::Max => p.aggregate.ops_per_s_max,
+                    Pick::Median => p.aggregate.ops_per_s_median,
+                });
+            match cell {
+                Some(v) => out.push_str(&format!(" {:>10.0}", v)),
+                None => out.push_str(&format!(" {:>10}", "-")),
+            }
+        }
+        out.push('\n');
+    }
+    out
+}

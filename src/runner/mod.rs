@@ -1,0 +1,525 @@
+//! The runner: a `Session` holds N connected workers and runs phases on them (warm-up, measured
+//! runs). Between phases every worker is idle, so the caller can read server counters that
+//! cover exactly one phase. Workers record into their own histograms (no shared lock per
+//! operation) and hand them over when an interval or a phase ends.
+//!
+//! Threads: network targets run all connections as tasks on a few event-loop threads
+//! (`client_threads`, default 1; measured in shared/notes/client-efficiency.md as the cheapest
+//! design); SQLite runs one OS thread per connection because its calls block.
+
+pub mod interrupt;
+
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+use crate::error::{Error, Result};
+use crate::measure::{CpuTimes, ErrorCounts, LatencyHist, LatencySummary};
+use crate::target::{Conn, DbError, DbResult, Dbms, ErrorClass, TargetSpec};
+
+/// What a workload does on one connection. Created inside the worker's thread, so it need
+/// not be `Send`.
+#[allow(async_fn_in_trait)]
+pub trait Driver {
+    /// Prepare statements on a fresh connection (before any phase; never measured).
+    async fn setup(&mut self, conn: &mut Conn) -> DbResult<()>;
+    /// One operation; returns the number of rows the client read.
+    async fn step(&mut self, conn: &mut Conn) -> DbResult<u64>;
+}
+
+/// How workers are laid out on client threads.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    pub threads: usize,
+    /// Event-loop threads for network targets (ignored for SQLite: one thread per connection).
+    pub client_threads: usize,
+    /// Run worker threads under SCHED_BATCH (cuts preemption right after each send).
+    pub sched_batch: bool,
+}
+
+#[derive(Debug, Clone)]
+enum Command {
+    Idle,
+    Phase {
+        id: u64,
+        start: Instant,
+        deadline: Instant,
+        interval: Duration,
+    },
+    Stop,
+}
+
+enum Msg {
+    Ready,
+    ConnectFailed {
+        worker: usize,
+        error: DbError,
+    },
+    Interval {
+        worker: usize,
+        idx: u32,
+        ops: u64,
+        errors: u64,
+        hist: LatencyHist,
+    },
+    PhaseDone {
+        worker: usize,
+        stats: WorkerStats,
+    },
+}
+
+struct WorkerStats {
+    ops: u64,
+    rows: u64,
+    errors: ErrorCounts,
+    hist: LatencyHist,
+    end: Instant,
+    error_samples: Vec<String>,
+    /// Set when the worker's connection was lost; the worker has exited.
+    lost: Option<DbError>,
+}
+
+/// One finished interval of a phase: counts add across workers (and across machines).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct IntervalSample {
+    /// End of the interval, seconds from the start of the phase.
+    pub t_s: f64,
+    pub ops: u64,
+    pub errors: u64,
+    pub ops_per_s: f64,
+    pub latency_us: LatencySummary,
+}
+
+/// What one phase measured.
+#[derive(Debug, Clone)]
+pub struct PhaseResult {
+    pub ops: u64,
+    pub rows: u64,
+    pub errors: ErrorCounts,
+    pub hist: LatencyHist,
+    /// From the phase start to the end of the last operation (every op started before the
+    /// deadline is finished and counted, so server-side counts match exactly).
+    pub elapsed: Duration,
+    pub client_cpu: CpuTimes,
+    pub intervals: Vec<IntervalSample>,
+    pub workers_lost: usize,
+    pub error_samples: Vec<String>,
+    pub interrupted: bool,
+}
+
+/// Connected workers, ready to run phases.
+pub struct Session {
+    cmd: watch::Sender<Command>,
+    rx: mpsc::Receiver<Msg>,
+    handles: Vec<std::thread::JoinHandle<()>>,
+    alive: Vec<bool>,
+    next_phase: u64,
+}
+
+/// Keep at most this many distinct error messages per phase (examples for the result).
+const ERROR_SAMPLES: usize = 5;
+
+impl Session {
+    /// Connect `threads` workers and run each driver's setup. Fails (usage error) if any
+    /// connection cannot be made, naming the reason.
+    pub fn start<D, F>(target: &TargetSpec, cfg: &SessionConfig, factory: F) -> Result<Session>
+    where
+        D: Driver + 'static,
+        F: Fn(usize) -> D + Send + Sync + 'static,
+    {
+        let n = cfg.threads;
+        let loops = if target.dbms == Dbms::Sqlite {
+            n
+        } else {
+            cfg.client_threads.clamp(1, n)
+        };
+        let (cmd, cmd_rx) = watch::channel(Command::Idle);
+        let (tx, rx) = mpsc::channel();
+        let factory = Arc::new(factory);
+        let target = Arc::new(target.clone());
+        let mut handles = Vec::with_capacity(loops);
+        for l in 0..loops {
+            // Worker w runs on loop w % loops.
+            let ids: Vec<usize> = (l..n).step_by(loops).collect();
+            let (factory, target, cmd_rx, tx) =
+                (factory.clone(), target.clone(), cmd_rx.clone(), tx.clone());
+            let sched_batch = cfg.sched_batch;
+            let h = std::thread::Builder::new()
+                .name(format!("eb-loop-{l}"))
+                .spawn(move || {
+                    if sched_batch {
+                        set_sched_batch();
+                    }
+                    let rt = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .expect("tokio runtime");
+                    let local = tokio::task::LocalSet::new();
+                    for w in ids {
+                        let driver = factory(w);
+                        let (target, cmd_rx, tx) = (target.clone(), cmd_rx.clone(), tx.clone());
+                        local.spawn_local(worker(w, target, driver, cmd_rx, tx));
+                    }
+                    rt.block_on(local);
+                })
+                .map_err(|e| Error::run(format!("cannot start a client thread: {e}")))?;
+            handles.push(h);
+        }
+        drop(tx);
+        let mut session = Session {
+            cmd,
+            rx,
+            handles,
+            alive: vec![true; n],
+            next_phase: 1,
+        };
+        let mut answered = 0;
+        let mut failure: Option<(usize, DbError)> = None;
+        while answered < n {
+            match session.rx.recv() {
+                Ok(Msg::Ready) => answered += 1,
+                Ok(Msg::ConnectFailed { worker, error }) => {
+                    answered += 1;
+                    session.alive[worker] = false;
+                    failure.get_or_insert((worker, error));
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        if let Some((worker, error)) = failure {
+            session.stop();
+            let opened = session.alive.iter().filter(|a| **a).count();
+            let hint = match error.class {
+                ErrorClass::TooManyConnections => {
+                    " — the server's connection limit is too low for this thread count (raise max_connections)"
+                }
+                _ => "",
+            };
+            return Err(Error::usage(format!(
+                "connection {} of {n} to {} failed ({opened} opened): {}{hint}",
+                worker + 1,
+                target.display,
+                target.scrub(&error.message)
+            )));
+        }
+        Ok(session)
+    }
+
+    pub fn alive(&self) -> usize {
+        self.alive.iter().filter(|a| **a).count()
+    }
+
+    /// Run one phase of `duration`, collecting per-interval samples of `interval` length.
+    /// `on_interval` sees each interval as soon as every worker has moved past it.
+    pub fn phase(
+        &mut self,
+        duration: Duration,
+        interval: Duration,
+        mut on_interval: impl FnMut(&IntervalSample),
+    ) -> Result<PhaseResult> {
+        let live = self.alive();
+        if live == 0 {
+            return Err(Error::run("every connection to the target was lost"));
+        }
+        let id = self.next_phase;
+        self.next_phase += 1;
+        let cpu0 = CpuTimes::now();
+        let start = Instant::now();
+        let interval = interval.max(Duration::from_millis(10));
+        let _ = self.cmd.send(Command::Phase {
+            id,
+            start,
+            deadline: start + duration,
+            interval,
+        });
+
+        // Latest interval index each worker has reported; u32::MAX once it has finished.
+        let mut latest: Vec<u32> = self
+            .alive
+            .iter()
+            .map(|a| if *a { 0 } else { u32::MAX })
+            .collect();
+        let mut pending: std::collections::BTreeMap<u32, (u64, u64, LatencyHist)> =
+            Default::default();
+        let mut next_final: u32 = 0;
+        let mut intervals = Vec::new();
+        let mut total = WorkerStats {
+            ops: 0,
+            rows: 0,
+            errors: ErrorCounts::default(),
+            hist: LatencyHist::new(),
+            end: start,
+            error_samples: Vec::new(),
+            lost: None,
+        };
+        let mut done = 0;
+        let mut lost = 0;
+        let interval_s = interval.as_secs_f64();
+        let mut finalize =
+            |upto: u32,
+             end: Option<Instant>,
+             pending: &mut std::collections::BTreeMap<u32, (u64, u64, LatencyHist)>,
+             next_final: &mut u32,
+             intervals: &mut Vec<IntervalSample>| {
+                while *next_final < upto {
+                    let idx = *next_final;
+                    *next_final += 1;
+                    let (ops, errors, hist) =
+                        pending.remove(&idx).unwrap_or((0, 0, LatencyHist::new()));
+                    let mut t_s = (idx + 1) as f64 * interval_s;
+                    let mut len_s = interval_s;
+                    if let Some(end) = end {
+                        let end_s = end.duration_since(start).as_secs_f64();
+                        if end_s < t_s {
+                            len_s = (end_s - idx as f64 * interval_s).max(1e-6);
+                            t_s = end_s;
+                        }
+                    }
+                    let s = IntervalSample {
+                        t_s,
+                        ops,
+                        errors,
+                        ops_per_s: ops as f64 / len_s,
+                        latency_us: hist.summary(),
+                    };
+                    on_interval(&s);
+                    intervals.push(s);
+                }
+            };
+        while done < live {
+            let msg = match self.rx.recv_timeout(Duration::from_millis(200)) {
+                Ok(m) => m,
+                Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            };
+            match msg {
+                Msg::Interval {
+                    worker,
+                    idx,
+                    ops,
+                    errors,
+                    hist,
+                } => {
+                    let e = pending
+                        .entry(idx)
+                        .or_insert_with(|| (0, 0, LatencyHist::new()));
+                    e.0 += ops;
+                    e.1 += errors;
+                    e.2.add(&hist);
+                    latest[worker] = latest[worker].max(idx);
+                }
+                Msg::PhaseDone { worker, mut stats } => {
+                    latest[worker] = u32::MAX;
+                    if let Some(error) = stats.lost.take() {
+                        self.alive[worker] = false;
+                        lost += 1;
+                        total.lost = Some(error);
+                    }
+                    merge_stats(&mut total, stats);
+                    done += 1;
+                }
+                Msg::Ready | Msg::ConnectFailed { .. } => {}
+            }
+            let min_latest = latest.iter().copied().min().unwrap_or(u32::MAX);
+            if min_latest != u32::MAX && min_latest > next_final {
+                finalize(
+                    min_latest,
+                    None,
+                    &mut pending,
+                    &mut next_final,
+                    &mut intervals,
+                );
+            }
+        }
+        let elapsed = total.end.duration_since(start);
+        let last = pending
+            .keys()
+            .next_back()
+            .map(|k| k + 1)
+            .unwrap_or(next_final);
+        finalize(
+            last,
+            Some(total.end),
+            &mut pending,
+            &mut next_final,
+            &mut intervals,
+        );
+        let client_cpu = CpuTimes::now().since(cpu0);
+        if lost > 0 && self.alive() == 0 {
+            let why = total.lost.map(|e| e.message).unwrap_or_default();
+            return Err(Error::run(format!(
+                "every connection to the target was lost during the run: {why}"
+            )));
+        }
+        Ok(PhaseResult {
+            ops: total.ops,
+            rows: total.rows,
+            errors: total.errors,
+            hist: total.hist,
+            elapsed,
+            client_cpu,
+            intervals,
+            workers_lost: lost,
+            error_samples: total.error_samples,
+            interrupted: interrupt::signal().is_some(),
+        })
+    }
+
+    /// Stop every worker and join the client threads.
+    pub fn stop(&mut self) {
+        let _ = self.cmd.send(Command::Stop);
+        for h in self.handles.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn merge_stats(total: &mut WorkerStats, s: WorkerStats) {
+    total.ops += s.ops;
+    total.rows += s.rows;
+    total.errors.merge(&s.errors);
+    total.hist.add(&s.hist);
+    total.end = total.end.max(s.end);
+    for e in s.error_samples {
+        if total.error_samples.len() < ERROR_SAMPLES && !total.error_samples.contains(&e) {
+            total.error_samples.push(e);
+        }
+    }
+}
+
+async fn worker<D: Driver>(
+    w: usize,
+    target: Arc<TargetSpec>,
+    mut driver: D,
+    mut cmd: watch::Receiver<Command>,
+    tx: mpsc::Sender<Msg>,
+) {
+    let mut conn = match Conn::connect(&target).await {
+        Ok(c) => c,
+        Err(error) => {
+            let _ = tx.send(Msg::ConnectFailed { worker: w, error });
+            return;
+        }
+    };
+    if let Err(error) = driver.setup(&mut conn).await {
+        let _ = tx.send(Msg::ConnectFailed { worker: w, error });
+        return;
+    }
+    let _ = tx.send(Msg::Ready);
+    let mut hist = LatencyHist::new();
+    let mut ihist = LatencyHist::new();
+    let mut seen_phase = 0;
+    loop {
+        let command = cmd.borrow_and_update().clone();
+        let (start, deadline, interval) = match command {
+            Command::Stop => return,
+            Command::Phase {
+                id,
+                start,
+                deadline,
+                interval,
+            } if id > seen_phase => {
+                seen_phase = id;
+                (start, deadline, interval)
+            }
+            _ => {
+                if cmd.changed().await.is_err() {
+                    return;
+                }
+                continue;
+            }
+        };
+        hist.reset();
+        ihist.reset();
+        let interval_ns = interval.as_nanos().max(1);
+        let mut stats_errors = ErrorCounts::default();
+        let (mut ops, mut rows, mut iops, mut ierr) = (0u64, 0u64, 0u64, 0u64);
+        let mut cur_idx = 0u32;
+        let mut samples: Vec<String> = Vec::new();
+        let mut lost: Option<DbError> = None;
+        let mut end = start;
+        loop {
+            let t0 = Instant::now();
+            if t0 >= deadline || interrupt::signal().is_some() {
+                break;
+            }
+            let r = driver.step(&mut conn).await;
+            let t1 = Instant::now();
+            end = t1;
+            let idx = (t1.duration_since(start).as_nanos() / interval_ns) as u32;
+            if idx != cur_idx {
+                let h = std::mem::replace(&mut ihist, LatencyHist::new());
+                let _ = tx.send(Msg::Interval {
+                    worker: w,
+                    idx: cur_idx,
+                    ops: iops,
+                    errors: ierr,
+                    hist: h,
+                });
+                (iops, ierr, cur_idx) = (0, 0, idx);
+            }
+            match r {
+                Ok(n) => {
+                    let us = t1.duration_since(t0).as_micros() as u64;
+                    hist.record_us(us);
+                    ihist.record_us(us);
+                    ops += 1;
+                    iops += 1;
+                    rows += n;
+                }
+                Err(e) => {
+                    stats_errors.add(e.class);
+                    ierr += 1;
+                    if e.class == ErrorClass::ConnectionLost {
+                        lost = Some(e);
+                        break;
+                    }
+                    if samples.len() < ERROR_SAMPLES && !samples.contains(&e.message) {
+                        samples.push(format!("{}: {}", e.class.name(), target.scrub(&e.message)));
+                    }
+                }
+            }
+        }
+        let h = std::mem::replace(&mut ihist, LatencyHist::new());
+        let _ = tx.send(Msg::Interval {
+            worker: w,
+            idx: cur_idx,
+            ops: iops,
+            errors: ierr,
+            hist: h,
+        });
+        let stats = WorkerStats {
+            ops,
+            rows,
+            errors: stats_errors,
+            hist: std::mem::replace(&mut hist, LatencyHist::new()),
+            end,
+            error_samples: samples,
+            lost: lost.map(|e| DbError::new(e.class, target.scrub(&e.message))),
+        };
+        let was_lost = stats.lost.is_some();
+        let _ = tx.send(Msg::PhaseDone { worker: w, stats });
+        if was_lost {
+            return;
+        }
+    }
+}
+
+/// SCHED_BATCH for the calling thread: the kernel stops preempting it in favour of the server
+/// thread it just woke, which halves context switches per query (client-efficiency notes).
+fn set_sched_batch() {
+    // SAFETY: sched_setscheduler on the calling thread (pid 0) with a zeroed, valid param.
+    unsafe {
+        let param: libc::sched_param = std::mem::zeroed();
+        libc::sched_setscheduler(0, libc::SCHED_BATCH, &param);
+    }
+}

@@ -1,0 +1,348 @@
+//! Database targets: one file per DBMS, one enum to pick one. Workloads write SQL with `?`
+//! placeholders; each target adapts it (PostgreSQL gets `$1..$n`).
+
+pub mod mysql;
+pub mod postgres;
+pub mod sqlite;
+pub mod url;
+
+use serde::Serialize;
+
+pub use url::{TargetSpec, DEFAULT_TARGET};
+
+/// Which kind of server a target is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dbms {
+    Sqlite,
+    Mysql,
+    Postgres,
+}
+
+impl Dbms {
+    pub fn name(self) -> &'static str {
+        match self {
+            Dbms::Sqlite => "sqlite",
+            Dbms::Mysql => "mysql",
+            Dbms::Postgres => "postgres",
+        }
+    }
+}
+
+/// A value bound to a statement or inserted by the loader.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Int(i64),
+    Text(String),
+    /// A calendar date (proleptic Gregorian).
+    Date {
+        y: i32,
+        m: u8,
+        d: u8,
+    },
+}
+
+/// Why a statement failed, counted per class during runs (never fatal on its own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorClass {
+    ConnectionLost,
+    Deadlock,
+    LockWaitTimeout,
+    SerializationFailure,
+    DuplicateKey,
+    Busy,
+    QueryTimeout,
+    TooManyConnections,
+    AccessDenied,
+    Other,
+}
+
+impl ErrorClass {
+    pub const ALL: [ErrorClass; 10] = [
+        ErrorClass::ConnectionLost,
+        ErrorClass::Deadlock,
+        ErrorClass::LockWaitTimeout,
+        ErrorClass::SerializationFailure,
+        ErrorClass::DuplicateKey,
+        ErrorClass::Busy,
+        ErrorClass::QueryTimeout,
+        ErrorClass::TooManyConnections,
+        ErrorClass::AccessDenied,
+        ErrorClass::Other,
+    ];
+    pub fn index(self) -> usize {
+        self as usize
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorClass::ConnectionLost => "connection_lost",
+            ErrorClass::Deadlock => "deadlock",
+            ErrorClass::LockWaitTimeout => "lock_wait_timeout",
+            ErrorClass::SerializationFailure => "serialization_failure",
+            ErrorClass::DuplicateKey => "duplicate_key",
+            ErrorClass::Busy => "busy",
+            ErrorClass::QueryTimeout => "query_timeout",
+            ErrorClass::TooManyConnections => "too_many_connections",
+            ErrorClass::AccessDenied => "access_denied",
+            ErrorClass::Other => "other",
+        }
+    }
+}
+
+/// A database error: its class and the driver's message (one line, password scrubbed by callers).
+#[derive(Debug, Clone)]
+pub struct DbError {
+    pub class: ErrorClass,
+    pub message: String,
+}
+
+impl DbError {
+    pub fn new(class: ErrorClass, message: impl Into<String>) -> Self {
+        Self {
+            class,
+            message: crate::error::one_line(&message.into()),
+        }
+    }
+}
+
+impl std::fmt::Display for DbError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+pub type DbResult<T> = Result<T, DbError>;
+
+/// Index of a statement prepared on one connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StmtId(pub usize);
+
+/// One open connection to a target.
+pub enum Conn {
+    Sqlite(sqlite::SqliteConn),
+    Mysql(mysql::MysqlConn),
+    Postgres(postgres::PgConn),
+}
+
+impl Conn {
+    pub async fn connect(spec: &TargetSpec) -> DbResult<Conn> {
+        let r = match spec.dbms {
+            Dbms::Sqlite => sqlite::SqliteConn::open(spec).map(Conn::Sqlite),
+            Dbms::Mysql => mysql::MysqlConn::connect(spec).await.map(Conn::Mysql),
+            Dbms::Postgres => postgres::PgConn::connect(spec).await.map(Conn::Postgres),
+        };
+        r.map_err(|e| DbError {
+            class: e.class,
+            message: spec.scrub(&e.message),
+        })
+    }
+
+    pub fn dbms(&self) -> Dbms {
+        match self {
+            Conn::Sqlite(_) => Dbms::Sqlite,
+            Conn::Mysql(_) => Dbms::Mysql,
+            Conn::Postgres(_) => Dbms::Postgres,
+        }
+    }
+
+    /// Prepare a statement written with `?` placeholders.
+    pub async fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
+        match self {
+            Conn::Sqlite(c) => c.prepare(sql),
+            Conn::Mysql(c) => c.prepare(sql).await,
+            Conn::Postgres(c) => c.prepare(sql).await,
+        }
+    }
+
+    /// Execute a prepared statement and read every row of its result; returns the row count.
+    pub async fn exec_rows(&mut self, id: StmtId, params: &[Value]) -> DbResult<u64> {
+        match self {
+            Conn::Sqlite(c) => c.exec_rows(id, params),
+            Conn::Mysql(c) => c.exec_rows(id, params).await,
+            Conn::Postgres(c) => c.exec_rows(id, params).await,
+        }
+    }
+
+    /// Run one or more statements given as text (DDL, session settings), discarding results.
+    pub async fn execute(&mut self, sql: &str) -> DbResult<()> {
+        match self {
+            Conn::Sqlite(c) => c.execute(sql),
+            Conn::Mysql(c) => c.execute(sql).await,
+            Conn::Postgres(c) => c.execute(sql).await,
+        }
+    }
+
+    /// Run a text query and return its rows as strings (NULL as `None`); for admin queries.
+    pub async fn query(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>> {
+        match self {
+            Conn::Sqlite(c) => c.query(sql),
+            Conn::Mysql(c) => c.query(sql).await,
+            Conn::Postgres(c) => c.query(sql).await,
+        }
+    }
+
+    /// First column of the first row, if any.
+    pub async fn query_one(&mut self, sql: &str) -> DbResult<Option<String>> {
+        Ok(self
+            .query(sql)
+            .await?
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next().flatten()))
+    }
+
+    /// Insert rows in one statement (or one transaction on SQLite), in the target's fastest form.
+    pub async fn insert_rows(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        rows: &[Vec<Value>],
+    ) -> DbResult<()> {
+        match self {
+            Conn::Sqlite(c) => c.insert_rows(table, columns, rows),
+            Conn::Mysql(c) => {
+                c.execute(&insert_sql(Dbms::Mysql, table, columns, rows))
+                    .await
+            }
+            Conn::Postgres(c) => {
+                c.execute(&insert_sql(Dbms::Postgres, table, columns, rows))
+                    .await
+            }
+        }
+    }
+
+    /// The server's version string.
+    pub async fn server_version(&mut self) -> DbResult<String> {
+        let sql = match self.dbms() {
+            Dbms::Sqlite => "SELECT 'SQLite ' || sqlite_version()",
+            Dbms::Mysql => "SELECT VERSION()",
+            Dbms::Postgres => "SELECT version()",
+        };
+        Ok(self.query_one(sql).await?.unwrap_or_default())
+    }
+
+    /// Whether a table exists in the target's current database/schema.
+    pub async fn table_exists(&mut self, table: &str) -> DbResult<bool> {
+        let sql = match self.dbms() {
+            Dbms::Sqlite => format!("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='{table}'"),
+            Dbms::Mysql => format!(
+                "SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '{table}'"
+            ),
+            Dbms::Postgres => format!("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = '{table}'"),
+        };
+        Ok(self.query_one(&sql).await?.as_deref() != Some("0"))
+    }
+}
+
+/// A multi-row INSERT with literal values (the cheapest form for the server to parse in bulk).
+pub fn insert_sql(dbms: Dbms, table: &str, columns: &[&str], rows: &[Vec<Value>]) -> String {
+    use std::fmt::Write;
+    let mut s = String::with_capacity(64 + rows.len() * 160);
+    let _ = write!(s, "INSERT INTO {table} ({}) VALUES ", columns.join(","));
+    for (i, row) in rows.iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        s.push('(');
+        for (j, v) in row.iter().enumerate() {
+            if j > 0 {
+                s.push(',');
+            }
+            push_literal(&mut s, dbms, v);
+        }
+        s.push(')');
+    }
+    s
+}
+
+/// Append a value as an SQL literal. Text is quoted with `'` doubled; MySQL also escapes `\`.
+pub fn push_literal(s: &mut String, dbms: Dbms, v: &Value) {
+    use std::fmt::Write;
+    match v {
+        Value::Null => s.push_str("NULL"),
+        Value::Int(i) => {
+            let _ = write!(s, "{i}");
+        }
+        Value::Text(t) => {
+            s.push('\'');
+            for c in t.chars() {
+                match c {
+                    '\'' => s.push_str("''"),
+                    '\\' if dbms == Dbms::Mysql => s.push_str("\\\\"),
+                    _ => s.push(c),
+                }
+            }
+            s.push('\'');
+        }
+        Value::Date { y, m, d } => {
+            let _ = write!(s, "'{y:04}-{m:02}-{d:02}'");
+        }
+    }
+}
+
+/// Rewrite `?` placeholders (outside quotes) as `$1..$n` for PostgreSQL.
+pub fn numbered_placeholders(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut n = 0;
+    let mut quote: Option<char> = None;
+    for c in sql.chars() {
+        match (quote, c) {
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                out.push(c)
+            }
+            (Some(q), c) if c == q => {
+                quote = None;
+                out.push(c)
+            }
+            (None, '?') => {
+                n += 1;
+                out.push('$');
+                out.push_str(&n.to_string());
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders() {
+        assert_eq!(
+            numbered_placeholders("a = ? AND b BETWEEN ? AND ?"),
+            "a = $1 AND b BETWEEN $2 AND $3"
+        );
+        assert_eq!(
+            numbered_placeholders("x = '?' AND y = ?"),
+            "x = '?' AND y = $1"
+        );
+    }
+
+    #[test]
+    fn literals() {
+        let rows = vec![vec![
+            Value::Int(1),
+            Value::Text("O'Br\\x".into()),
+            Value::Null,
+            Value::Date {
+                y: 1990,
+                m: 2,
+                d: 3,
+            },
+        ]];
+        assert_eq!(
+            insert_sql(Dbms::Mysql, "t", &["a", "b", "c", "d"], &rows),
+            "INSERT INTO t (a,b,c,d) VALUES (1,'O''Br\\\\x',NULL,'1990-02-03')"
+        );
+        assert_eq!(
+            insert_sql(Dbms::Postgres, "t", &["a", "b", "c", "d"], &rows),
+            "INSERT INTO t (a,b,c,d) VALUES (1,'O''Br\\x',NULL,'1990-02-03')"
+        );
+    }
+}

@@ -1,0 +1,137 @@
+//! MariaDB / MySQL over the binary protocol (prepared statements), through `mysql_async`.
+
+use mysql_async::prelude::Queryable;
+use mysql_async::{Opts, OptsBuilder, Params, Statement};
+
+use super::{DbError, DbResult, ErrorClass, StmtId, TargetSpec, Value};
+
+pub struct MysqlConn {
+    conn: mysql_async::Conn,
+    stmts: Vec<Statement>,
+    /// Reused parameter vector: cleared and refilled for every execution.
+    params: Vec<mysql_async::Value>,
+}
+
+/// Map a driver error to its class (server error codes from the MariaDB manual).
+pub fn classify(e: &mysql_async::Error) -> ErrorClass {
+    match e {
+        mysql_async::Error::Server(s) => match s.code {
+            1213 => ErrorClass::Deadlock,
+            1205 => ErrorClass::LockWaitTimeout,
+            1062 | 1586 => ErrorClass::DuplicateKey,
+            1040 | 1203 => ErrorClass::TooManyConnections,
+            1044 | 1045 | 1698 => ErrorClass::AccessDenied,
+            1927 | 2006 | 2013 | 1053 => ErrorClass::ConnectionLost,
+            3024 | 1969 | 1317 => ErrorClass::QueryTimeout,
+            _ => ErrorClass::Other,
+        },
+        mysql_async::Error::Io(_) => ErrorClass::ConnectionLost,
+        mysql_async::Error::Driver(d) => match d {
+            mysql_async::DriverError::ConnectionClosed
+            | mysql_async::DriverError::PoolDisconnected => ErrorClass::ConnectionLost,
+            _ => ErrorClass::Other,
+        },
+        _ => ErrorClass::Other,
+    }
+}
+
+fn err(e: mysql_async::Error) -> DbError {
+    DbError::new(classify(&e), e.to_string())
+}
+
+fn to_mysql(v: &Value) -> mysql_async::Value {
+    match v {
+        Value::Null => mysql_async::Value::NULL,
+        Value::Int(i) => mysql_async::Value::Int(*i),
+        Value::Text(t) => mysql_async::Value::Bytes(t.as_bytes().to_vec()),
+        Value::Date { y, m, d } => mysql_async::Value::Date(*y as u16, *m, *d, 0, 0, 0, 0),
+    }
+}
+
+impl MysqlConn {
+    pub async fn connect(spec: &TargetSpec) -> DbResult<Self> {
+        let mut b = OptsBuilder::default()
+            .user(Some(spec.user.clone()))
+            .pass(spec.password.clone())
+            .db_name(Some(spec.database.clone()))
+            // Statements are prepared once per connection and kept by us.
+            .stmt_cache_size(0)
+            // Honour the URL: a TCP URL stays on TCP, a socket URL uses the socket.
+            .prefer_socket(false);
+        b = match &spec.socket {
+            Some(sock) => b.socket(Some(sock.clone())),
+            None => b
+                .ip_or_hostname(spec.host.clone())
+                .tcp_port(spec.port)
+                .tcp_nodelay(true),
+        };
+        let conn = mysql_async::Conn::new(Opts::from(b)).await.map_err(|e| {
+            let class = classify(&e);
+            let hint = match class {
+                ErrorClass::AccessDenied => {
+                    " (check the user and the password: set it with MYSQL_PWD)"
+                }
+                ErrorClass::ConnectionLost => {
+                    " (is the server running, and are host, port or socket right?)"
+                }
+                _ => "",
+            };
+            DbError::new(class, format!("{e}{hint}"))
+        })?;
+        Ok(Self {
+            conn,
+            stmts: Vec::new(),
+            params: Vec::with_capacity(8),
+        })
+    }
+
+    pub async fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
+        let s = self.conn.prep(sql).await.map_err(err)?;
+        self.stmts.push(s);
+        Ok(StmtId(self.stmts.len() - 1))
+    }
+
+    pub async fn exec_rows(&mut self, id: StmtId, params: &[Value]) -> DbResult<u64> {
+        self.params.clear();
+        self.params.extend(params.iter().map(to_mysql));
+        let p = if self.params.is_empty() {
+            Params::Empty
+        } else {
+            Params::Positional(std::mem::take(&mut self.params))
+        };
+        let stmt = &self.stmts[id.0];
+        let mut n = 0u64;
+        let mut result = self.conn.exec_iter(stmt, p).await.map_err(err)?;
+        result
+            .for_each(|row| {
+                std::hint::black_box(&row);
+                n += 1
+            })
+            .await
+            .map_err(err)?;
+        Ok(n)
+    }
+
+    pub async fn execute(&mut self, sql: &str) -> DbResult<()> {
+        self.conn.query_drop(sql).await.map_err(err)
+    }
+
+    pub async fn query(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>> {
+        let rows: Vec<mysql_async::Row> = self.conn.query(sql).await.map_err(err)?;
+        Ok(rows
+            .into_iter()
+            .map(|row| {
+                row.unwrap()
+                    .into_iter()
+                    .map(|v| match v {
+                        mysql_async::Value::NULL => None,
+                        mysql_async::Value::Bytes(b) => {
+                            Some(String::from_utf8_lossy(&b).into_owned())
+                        }
+                        other => Some(other.as_sql(true).trim_matches('\'').to_string()),
+                    })
+                    .collect()
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,179 @@
+//! PostgreSQL through `tokio-postgres`: extended protocol, prepared statements, binary values.
+
+use bytes::BytesMut;
+use futures_util::TryStreamExt;
+use tokio_postgres::types::{IsNull, ToSql, Type};
+use tokio_postgres::{NoTls, Statement};
+
+use super::{numbered_placeholders, DbError, DbResult, ErrorClass, StmtId, TargetSpec, Value};
+
+pub struct PgConn {
+    client: tokio_postgres::Client,
+    stmts: Vec<Statement>,
+}
+
+/// Map a driver error to its class by SQLSTATE.
+pub fn classify(e: &tokio_postgres::Error) -> ErrorClass {
+    if e.is_closed() {
+        return ErrorClass::ConnectionLost;
+    }
+    match e.code().map(|c| c.code()) {
+        Some("40P01") => ErrorClass::Deadlock,
+        Some("40001") => ErrorClass::SerializationFailure,
+        Some("55P03") => ErrorClass::LockWaitTimeout,
+        Some("23505") => ErrorClass::DuplicateKey,
+        Some("57014") => ErrorClass::QueryTimeout,
+        Some("53300") => ErrorClass::TooManyConnections,
+        Some("28P01" | "28000") => ErrorClass::AccessDenied,
+        Some(c) if c.starts_with("08") || c == "57P01" => ErrorClass::ConnectionLost,
+        None => ErrorClass::ConnectionLost,
+        _ => ErrorClass::Other,
+    }
+}
+
+fn err(e: tokio_postgres::Error) -> DbError {
+    // The Display of a server error is terse ("db error"); the source carries the message.
+    let msg = match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.severity(), db.message()),
+        None => {
+            let mut s = e.to_string();
+            if let Some(src) = std::error::Error::source(&e) {
+                s = format!("{s}: {src}");
+            }
+            s
+        }
+    };
+    DbError::new(classify(&e), msg)
+}
+
+/// Days from 1970-01-01 to y-m-d (Howard Hinnant's civil-from-days inverse).
+fn days_from_civil(y: i32, m: u8, d: u8) -> i32 {
+    let (m, d) = (m as i32, d as i32);
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146097 + doe - 719468
+}
+
+impl ToSql for Value {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut BytesMut,
+    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match self {
+            Value::Null => Ok(IsNull::Yes),
+            Value::Int(i) => match *ty {
+                Type::INT2 => i16::try_from(*i)?.to_sql(ty, out),
+                Type::INT4 => i32::try_from(*i)?.to_sql(ty, out),
+                Type::INT8 => i.to_sql(ty, out),
+                Type::FLOAT8 => (*i as f64).to_sql(ty, out),
+                Type::NUMERIC | Type::TEXT | Type::VARCHAR | Type::BPCHAR => {
+                    i.to_string().as_str().to_sql(ty, out)
+                }
+                _ => Err(format!("cannot bind an integer to a {ty} parameter").into()),
+            },
+            Value::Text(t) => t.as_str().to_sql(ty, out),
+            Value::Date { y, m, d } => {
+                if *ty != Type::DATE {
+                    return Err(format!("cannot bind a date to a {ty} parameter").into());
+                }
+                // Binary DATE: days since 2000-01-01 as a big-endian i32.
+                (days_from_civil(*y, *m, *d) - days_from_civil(2000, 1, 1)).to_sql(&Type::INT4, out)
+            }
+        }
+    }
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+    tokio_postgres::types::to_sql_checked!();
+}
+
+impl PgConn {
+    pub async fn connect(spec: &TargetSpec) -> DbResult<Self> {
+        let mut cfg = tokio_postgres::Config::new();
+        cfg.user(&spec.user)
+            .dbname(&spec.database)
+            .application_name("enginebench");
+        if let Some(p) = &spec.password {
+            cfg.password(p);
+        }
+        match &spec.socket {
+            Some(dir) => cfg.host_path(dir).port(spec.port),
+            None => cfg.host(&spec.host).port(spec.port),
+        };
+        let (client, connection) = cfg.connect(NoTls).await.map_err(|e| {
+            let mut d = err(e);
+            if d.class == ErrorClass::AccessDenied {
+                d.message
+                    .push_str(" (check the user and the password: set it with PGPASSWORD)");
+            } else if d.class == ErrorClass::ConnectionLost {
+                d.message
+                    .push_str(" (is the server running, and are host, port or socket right?)");
+            }
+            d
+        })?;
+        // The connection object drives the socket; it ends when the client is dropped.
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        Ok(Self {
+            client,
+            stmts: Vec::new(),
+        })
+    }
+
+    pub async fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
+        let s = self
+            .client
+            .prepare(&numbered_placeholders(sql))
+            .await
+            .map_err(err)?;
+        self.stmts.push(s);
+        Ok(StmtId(self.stmts.len() - 1))
+    }
+
+    pub async fn exec_rows(&mut self, id: StmtId, params: &[Value]) -> DbResult<u64> {
+        let stmt = &self.stmts[id.0];
+        let stream = self
+            .client
+            .query_raw(stmt, params.iter())
+            .await
+            .map_err(err)?;
+        futures_util::pin_mut!(stream);
+        let mut n = 0u64;
+        while let Some(row) = stream.try_next().await.map_err(err)? {
+            std::hint::black_box(&row);
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    pub async fn execute(&mut self, sql: &str) -> DbResult<()> {
+        self.client.batch_execute(sql).await.map_err(err)
+    }
+
+    pub async fn query(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>> {
+        let msgs = self.client.simple_query(sql).await.map_err(err)?;
+        let mut out = Vec::new();
+        for m in msgs {
+            if let tokio_postgres::SimpleQueryMessage::Row(r) = m {
+                out.push((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect());
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn civil_days() {
+        assert_eq!(super::days_from_civil(1970, 1, 1), 0);
+        assert_eq!(super::days_from_civil(2000, 1, 1), 10957);
+        assert_eq!(super::days_from_civil(1969, 12, 31), -1);
+    }
+}

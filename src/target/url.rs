@@ -1,0 +1,246 @@
+//! Target URLs: `sqlite:///path.db`, `mysql://user:pass@host:port/db?socket=/x.sock`,
+//! `postgres://user:pass@host:port/db?host=/socket/dir`. Validation only, no I/O.
+
+use std::path::PathBuf;
+
+use super::Dbms;
+
+/// A parsed, validated target. The password is kept out of `Debug` and `display`.
+#[derive(Clone)]
+pub struct TargetSpec {
+    pub dbms: Dbms,
+    /// The URL with any password replaced by `***`: the only form that is ever shown or stored.
+    pub display: String,
+    pub sqlite_path: PathBuf,
+    pub host: String,
+    pub port: u16,
+    /// Unix socket (MySQL) or socket directory (PostgreSQL).
+    pub socket: Option<String>,
+    pub user: String,
+    pub password: Option<String>,
+    pub database: String,
+    /// True when the password came from the URL (the caller warns about it).
+    pub password_in_url: bool,
+}
+
+impl std::fmt::Debug for TargetSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.display)
+    }
+}
+
+/// The default target: an embedded SQLite file under `./enginebench-data/`.
+pub const DEFAULT_TARGET: &str = "sqlite://enginebench-data/enginebench.db";
+
+impl TargetSpec {
+    /// Parse a target URL. `env_password` is what `MYSQL_PWD` / `PGPASSWORD` hold, looked up by
+    /// the caller so that this stays pure.
+    pub fn parse(raw: &str, env_password: impl Fn(Dbms) -> Option<String>) -> Result<Self, String> {
+        let scheme = raw.split("://").next().unwrap_or("");
+        if !raw.contains("://") {
+            return Err(format!(
+                "invalid target '{}': expected a URL such as sqlite:///path/to.db, mysql://user@host:3306/db or postgres://user@host:5432/db",
+                redact_raw(raw)
+            ));
+        }
+        match scheme {
+            "sqlite" => {
+                let path = &raw["sqlite://".len()..];
+                if path.is_empty() {
+                    return Err(
+                        "invalid target 'sqlite://': give a file path, e.g. sqlite:///tmp/bench.db"
+                            .into(),
+                    );
+                }
+                Ok(Self::sqlite(PathBuf::from(path), raw.to_string()))
+            }
+            "mysql" | "mariadb" => Self::network(raw, Dbms::Mysql, 3306, "socket", &env_password),
+            "postgres" | "postgresql" => {
+                Self::network(raw, Dbms::Postgres, 5432, "host", &env_password)
+            }
+            other => Err(format!(
+                "invalid target '{}': unknown scheme '{other}' (use sqlite, mysql or postgres)",
+                redact_raw(raw)
+            )),
+        }
+    }
+
+    fn sqlite(path: PathBuf, display: String) -> Self {
+        Self {
+            dbms: Dbms::Sqlite,
+            display,
+            sqlite_path: path,
+            host: String::new(),
+            port: 0,
+            socket: None,
+            user: String::new(),
+            password: None,
+            database: String::new(),
+            password_in_url: false,
+        }
+    }
+
+    fn network(
+        raw: &str,
+        dbms: Dbms,
+        default_port: u16,
+        socket_key: &str,
+        env_password: &dyn Fn(Dbms) -> Option<String>,
+    ) -> Result<Self, String> {
+        let shown = redact_raw(raw);
+        let u = url::Url::parse(raw).map_err(|e| format!("invalid target '{shown}': {e}"))?;
+        let host = u
+            .host_str()
+            .unwrap_or("")
+            .trim_matches(['[', ']'])
+            .to_string();
+        let mut socket = None;
+        for (k, v) in u.query_pairs() {
+            if k == socket_key {
+                socket = Some(v.into_owned());
+            } else {
+                return Err(format!(
+                    "invalid target '{shown}': unknown option '{k}' (supported: {socket_key})"
+                ));
+            }
+        }
+        if host.is_empty() && socket.is_none() {
+            return Err(format!(
+                "invalid target '{shown}': no host (e.g. {}://user@127.0.0.1/db)",
+                u.scheme()
+            ));
+        }
+        let user = percent_decode(u.username());
+        if user.is_empty() {
+            return Err(format!(
+                "invalid target '{shown}': no user name (e.g. {}://root@127.0.0.1/db)",
+                u.scheme()
+            ));
+        }
+        let database = percent_decode(u.path().trim_start_matches('/'));
+        if database.is_empty() || database.contains('/') {
+            return Err(format!("invalid target '{shown}': give one database name as the path, e.g. .../enginebench"));
+        }
+        let url_password = u.password().map(percent_decode);
+        let password_in_url = url_password.is_some();
+        let password = url_password.or_else(|| env_password(dbms));
+        let mut display = u.clone();
+        if password_in_url {
+            let _ = display.set_password(Some("***"));
+        }
+        Ok(Self {
+            dbms,
+            display: display.to_string(),
+            sqlite_path: PathBuf::new(),
+            host: if host.is_empty() {
+                "localhost".into()
+            } else {
+                host
+            },
+            port: u.port().unwrap_or(default_port),
+            socket,
+            user,
+            password,
+            database,
+            password_in_url,
+        })
+    }
+
+    /// Remove the password from any text (driver messages, for instance) before it is shown.
+    pub fn scrub(&self, text: &str) -> String {
+        match &self.password {
+            Some(p) if !p.is_empty() => text.replace(p.as_str(), "***"),
+            _ => text.to_string(),
+        }
+    }
+}
+
+/// Best-effort redaction of a URL that failed to parse: drop what sits between `:` and `@`.
+pub fn redact_raw(raw: &str) -> String {
+    if let Some(at) = raw.rfind('@') {
+        let start = raw.find("://").map(|i| i + 3).unwrap_or(0).min(at);
+        let userinfo = &raw[start..at];
+        if let Some(colon) = userinfo.find(':') {
+            return format!("{}{}:***{}", &raw[..start], &userinfo[..colon], &raw[at..]);
+        }
+    }
+    raw.to_string()
+}
+
+fn percent_decode(s: &str) -> String {
+    url::form_urlencoded::parse(format!("x={s}").as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<TargetSpec, String> {
+        TargetSpec::parse(s, |_| None)
+    }
+
+    #[test]
+    fn sqlite_paths() {
+        assert_eq!(
+            parse("sqlite:///tmp/a.db").unwrap().sqlite_path,
+            PathBuf::from("/tmp/a.db")
+        );
+        assert_eq!(
+            parse("sqlite://rel/a.db").unwrap().sqlite_path,
+            PathBuf::from("rel/a.db")
+        );
+        assert!(parse("sqlite://").is_err());
+    }
+
+    #[test]
+    fn mysql_forms() {
+        let t = parse("mysql://root:s3cret@127.0.0.1:3307/bench").unwrap();
+        assert_eq!(
+            (t.host.as_str(), t.port, t.user.as_str()),
+            ("127.0.0.1", 3307, "root")
+        );
+        assert_eq!(t.password.as_deref(), Some("s3cret"));
+        assert!(t.password_in_url);
+        assert!(!t.display.contains("s3cret"));
+        assert_eq!(t.database, "bench");
+        let s = parse("mysql://root@localhost/db?socket=/tmp/m.sock").unwrap();
+        assert_eq!(s.socket.as_deref(), Some("/tmp/m.sock"));
+        assert_eq!(s.port, 3306);
+    }
+
+    #[test]
+    fn postgres_forms_and_env_password() {
+        let t = TargetSpec::parse("postgres://pg@localhost/db?host=/run/pg", |d| {
+            (d == Dbms::Postgres).then(|| "envpw".to_string())
+        })
+        .unwrap();
+        assert_eq!(t.socket.as_deref(), Some("/run/pg"));
+        assert_eq!(t.password.as_deref(), Some("envpw"));
+        assert!(!t.password_in_url);
+        assert_eq!(t.port, 5432);
+    }
+
+    #[test]
+    fn rejections_never_show_the_password() {
+        for bad in [
+            "mysql://root:hunter2@/",
+            "mysql://root:hunter2@host:99999/db",
+            "foo://root:hunter2@host/db",
+            "mysql://:hunter2@host/db",
+            "mysql://root:hunter2@host/db?bogus=1",
+            "root:hunter2@host",
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert!(!e.contains("hunter2"), "{e}");
+        }
+    }
+
+    #[test]
+    fn scrub_removes_password() {
+        let t = parse("mysql://root:pw123@h/db").unwrap();
+        assert_eq!(t.scrub("Access denied pw123"), "Access denied ***");
+    }
+}
