@@ -44,8 +44,26 @@ impl rusqlite::ToSql for Value {
     }
 }
 
+/// Turn off SQLite's global memory statistics before its first use: they take one process-wide
+/// mutex on every allocation, which serializes concurrent readers (measured here: 4 threads
+/// used 3x the CPU per query of one thread with it on).
+fn configure_library() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: sqlite3_config is called once, before any connection is opened by this
+        // process; if SQLite was already initialized it returns SQLITE_MISUSE and changes nothing.
+        unsafe {
+            rusqlite::ffi::sqlite3_config(
+                rusqlite::ffi::SQLITE_CONFIG_MEMSTATUS,
+                0 as std::os::raw::c_int,
+            );
+        }
+    });
+}
+
 impl SqliteConn {
     pub fn open(spec: &TargetSpec) -> DbResult<Self> {
+        configure_library();
         let path = &spec.sqlite_path;
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| {
