@@ -1,0 +1,7 @@
+//! Integration tests: drive the real binary (and the library) against real SQLite, MariaDB and
+//! PostgreSQL. The server URLs come from scripts/test.sh (EB_TEST_MYSQL_URL, EB_TEST_PG_URL);
+//! with EB_REQUIRE_SERVERS=1 a missing URL fails the test instead of skipping it.
+
+mod cli;
+mod common;
+mod micro_read;
