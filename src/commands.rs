@@ -17,7 +17,6 @@ use crate::report::{
 };
 use crate::runner::{interrupt, IntervalSample, Session, SessionConfig};
 use crate::target::{Conn, Dbms, TargetSpec};
-use crate::workload::micro_read::{self, MicroDriver, Query};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -70,45 +69,37 @@ fn load_options(spec: &TargetSpec, connections: usize) -> LoadOptions {
 }
 
 pub fn prepare(a: &PrepareArgs) -> Result<ExitCode> {
-    config::check_workload(&a.workload)?;
     let spec = config::resolve_target(&a.target)?;
     let rows = config::table_size(&a.data, a.method)?;
+    let workload = config::workload(&a.workload, rows, a.data.seed, None)?;
     warn_password(&spec);
     interrupt::install();
     runtime().block_on(async {
         let mut conn = connect(&spec).await?;
         let engine = engine(&mut conn, a.target.engine.as_deref()).await?;
         let opts = load_options(&spec, a.data.load_connections);
-        match micro_read::prepare(
-            &mut conn,
-            &spec,
-            rows,
-            a.data.seed,
-            engine.as_deref(),
-            &opts,
-        )
-        .await?
-        {
-            Some(s) => eprintln!(
-                "loaded {} rows into {} in {:.1} s ({:.0} rows/s, {} connection(s))",
-                s.rows, s.table, s.elapsed_s, s.rows_per_s, s.connections
-            ),
-            None => eprintln!(
-                "table already prepared with {rows} rows and seed {}: nothing to do",
+        let loaded = workload
+            .prepare(&mut conn, &spec, engine.as_deref(), &opts)
+            .await?;
+        if loaded.is_empty() {
+            eprintln!(
+                "{} already prepared with {rows} rows and seed {}: nothing to do",
+                workload.name(),
                 a.data.seed
-            ),
+            );
         }
+        report_loads(&loaded);
         Ok(ExitCode::SUCCESS)
     })
 }
 
 pub fn cleanup(a: &CleanupArgs) -> Result<ExitCode> {
-    config::check_workload(&a.workload)?;
+    let workload = config::workload(&a.workload, 1, 0, None)?;
     let spec = config::resolve_target(&a.target)?;
     warn_password(&spec);
     runtime().block_on(async {
         let mut conn = connect(&spec).await?;
-        micro_read::cleanup(&mut conn).await?;
+        workload.cleanup(&mut conn).await?;
         eprintln!("dropped the tables of {}", a.workload);
         Ok(ExitCode::SUCCESS)
     })
@@ -118,7 +109,7 @@ pub fn list() -> Result<ExitCode> {
     println!(
         "micro-read   the 13-query read micro-benchmark of the 2007 InnoDB/MyISAM/Falcon report"
     );
-    for q in Query::ALL {
+    for q in crate::workload::micro_read::Query::ALL {
         println!("  {:<30} {}", q.name(), q.sql());
     }
     Ok(ExitCode::SUCCESS)
@@ -156,6 +147,15 @@ fn delta(before: &BTreeMap<String, f64>, after: &BTreeMap<String, f64>) -> BTree
             (d != 0.0).then(|| (k.clone(), d))
         })
         .collect()
+}
+
+fn report_loads(loaded: &[crate::load::LoadStats]) {
+    for s in loaded {
+        eprintln!(
+            "loaded {} rows into {} in {:.1} s ({:.0} rows/s, {} connection(s))",
+            s.rows, s.table, s.elapsed_s, s.rows_per_s, s.connections
+        );
+    }
 }
 
 fn now_rfc3339() -> String {
@@ -268,33 +268,19 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     }
 
     let opts = load_options(&spec, cfg.load_connections);
-    let loaded = rt.block_on(micro_read::prepare(
-        &mut admin,
-        &spec,
-        cfg.table_size,
-        cfg.seed,
-        engine.as_deref(),
-        &opts,
-    ));
-    let loaded = match loaded {
-        Err(e)
-            if e.failure == Failure::Interrupted(2)
-                || matches!(e.failure, Failure::Interrupted(_)) =>
-        {
-            return Err(e)
-        }
-        r => r?,
-    };
-    if let Some(s) = &loaded {
-        eprintln!(
-            "loaded {} rows in {:.1} s ({:.0} rows/s)",
-            s.rows, s.elapsed_s, s.rows_per_s
-        );
-    }
+    let loaded =
+        rt.block_on(
+            cfg.workload_spec
+                .prepare(&mut admin, &spec, engine.as_deref(), &opts),
+        )?;
+    report_loads(&loaded);
     let table_engine = match spec.dbms {
         Dbms::Mysql => rt
             .block_on(admin.query_one(
-                "SELECT ENGINE FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'normal'",
+                &format!(
+                    "SELECT ENGINE FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '{}'",
+                    cfg.workload_spec.main_table()
+                ),
             ))
             .ctx("reading the table's engine")?
             .unwrap_or_default(),
@@ -324,7 +310,7 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
                 max_connections: max_conn,
             },
             host: HostFacts::collect(),
-            load: loaded.into_iter().collect(),
+            load: loaded,
             points: Vec::new(),
             notes: notes(&cfg),
         },
@@ -333,7 +319,7 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     eprintln!(
         "{}: {} operation(s) x threads {:?}, warm-up {} + {} x {} per point, about {}; results in {}",
         cfg.workload,
-        cfg.queries.len(),
+        cfg.operations.len(),
         cfg.threads,
         human_s(cfg.warmup_s),
         cfg.runs,
@@ -384,9 +370,7 @@ fn notes(cfg: &RunConfig) -> Vec<String> {
     if cfg.target_spec.dbms == Dbms::Postgres {
         n.push("PostgreSQL statistics counters are flushed lazily by the server; their per-run deltas are approximate.".into());
     }
-    if cfg.table_size > 5_200_000 {
-        n.push("country_id is capped at 65,535 distinct values (smallint unsigned): READ_KEY_* queries return more rows per key than the documented ~80.".into());
-    }
+    n.extend(cfg.workload_spec.notes());
     n
 }
 
@@ -397,8 +381,8 @@ fn measure_all(
     state: &mut RunState,
 ) -> Result<()> {
     let spec = &cfg.target_spec;
-    for qname in &cfg.queries {
-        let query = Query::parse(qname)?;
+    for (op_index, op_name) in cfg.operations.iter().enumerate() {
+        let op_name = op_name.as_str();
         for &threads in &cfg.threads {
             if interrupt::signal().is_some() {
                 return Ok(());
@@ -408,10 +392,9 @@ fn measure_all(
                 client_threads: cfg.client_threads,
                 sched_batch: cfg.sched_batch,
             };
-            let (rows, seed) = (cfg.table_size, cfg.seed);
-            let mut session =
-                Session::start(spec, &scfg, move |w| MicroDriver::new(query, rows, seed, w))
-                    .map_err(|e| e.context(format!("{} at {threads} threads", query.name())))?;
+            let workload = cfg.workload_spec.clone();
+            let mut session = Session::start(spec, &scfg, move |w| workload.driver(op_index, w))
+                .map_err(|e| e.context(format!("{op_name} at {threads} threads")))?;
             let interval = cfg.report_interval();
             let warmup = if cfg.warmup_s > 0.0 {
                 let w = session.phase(cfg.warmup(), interval, |_| {})?;
@@ -432,7 +415,7 @@ fn measure_all(
                 }
                 let before = rt.block_on(counters(admin));
                 let live = cfg.live_report;
-                let label = format!("{} thds: {threads} run {r}", query.name());
+                let label = format!("{} thds: {threads} run {r}", op_name);
                 let res = session.phase(cfg.duration(), interval, |s: &IntervalSample| {
                     if live {
                         eprintln!(
@@ -455,8 +438,10 @@ fn measure_all(
                     ops: res.ops,
                     rows: res.rows,
                     rows_per_op: res.rows as f64 / res.ops.max(1) as f64,
+                    statements: res.statements,
                     elapsed_s,
                     ops_per_s: res.ops as f64 / elapsed_s.max(1e-9),
+                    statements_per_s: res.statements as f64 / elapsed_s.max(1e-9),
                     errors_total: res.errors.total(),
                     errors: res
                         .errors
@@ -475,7 +460,7 @@ fn measure_all(
                 };
                 eprintln!(
                     "{:<30} threads {:>4}  run {r}/{}  {:>10.1} ops/s  p95 {:>7} us  {:.1} rows/op  client {:.1} us/op{}",
-                    query.name(),
+                    op_name,
                     threads,
                     cfg.runs,
                     rec.ops_per_s,
@@ -493,7 +478,7 @@ fn measure_all(
             let aggregate = Aggregate::of(&runs, merged.summary());
             state.doc.points.push(Point {
                 workload: cfg.workload.clone(),
-                operation: query.name().into(),
+                operation: op_name.into(),
                 threads,
                 warmup,
                 runs,

@@ -11,7 +11,7 @@ use crate::cli::{DataArgs, Method, RunArgs, TargetArgs};
 use crate::error::{Error, Result};
 use crate::report::table::Pick;
 use crate::target::{Dbms, TargetSpec, DEFAULT_TARGET};
-use crate::workload::{micro_read, WORKLOADS};
+use crate::workload::{micro_read, Workload, WORKLOADS};
 
 /// Values a method preset fills in when the flag is not given.
 struct Preset {
@@ -61,7 +61,12 @@ pub struct RunConfig {
     pub duration_s: f64,
     pub runs: u32,
     pub aggregate: Pick,
-    pub queries: Vec<String>,
+    /// The operations measured, in order (micro-read: its queries).
+    pub operations: Vec<String>,
+    /// Options specific to the workload.
+    pub workload_options: serde_json::Value,
+    #[serde(skip)]
+    pub workload_spec: Workload,
     pub report_interval_s: f64,
     /// Whether interval lines are printed while running.
     pub live_report: bool,
@@ -85,6 +90,24 @@ impl RunConfig {
 
 fn flag<T>(name: &str, r: std::result::Result<T, String>) -> Result<T> {
     r.map_err(|e| Error::usage(format!("{name}: {e}")))
+}
+
+/// Build the workload of `name` with its options (`queries`: a comma-separated subset).
+pub fn workload(name: &str, table_size: u64, seed: u64, queries: Option<&str>) -> Result<Workload> {
+    match check_workload(name)? {
+        micro_read::NAME => Ok(Workload::MicroRead(micro_read::Spec {
+            table_size,
+            seed,
+            queries: match queries {
+                Some(list) => list
+                    .split(',')
+                    .map(micro_read::Query::parse)
+                    .collect::<Result<Vec<_>>>()?,
+                None => micro_read::Query::ALL.to_vec(),
+            },
+        })),
+        other => Err(Error::usage(format!("unknown workload '{other}'"))),
+    }
 }
 
 pub fn check_workload(name: &str) -> Result<&'static str> {
@@ -170,16 +193,9 @@ impl RunConfig {
         if runs == 0 {
             return Err(Error::usage("--runs: at least one measured run is needed"));
         }
-        let queries = match &a.queries {
-            Some(list) => list
-                .split(',')
-                .map(|q| micro_read::Query::parse(q).map(|q| q.name().to_string()))
-                .collect::<Result<Vec<_>>>()?,
-            None => micro_read::Query::ALL
-                .iter()
-                .map(|q| q.name().to_string())
-                .collect(),
-        };
+        let table_size = table_size(&a.data, a.method)?;
+        let workload_spec =
+            self::workload(&workload, table_size, a.data.seed, a.queries.as_deref())?;
         let (report_interval, live) = match &a.report_interval {
             Some(s) => (flag("--report-interval", parse::duration(s))?, true),
             None => (Duration::from_secs(1), false),
@@ -196,14 +212,16 @@ impl RunConfig {
             engine: a.target.engine.clone(),
             target_spec: spec,
             method: a.method,
-            table_size: table_size(&a.data, a.method)?,
+            table_size,
             seed: a.data.seed,
             threads,
             warmup_s: warmup.as_secs_f64(),
             duration_s: duration.as_secs_f64(),
             runs,
             aggregate: a.aggregate.unwrap_or(p.aggregate),
-            queries,
+            operations: workload_spec.operations(),
+            workload_options: workload_spec.options(),
+            workload_spec,
             report_interval_s: report_interval.as_secs_f64(),
             live_report: live,
             client_threads: a.client_threads,
@@ -216,6 +234,6 @@ impl RunConfig {
     /// Wall time the measurement will take (without loading), for the plan line.
     pub fn estimate(&self) -> Duration {
         let per_point = self.warmup_s + self.runs as f64 * self.duration_s;
-        Duration::from_secs_f64(per_point * (self.queries.len() * self.threads.len()) as f64)
+        Duration::from_secs_f64(per_point * (self.operations.len() * self.threads.len()) as f64)
     }
 }

@@ -85,8 +85,11 @@ pub struct RunRecord {
     pub ops: u64,
     pub rows: u64,
     pub rows_per_op: f64,
+    /// Statements sent (equal to ops for single-query operations; sysbench's "queries").
+    pub statements: u64,
     pub elapsed_s: f64,
     pub ops_per_s: f64,
+    pub statements_per_s: f64,
     pub errors_total: u64,
     pub errors: BTreeMap<String, u64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -25,8 +25,25 @@ use crate::target::{Conn, DbError, DbResult, Dbms, ErrorClass, TargetSpec};
 pub trait Driver {
     /// Prepare statements on a fresh connection (before any phase; never measured).
     async fn setup(&mut self, conn: &mut Conn) -> DbResult<()>;
-    /// One operation; returns the number of rows the client read.
-    async fn step(&mut self, conn: &mut Conn) -> DbResult<u64>;
+    /// One operation (a query, or a whole transaction); says what it did.
+    async fn step(&mut self, conn: &mut Conn) -> DbResult<Step>;
+}
+
+/// What one operation did: rows the client read and statements it sent (a transaction of
+/// sysbench's oltp_read_write is one operation of 18 statements).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Step {
+    pub rows: u64,
+    pub statements: u64,
+}
+
+impl Step {
+    pub fn query(rows: u64) -> Self {
+        Step {
+            rows,
+            statements: 1,
+        }
+    }
 }
 
 /// How workers are laid out on client threads.
@@ -73,6 +90,7 @@ enum Msg {
 struct WorkerStats {
     ops: u64,
     rows: u64,
+    statements: u64,
     errors: ErrorCounts,
     hist: LatencyHist,
     end: Instant,
@@ -97,6 +115,7 @@ pub struct IntervalSample {
 pub struct PhaseResult {
     pub ops: u64,
     pub rows: u64,
+    pub statements: u64,
     pub errors: ErrorCounts,
     pub hist: LatencyHist,
     /// From the phase start to the end of the last operation (every op started before the
@@ -249,6 +268,7 @@ impl Session {
         let mut total = WorkerStats {
             ops: 0,
             rows: 0,
+            statements: 0,
             errors: ErrorCounts::default(),
             hist: LatencyHist::new(),
             end: start,
@@ -357,6 +377,7 @@ impl Session {
         Ok(PhaseResult {
             ops: total.ops,
             rows: total.rows,
+            statements: total.statements,
             errors: total.errors,
             hist: total.hist,
             elapsed,
@@ -386,6 +407,7 @@ impl Drop for Session {
 fn merge_stats(total: &mut WorkerStats, s: WorkerStats) {
     total.ops += s.ops;
     total.rows += s.rows;
+    total.statements += s.statements;
     total.errors.merge(&s.errors);
     total.hist.add(&s.hist);
     total.end = total.end.max(s.end);
@@ -442,7 +464,8 @@ async fn worker<D: Driver>(
         ihist.reset();
         let interval_ns = interval.as_nanos().max(1);
         let mut stats_errors = ErrorCounts::default();
-        let (mut ops, mut rows, mut iops, mut ierr) = (0u64, 0u64, 0u64, 0u64);
+        let (mut ops, mut rows, mut statements, mut iops, mut ierr) =
+            (0u64, 0u64, 0u64, 0u64, 0u64);
         let mut cur_idx = 0u32;
         let mut samples: Vec<String> = Vec::new();
         let mut lost: Option<DbError> = None;
@@ -468,13 +491,14 @@ async fn worker<D: Driver>(
                 (iops, ierr, cur_idx) = (0, 0, idx);
             }
             match r {
-                Ok(n) => {
+                Ok(step) => {
                     let us = t1.duration_since(t0).as_micros() as u64;
                     hist.record_us(us);
                     ihist.record_us(us);
                     ops += 1;
                     iops += 1;
-                    rows += n;
+                    rows += step.rows;
+                    statements += step.statements;
                 }
                 Err(e) => {
                     stats_errors.add(e.class);
@@ -500,6 +524,7 @@ async fn worker<D: Driver>(
         let stats = WorkerStats {
             ops,
             rows,
+            statements,
             errors: stats_errors,
             hist: std::mem::replace(&mut hist, LatencyHist::new()),
             end,

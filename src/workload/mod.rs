@@ -5,7 +5,9 @@ pub mod micro_read;
 pub mod rng;
 
 use crate::error::{Context, Error, Result};
-use crate::target::{Conn, Dbms};
+use crate::load::{LoadOptions, LoadStats};
+use crate::runner::{Driver, Step};
+use crate::target::{Conn, DbResult, Dbms, TargetSpec};
 
 /// The table that records what each workload loaded (size, seed, engine), so that `run`
 /// reuses a prepared table only when it is exactly what the run asks for.
@@ -13,6 +15,104 @@ pub const META_TABLE: &str = "enginebench_meta";
 
 /// The workloads this build knows.
 pub const WORKLOADS: [&str; 1] = ["micro-read"];
+
+/// A resolved workload: its name and options, validated. Every workload plugs in here.
+#[derive(Debug, Clone)]
+pub enum Workload {
+    MicroRead(micro_read::Spec),
+}
+
+/// One connection's driver, for whichever workload runs (enum dispatch: no boxing per call).
+pub enum AnyDriver {
+    MicroRead(micro_read::MicroDriver),
+}
+
+impl Driver for AnyDriver {
+    async fn setup(&mut self, conn: &mut Conn) -> DbResult<()> {
+        match self {
+            AnyDriver::MicroRead(d) => d.setup(conn).await,
+        }
+    }
+    async fn step(&mut self, conn: &mut Conn) -> DbResult<Step> {
+        match self {
+            AnyDriver::MicroRead(d) => d.step(conn).await,
+        }
+    }
+}
+
+impl Workload {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Workload::MicroRead(_) => micro_read::NAME,
+        }
+    }
+
+    /// The operations measured one after the other (one point per operation and thread count).
+    pub fn operations(&self) -> Vec<String> {
+        match self {
+            Workload::MicroRead(s) => s.queries.iter().map(|q| q.name().to_string()).collect(),
+        }
+    }
+
+    /// The table whose storage engine the result reports.
+    pub fn main_table(&self) -> &'static str {
+        match self {
+            Workload::MicroRead(_) => "normal",
+        }
+    }
+
+    /// Workload options for the result's config (beyond the common ones).
+    pub fn options(&self) -> serde_json::Value {
+        match self {
+            Workload::MicroRead(_) => serde_json::json!({}),
+        }
+    }
+
+    /// Create and load the tables unless identical ones are there; returns what was loaded.
+    pub async fn prepare(
+        &self,
+        conn: &mut Conn,
+        target: &TargetSpec,
+        engine: Option<&str>,
+        opts: &LoadOptions,
+    ) -> Result<Vec<LoadStats>> {
+        match self {
+            Workload::MicroRead(s) => {
+                Ok(
+                    micro_read::prepare(conn, target, s.table_size, s.seed, engine, opts)
+                        .await?
+                        .into_iter()
+                        .collect(),
+                )
+            }
+        }
+    }
+
+    pub async fn cleanup(&self, conn: &mut Conn) -> Result<()> {
+        match self {
+            Workload::MicroRead(_) => micro_read::cleanup(conn).await,
+        }
+    }
+
+    /// The driver of connection `worker` for operation number `op` of `operations()`.
+    pub fn driver(&self, op: usize, worker: usize) -> AnyDriver {
+        match self {
+            Workload::MicroRead(s) => AnyDriver::MicroRead(micro_read::MicroDriver::new(
+                s.queries[op],
+                s.table_size,
+                s.seed,
+                worker,
+            )),
+        }
+    }
+
+    /// What is approximate or differs from the original, for the result's notes.
+    pub fn notes(&self) -> Vec<String> {
+        match self {
+            Workload::MicroRead(s) => s.notes(),
+        }
+    }
+}
 
 /// Split a schema file into (table statements, index statements) at the `-- indexes` line,
 /// dropping comments, and substitute `{engine}`.

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::error::{Context, Error, Result};
 use crate::load::{self, LoadOptions, LoadStats};
-use crate::runner::Driver;
+use crate::runner::{Driver, Step};
 use crate::target::{Conn, DbResult, Dbms, StmtId, TargetSpec, Value};
 use crate::workload::rng::Rng;
 
@@ -22,6 +22,29 @@ pub const NAME: &str = "micro-read";
 const SCHEMA_MYSQL: &str = include_str!("schema/mysql.sql");
 const SCHEMA_POSTGRES: &str = include_str!("schema/postgres.sql");
 const SCHEMA_SQLITE: &str = include_str!("schema/sqlite.sql");
+
+/// The resolved options of a micro-read run.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    pub table_size: u64,
+    pub seed: u64,
+    pub queries: Vec<Query>,
+}
+
+impl Spec {
+    pub fn notes(&self) -> Vec<String> {
+        let mut n = vec![format!(
+            "micro-read: ~{} rows per country_id, READ_KEY_RANGE covers {} of {} states, READ_PK_RANGE covers {} ids (the report does not state its range width).",
+            data::ROWS_PER_COUNTRY, data::STATE_RANGE, data::STATES, data::PK_RANGE
+        )];
+        if data::countries(self.table_size) == 65_535
+            && self.table_size > 65_535 * data::ROWS_PER_COUNTRY
+        {
+            n.push("country_id is capped at 65,535 distinct values (smallint unsigned): READ_KEY_* queries return more rows per key than the documented ~80.".into());
+        }
+        n
+    }
+}
 
 /// The 13 queries, under the report's names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -205,10 +228,12 @@ impl Driver for MicroDriver {
         Ok(())
     }
 
-    async fn step(&mut self, conn: &mut Conn) -> DbResult<u64> {
+    async fn step(&mut self, conn: &mut Conn) -> DbResult<Step> {
         self.query
             .params(&mut self.rng, self.rows, &mut self.params);
-        conn.exec_rows(self.stmt, &self.params).await
+        conn.exec_rows(self.stmt, &self.params)
+            .await
+            .map(Step::query)
     }
 }
 
