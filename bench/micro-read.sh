@@ -28,6 +28,11 @@
 #                   enginebench-results/bench-micro-read-<UTC timestamp>,
 #                   which .gitignore already ignores)
 #   EB_BIN          an enginebench binary to use instead of building one
+#   EB_QUIET_PCT    before each target, wait until the machine's busy CPU
+#                   over 3 s is below this % of one CPU (default 25) ...
+#   EB_QUIET_WAIT   ... for at most this many seconds (default 300; 0: do
+#                   not wait). The machine is shared: compiles and test runs
+#                   of other people take CPU from client and server.
 #
 # Output folder: <target>/<run>/result.json (the tool's result), <target>/
 # stdout.json, <target>/run.log, <target>/prepare.log, <target>/cpu.json (CPU
@@ -108,7 +113,8 @@ p("")
 if meta:
     p(f"- command: `{meta.get('command', '')}`")
     p(f"- started {meta.get('started_at', '?')}, finished {meta.get('finished_at', '?')}; "
-      f"repository commit {meta.get('git_commit', '?')}{' (working tree modified)' if meta.get('git_dirty') else ''}")
+      f"built from commit {meta.get('git_commit', '?')}"
+      f"{' (sources modified)' if meta.get('git_dirty') else ''}; binary {meta.get('binary', '?')}")
 if targets:
     h = targets[0][1].get("host", {})
     c = targets[0][1].get("config", {})
@@ -164,6 +170,17 @@ def fro(x):
         return "–"
     return f"{x:.0f}" if abs(x - round(x)) < 0.05 else f"{x:.1f}"
 
+def ops_list(res):
+    # The config key was "queries" before the tool named them "operations".
+    c = res.get("config", {})
+    ops = c.get("operations") or c.get("queries")
+    if not ops:
+        ops = []
+        for pt in res.get("points", []):
+            if pt["operation"] not in ops:
+                ops.append(pt["operation"])
+    return ops
+
 def ops_of(res):
     n = 0
     for pt in res.get("points", []):
@@ -176,7 +193,7 @@ def ops_of(res):
 queries_all = []
 threads_all = []
 for name, res, cpu in targets:
-    for q in res["config"]["queries"]:
+    for q in ops_list(res):
         if q not in queries_all:
             queries_all.append(q)
     for t in res["config"]["threads"]:
@@ -198,7 +215,7 @@ for name, res, cpu in targets:
           [f"client µs/op {th} thr" for th in threads] + ["rows/op"]
     p("| " + " | ".join(hdr) + " |")
     p("|" + "---|" + "---:|" * (len(hdr) - 1))
-    for q in res["config"]["queries"]:
+    for q in ops_list(res):
         cells = [q]
         cells += [qps_cell(pm.get((q, th))) for th in threads]
         cells += [fus((pm.get((q, th)) or {}).get("aggregate", {}).get("client_cpu_us_per_op_median"))
@@ -215,11 +232,13 @@ for name, res, cpu in targets:
         other = busy - cl - (sv or 0)
         wall = cpu["wall_s"]
         cpu_rows.append((label, ops, wall, cl, sv, other, cpu.get("server_what", "")))
+        disturbed = other / wall > 0.25
         p(f"Whole `run` of this target (warm-ups included, {ops:,} operations, {wall:.0f} s): "
           f"client CPU {cl:.1f} s = {cl / ops * 1e6:.1f} µs/op; " +
           (f"server CPU {sv:.1f} s = {sv / ops * 1e6:.1f} µs/op; " if sv is not None else
            "server: in-process (included in client); ") +
-          f"other processes {other:.1f} s ({other / wall * 100:.0f} % of one CPU).")
+          f"other processes {other:.1f} s ({other / wall * 100:.0f} % of one CPU"
+          f"{': **disturbed run**' if disturbed else ''}). Before the run: {cpu.get('before', '?')}.")
         p("")
 
 if len(targets) > 1:
@@ -260,12 +279,13 @@ if len(targets) > 1:
             share = f"{cl / (cl + sv) * 100:.0f} %" if sv else "–"
             p(f"| {label} | {ops:,} | {wall:.0f} | {cl / ops * 1e6:.1f} | "
               f"{(fus(sv / ops * 1e6) if sv is not None else 'in client')} | {share} | "
-              f"{other / wall * 100:.0f} |")
+              f"{other / wall * 100:.0f}{' (disturbed)' if other / wall > 0.25 else ''} |")
         p("")
         p("Server CPU is mariadbd's utime+stime (all threads) for the MariaDB engines and the "
           "postmaster plus all its children (backends, background processes) for PostgreSQL. "
           "Averages over the whole run weight each query by how many operations it completed, "
-          "so the fast point queries dominate them.")
+          "so the fast point queries dominate them. A target is marked disturbed when other "
+          "processes used more than 25 % of one CPU during its run.")
         p("")
 
 text = "\n".join(L)
@@ -286,19 +306,6 @@ fi
 
 command -v python3 >/dev/null || die "python3 not found"
 cd "$repo_root"
-
-if [[ -n "${EB_BIN:-}" ]]; then
-    BIN=$EB_BIN
-else
-    if ! command -v cargo >/dev/null 2>&1 && [[ -x "$HOME/.cargo/bin/cargo" ]]; then
-        export PATH="$HOME/.cargo/bin:$PATH"
-    fi
-    command -v cargo >/dev/null || die "cargo not found (or set EB_BIN)"
-    log "cargo build --release"
-    cargo build --release --quiet || die "cargo build --release failed"
-    BIN=$repo_root/target/release/enginebench
-fi
-[[ -x "$BIN" ]] || die "no executable at $BIN"
 
 read -r -a TARGETS <<<"${EB_TARGETS:-sqlite innodb myisam aria rocksdb postgres}"
 read -r -a BENCH_ARGS <<<"${EB_BENCH_ARGS:-}"
@@ -339,6 +346,30 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+git_commit=$(git -C "$repo_root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+git_dirty=false
+[[ -n "$(git -C "$repo_root" status --porcelain --untracked-files=no -- src Cargo.toml Cargo.lock .cargo 2>/dev/null)" ]] && git_dirty=true
+if [[ -n "${EB_BIN:-}" ]]; then
+    src_bin=$EB_BIN
+    git_commit="unknown (EB_BIN=$EB_BIN)"
+    git_dirty=false
+else
+    if ! command -v cargo >/dev/null 2>&1 && [[ -x "$HOME/.cargo/bin/cargo" ]]; then
+        export PATH="$HOME/.cargo/bin:$PATH"
+    fi
+    command -v cargo >/dev/null || die "cargo not found (or set EB_BIN)"
+    log "cargo build --release (commit $git_commit)"
+    cargo build --release --quiet || die "cargo build --release failed"
+    src_bin=$repo_root/target/release/enginebench
+fi
+[[ -x "$src_bin" ]] || die "no executable at $src_bin"
+# Run a private copy: a later `cargo build` in the repository (someone else
+# working there) would otherwise swap the binary between two targets.
+BIN=$TMP/enginebench
+cp "$src_bin" "$BIN"
+bin_version=$("$BIN" --version 2>/dev/null || echo unknown)
+bin_sha=$(sha256sum "$BIN" | cut -c1-12)
 
 if ((need_servers)); then
     log "starting private MariaDB and PostgreSQL in $TMP"
@@ -395,6 +426,27 @@ server_ticks() { # KIND PID -> SERVER_T
     return 0
 }
 
+# Wait (bounded) until other processes leave the CPUs alone. Sets QUIET_MSG.
+wait_quiet() {
+    local limit=${EB_QUIET_PCT:-25} max=${EB_QUIET_WAIT:-300} t0=$SECONDS b0 pct
+    while :; do
+        busy_ticks; b0=$BUSY_T
+        sleep 3
+        busy_ticks
+        pct=$(((BUSY_T - b0) * 100 / (3 * CLK_TCK)))
+        if ((pct < limit)); then
+            QUIET_MSG="machine quiet (${pct} % of one CPU busy) after waiting $((SECONDS - t0)) s"
+            return 0
+        fi
+        if ((SECONDS - t0 >= max)); then
+            QUIET_MSG="machine still busy (${pct} % of one CPU) after waiting $((SECONDS - t0)) s: ran anyway"
+            return 0
+        fi
+        log "machine busy (${pct} % of one CPU by other processes), waiting (up to ${max} s)"
+        sleep 7
+    done
+}
+
 # ------------------------------------------------------------------ run -----
 
 run_target() {
@@ -428,6 +480,9 @@ run_target() {
 
     local cmd=("$BIN" run micro-read --target "$url" "${eng[@]}" "${SIZE_ARGS[@]}"
                --format json --results-dir "$dir" "${BENCH_ARGS[@]}")
+    QUIET_MSG="not checked"
+    if ((${EB_QUIET_WAIT:-300} > 0)); then wait_quiet; fi
+    log "$name: $QUIET_MSG"
     log "$name: ${cmd[*]}  (log: $dir/run.log)"
     local c0 c1 b0 b1 s0=0 s1=0 t0 t1 rc=0
     if [[ -n "$kind" ]]; then server_ticks "$kind" "$spid"; s0=$SERVER_T; fi
@@ -452,9 +507,9 @@ run_target() {
     fi
     local server_json=null
     [[ -n "$kind" ]] && server_json=$((s1 - s0))
-    printf '{"clk_tck": %s, "wall_s": %s, "client_ticks": %s, "server_ticks": %s, "busy_ticks": %s, "server_what": "%s"}\n' \
+    printf '{"clk_tck": %s, "wall_s": %s, "client_ticks": %s, "server_ticks": %s, "busy_ticks": %s, "server_what": "%s", "before": "%s"}\n' \
         "$CLK_TCK" "$(python3 -c "print(round($t1 - $t0, 3))")" "$((c1 - c0))" "$server_json" \
-        "$((b1 - b0))" "$what" >"$dir/cpu.json"
+        "$((b1 - b0))" "$what" "$QUIET_MSG" >"$dir/cpu.json"
     log "$name: done in $(python3 -c "print(round($t1 - $t0))") s"
 }
 
@@ -464,17 +519,15 @@ for t in "${TARGETS[@]}"; do
     run_target "$t"
 done
 
-git_commit=$(git -C "$repo_root" rev-parse --short HEAD 2>/dev/null || echo unknown)
-git_dirty=false
-[[ -n "$(git -C "$repo_root" status --porcelain --untracked-files=no -- src Cargo.toml Cargo.lock 2>/dev/null)" ]] && git_dirty=true
 python3 - "$OUT/meta.json" "$started_at" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$git_commit" "$git_dirty" \
-    "${EB_TARGETS:-}" "${EB_BENCH_ARGS:-}" "${EB_TABLE_SIZE:-}" "${TARGETS[@]}" <<'PY'
+    "$bin_version" "$bin_sha" "${EB_TARGETS:-}" "${EB_BENCH_ARGS:-}" "${EB_TABLE_SIZE:-}" "${TARGETS[@]}" <<'PY'
 import json, sys
-path, started, finished, commit, dirty, e_t, e_a, e_s, *targets = sys.argv[1:]
+path, started, finished, commit, dirty, version, sha, e_t, e_a, e_s, *targets = sys.argv[1:]
 env = " ".join(f'{k}="{v}"' for k, v in (("EB_TARGETS", e_t), ("EB_BENCH_ARGS", e_a),
                                           ("EB_TABLE_SIZE", e_s)) if v)
 json.dump({"started_at": started, "finished_at": finished, "git_commit": commit,
-           "git_dirty": dirty == "true", "targets": targets,
+           "git_dirty": dirty == "true", "binary": f"{version}, sha256 {sha}…",
+           "targets": targets,
            "command": (env + " " if env else "") + "bench/micro-read.sh"},
           open(path, "w"), indent=1)
 PY

@@ -35,6 +35,42 @@ pub enum Command {
     Cleanup(CleanupArgs),
     /// List the workloads and their operations.
     List,
+    /// Make one self-contained HTML page (or CSV) from one or more results: charts of
+    /// throughput vs threads, latency, time series, and what differs between the servers.
+    Report(ReportArgs),
+    /// Compare two results: the ratio B/A for every metric both have, with a significance
+    /// verdict from the repeated runs (Welch's t-test).
+    Compare(CompareArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// Result files (result.json) or result folders.
+    #[arg(required = true, value_name = "RESULT")]
+    pub results: Vec<std::path::PathBuf>,
+    /// Where to write the report ("-" for stdout).
+    #[arg(long, short = 'o', default_value = "report.html", value_name = "FILE")]
+    pub output: String,
+    /// html: the page; csv: one line per measured run of every result.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Html)]
+    pub format: ReportFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    Html,
+    Csv,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CompareArgs {
+    /// The baseline result (A).
+    pub a: std::path::PathBuf,
+    /// The result compared with it (B).
+    pub b: std::path::PathBuf,
+    /// What to print.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
 }
 
 #[derive(Debug, Clone, Args)]

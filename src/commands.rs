@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::SystemTime;
 
-use crate::cli::{CleanupArgs, Format, PrepareArgs, RunArgs};
+use crate::cli::{
+    CleanupArgs, CompareArgs, Format, PrepareArgs, ReportArgs, ReportFormat, RunArgs,
+};
 use crate::config::{self, RunConfig};
 use crate::error::{Context, Error, Failure, Result};
 use crate::load::LoadOptions;
@@ -103,6 +105,73 @@ pub fn cleanup(a: &CleanupArgs) -> Result<ExitCode> {
         eprintln!("dropped the tables of {}", a.workload);
         Ok(ExitCode::SUCCESS)
     })
+}
+
+pub fn report(a: &ReportArgs) -> Result<ExitCode> {
+    let docs = a
+        .results
+        .iter()
+        .map(|p| report::load(p))
+        .collect::<Result<Vec<_>>>()?;
+    let text = match a.format {
+        ReportFormat::Html => report::html::render(&docs),
+        ReportFormat::Csv => {
+            let mut out = String::new();
+            for (i, d) in docs.iter().enumerate() {
+                let csv = report::csv::to_string(d);
+                // One header for all results.
+                out.push_str(if i == 0 {
+                    &csv
+                } else {
+                    csv.split_once('\n').map(|x| x.1).unwrap_or("")
+                });
+            }
+            out
+        }
+    };
+    if a.output == "-" {
+        print!("{text}");
+    } else {
+        std::fs::write(&a.output, &text)
+            .map_err(|e| Error::usage(format!("--output: cannot write {}: {e}", a.output)))?;
+        eprintln!("report: {} ({} KiB)", a.output, text.len().div_ceil(1024));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn compare(a: &CompareArgs) -> Result<ExitCode> {
+    let (da, db) = (report::load(&a.a)?, report::load(&a.b)?);
+    let rows = report::compare::compare(&da, &db);
+    if rows.is_empty() {
+        return Err(Error::usage(
+            "the two results have no (operation, threads) point in common",
+        ));
+    }
+    let labels = report::html::labels(&[da.clone(), db.clone()]);
+    match a.format {
+        Format::Table => print!("{}", report::compare::render(&rows, &labels[0], &labels[1])),
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).expect("rows serialize")
+        ),
+        Format::Csv => {
+            println!("operation,threads,metric,a,b,ratio,verdict,disturbed");
+            for r in &rows {
+                println!(
+                    "{},{},{},{},{},{},{},{}",
+                    r.operation,
+                    r.threads,
+                    r.metric,
+                    r.a,
+                    r.b,
+                    r.ratio,
+                    r.verdict.label(),
+                    r.disturbed
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 pub fn list() -> Result<ExitCode> {
@@ -353,6 +422,13 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     };
     // Results first: whatever happened, what was measured is on disk before anything is reported.
     state.save()?;
+    let html = folder.join("report.html");
+    if let Err(e) = std::fs::write(
+        &html,
+        report::html::render(std::slice::from_ref(&state.doc)),
+    ) {
+        eprintln!("warning: cannot write {}: {e}", html.display());
+    }
     match a.format {
         Format::Table => print!("{}", report::table::render(&state.doc, cfg.aggregate)),
         Format::Json => println!("{}", report::json::to_string(&state.doc)),
@@ -456,6 +532,7 @@ fn measure_all(
                     intervals: res.intervals,
                     workers_lost: res.workers_lost,
                     interrupted: res.interrupted,
+                    disturbed: false,
                     histogram_hdr_v2: res.hist.encode(),
                 };
                 eprintln!(

@@ -23,5 +23,7 @@ pub fn run(cli: cli::Cli) -> Result<ExitCode> {
         cli::Command::Run(a) => commands::run(a),
         cli::Command::Cleanup(a) => commands::cleanup(a),
         cli::Command::List => commands::list(),
+        cli::Command::Report(a) => commands::report(a),
+        cli::Command::Compare(a) => commands::compare(a),
     }
 }

@@ -86,9 +86,11 @@ pub struct RunRecord {
     pub rows: u64,
     pub rows_per_op: f64,
     /// Statements sent (equal to ops for single-query operations; sysbench's "queries").
+    #[serde(default)]
     pub statements: u64,
     pub elapsed_s: f64,
     pub ops_per_s: f64,
+    #[serde(default)]
     pub statements_per_s: f64,
     pub errors_total: u64,
     pub errors: BTreeMap<String, u64>,
@@ -102,6 +104,9 @@ pub struct RunRecord {
     pub intervals: Vec<IntervalSample>,
     pub workers_lost: usize,
     pub interrupted: bool,
+    /// Other processes used more than 10 % of one CPU during the run (noise guard).
+    #[serde(default)]
+    pub disturbed: bool,
     /// The latency histogram (HdrHistogram V2, base64): merges exactly with other runs.
     pub histogram_hdr_v2: String,
 }

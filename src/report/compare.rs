@@ -1,0 +1,182 @@
+//! `compare A B`: for every metric both results have, the ratio B/A and whether the difference
+//! is larger than the run-to-run noise (Welch's t-test over the measured runs, 95 %).
+
+use serde::Serialize;
+
+use super::{Point, ResultDoc};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The difference is larger than the noise between runs (95 %).
+    Significant,
+    /// Within the noise of the runs.
+    WithinNoise,
+    /// At least one side has a single run: no significance can be computed.
+    SingleRun,
+}
+
+impl Verdict {
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Significant => "significant",
+            Verdict::WithinNoise => "within noise",
+            Verdict::SingleRun => "single run: no significance",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub operation: String,
+    pub threads: usize,
+    pub metric: &'static str,
+    pub a: f64,
+    pub b: f64,
+    /// b / a
+    pub ratio: f64,
+    pub verdict: Verdict,
+    /// Some run of either side was flagged as disturbed by other processes.
+    pub disturbed: bool,
+}
+
+/// The per-run values of each compared metric.
+const METRICS: [(&str, fn(&super::RunRecord) -> f64); 4] = [
+    ("ops_per_s", |r| r.ops_per_s),
+    ("p50_us", |r| r.latency_us.p50_us as f64),
+    ("p99_us", |r| r.latency_us.p99_us as f64),
+    ("client_cpu_us_per_op", |r| r.client_cpu.us_per_op),
+];
+
+fn mean_var(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let m = v.iter().sum::<f64>() / n;
+    let var = if v.len() > 1 {
+        v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
+    (m, var)
+}
+
+/// Two-sided 97.5 % quantile of Student's t for `df` degrees of freedom (df rounded down: a
+/// conservative choice).
+fn t_critical(df: f64) -> f64 {
+    const T: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    let d = df.floor().max(1.0) as usize;
+    if d <= 30 {
+        T[d - 1]
+    } else {
+        1.96
+    }
+}
+
+/// Welch's t-test: is the difference of means of `a` and `b` significant at 95 %?
+pub fn welch(a: &[f64], b: &[f64]) -> Verdict {
+    if a.len() < 2 || b.len() < 2 {
+        return Verdict::SingleRun;
+    }
+    let (ma, va) = mean_var(a);
+    let (mb, vb) = mean_var(b);
+    let (sa, sb) = (va / a.len() as f64, vb / b.len() as f64);
+    let se = (sa + sb).sqrt();
+    if se == 0.0 {
+        return if ma == mb {
+            Verdict::WithinNoise
+        } else {
+            Verdict::Significant
+        };
+    }
+    let t = (mb - ma).abs() / se;
+    let df = (sa + sb).powi(2)
+        / (sa.powi(2) / (a.len() as f64 - 1.0) + sb.powi(2) / (b.len() as f64 - 1.0));
+    if t > t_critical(df) {
+        Verdict::Significant
+    } else {
+        Verdict::WithinNoise
+    }
+}
+
+fn find<'a>(doc: &'a ResultDoc, op: &str, threads: usize) -> Option<&'a Point> {
+    doc.points
+        .iter()
+        .find(|p| p.operation == op && p.threads == threads)
+}
+
+/// Compare every (operation, threads, metric) that both results have, in A's order.
+pub fn compare(a: &ResultDoc, b: &ResultDoc) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for pa in &a.points {
+        let Some(pb) = find(b, &pa.operation, pa.threads) else {
+            continue;
+        };
+        for (metric, f) in METRICS {
+            let va: Vec<f64> = pa.runs.iter().map(f).collect();
+            let vb: Vec<f64> = pb.runs.iter().map(f).collect();
+            if va.is_empty() || vb.is_empty() {
+                continue;
+            }
+            let (ma, _) = mean_var(&va);
+            let (mb, _) = mean_var(&vb);
+            rows.push(Row {
+                operation: pa.operation.clone(),
+                threads: pa.threads,
+                metric,
+                a: ma,
+                b: mb,
+                ratio: if ma != 0.0 { mb / ma } else { f64::NAN },
+                verdict: welch(&va, &vb),
+                disturbed: pa.runs.iter().chain(pb.runs.iter()).any(|r| r.disturbed),
+            });
+        }
+    }
+    rows
+}
+
+/// The terminal table of a comparison.
+pub fn render(rows: &[Row], a_label: &str, b_label: &str) -> String {
+    let mut out =
+        format!("B/A with B = {b_label}, A = {a_label} (means over runs; Welch's t-test, 95 %)\n");
+    out.push_str(&format!(
+        "{:<30} {:>7} {:<22} {:>12} {:>12} {:>7}  verdict\n",
+        "operation", "threads", "metric", "A", "B", "B/A"
+    ));
+    for r in rows {
+        out.push_str(&format!(
+            "{:<30} {:>7} {:<22} {:>12.1} {:>12.1} {:>7.3}  {}{}\n",
+            r.operation,
+            r.threads,
+            r.metric,
+            r.a,
+            r.b,
+            r.ratio,
+            r.verdict.label(),
+            if r.disturbed { " (disturbed runs)" } else { "" }
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn welch_verdicts() {
+        assert_eq!(welch(&[100.0], &[200.0, 210.0]), Verdict::SingleRun);
+        assert_eq!(
+            welch(&[100.0, 101.0, 99.0], &[150.0, 151.0, 149.0]),
+            Verdict::Significant
+        );
+        assert_eq!(
+            welch(&[100.0, 120.0, 80.0], &[105.0, 125.0, 85.0]),
+            Verdict::WithinNoise
+        );
+        assert_eq!(welch(&[5.0, 5.0], &[5.0, 5.0]), Verdict::WithinNoise);
+        assert_eq!(welch(&[5.0, 5.0], &[6.0, 6.0]), Verdict::Significant);
+    }
+}

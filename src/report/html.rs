@@ -1,0 +1,497 @@
+//! The self-contained HTML report: one file, no script, no network access (a Content Security
+//! Policy forbids any load), charts as inline SVG. Sections appear for whatever the results hold.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+use super::compare;
+use super::svg::{auto_scale, escape, short, Chart, Scale, Series};
+use super::ResultDoc;
+
+/// A result with the label it goes by in charts and tables.
+pub struct Labeled<'a> {
+    pub label: String,
+    pub doc: &'a ResultDoc,
+}
+
+/// Labels that tell results apart: "dbms engine", made unique when two results share one.
+pub fn labels(docs: &[ResultDoc]) -> Vec<String> {
+    let base: Vec<String> = docs
+        .iter()
+        .map(|d| {
+            let e = &d.target.engine;
+            if e.is_empty() {
+                d.target.dbms.clone()
+            } else {
+                format!("{} {}", d.target.dbms, e)
+            }
+        })
+        .collect();
+    base.iter()
+        .enumerate()
+        .map(|(i, b)| {
+            if base.iter().filter(|x| *x == b).count() > 1 {
+                format!("{b} #{}", i + 1)
+            } else {
+                b.clone()
+            }
+        })
+        .collect()
+}
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}\
+h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:2em}\
+table{border-collapse:collapse;margin:8px 0 16px;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}\
+th{background:#f3f3f3}td.l,th.l{text-align:left}.charts{display:flex;flex-wrap:wrap;gap:12px}\
+.chart{background:#fff;border:1px solid #ddd}.ct{font-size:14px;font-weight:600;text-anchor:middle}\
+.xt{font-size:11px;text-anchor:middle}.yt{font-size:11px;text-anchor:end}.xl,.yl{font-size:12px;text-anchor:middle}\
+.lg{font-size:11px}.grid{stroke:#eee}.frame{fill:none;stroke:#999}.note{color:#555;font-size:13px}\
+.warn{color:#a00}details{margin:6px 0}summary{cursor:pointer}";
+
+/// Render the report for one or more results.
+pub fn render(docs: &[ResultDoc]) -> String {
+    let labels = labels(docs);
+    let rs: Vec<Labeled> = docs
+        .iter()
+        .zip(labels)
+        .map(|(doc, label)| Labeled { label, doc })
+        .collect();
+    let mut h = String::with_capacity(64 * 1024);
+    h.push_str("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">");
+    // Nothing may be loaded from anywhere: styles inline, images as inline SVG.
+    h.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">");
+    let _ = write!(
+        h,
+        "<title>enginebench report: {}</title><style>{STYLE}</style></head><body>",
+        escape(&title(&rs))
+    );
+    let _ = write!(h, "<h1>enginebench report: {}</h1>", escape(&title(&rs)));
+    summary(&mut h, &rs);
+    throughput(&mut h, &rs);
+    latency(&mut h, &rs);
+    time_series(&mut h, &rs);
+    fairness(&mut h, &rs);
+    if rs.len() == 2 {
+        comparison(&mut h, &rs);
+    }
+    h.push_str("<p class=\"note\">Made by enginebench. Units: ops/s operations per second; µs microseconds.</p></body></html>\n");
+    h
+}
+
+fn title(rs: &[Labeled]) -> String {
+    let workloads: BTreeSet<&str> = rs
+        .iter()
+        .filter_map(|r| r.doc.config.get("workload").and_then(|w| w.as_str()))
+        .collect();
+    format!(
+        "{} on {}",
+        workloads.into_iter().collect::<Vec<_>>().join(", "),
+        rs.iter()
+            .map(|r| r.label.as_str())
+            .collect::<Vec<_>>()
+            .join(" vs ")
+    )
+}
+
+fn cfg_str(doc: &ResultDoc, key: &str) -> String {
+    match doc.config.get(key) {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(v) if !v.is_null() => v.to_string(),
+        _ => "-".into(),
+    }
+}
+
+fn summary(h: &mut String, rs: &[Labeled]) {
+    h.push_str("<h2>What was run</h2><table><tr><th class=l>result</th><th class=l>workload</th><th class=l>server</th><th class=l>engine</th><th class=l>method</th><th>threads</th><th>warm-up s</th><th>runs × s</th><th>rows</th><th class=l>host</th><th class=l>status</th><th class=l>started</th></tr>");
+    for r in rs {
+        let d = r.doc;
+        let _ = write!(
+            h,
+            "<tr><td class=l>{}</td><td class=l>{}</td><td class=l>{}</td><td class=l>{}</td><td class=l>{}</td><td>{}</td><td>{}</td><td>{} × {}</td><td>{}</td><td class=l>{} cores, {:.0} GiB, {}</td><td class=l>{}</td><td class=l>{}</td></tr>",
+            escape(&r.label),
+            escape(&cfg_str(d, "workload")),
+            escape(&d.target.server_version),
+            escape(&d.target.engine),
+            escape(&cfg_str(d, "method")),
+            escape(&cfg_str(d, "threads")),
+            escape(&cfg_str(d, "warmup_s")),
+            escape(&cfg_str(d, "runs")),
+            escape(&cfg_str(d, "duration_s")),
+            escape(&cfg_str(d, "table_size")),
+            d.host.cores,
+            d.host.memory_bytes as f64 / (1u64 << 30) as f64,
+            escape(&d.host.kernel),
+            escape(&format!("{:?}", d.status).to_lowercase()),
+            escape(&d.started_at)
+        );
+    }
+    h.push_str("</table>");
+    for r in rs {
+        if let Some(e) = &r.doc.error {
+            let _ = write!(h, "<p class=warn>{}: {}</p>", escape(&r.label), escape(e));
+        }
+        let disturbed = r
+            .doc
+            .points
+            .iter()
+            .flat_map(|p| &p.runs)
+            .filter(|x| x.disturbed)
+            .count();
+        if disturbed > 0 {
+            let _ = write!(
+                h,
+                "<p class=warn>{}: {disturbed} run(s) disturbed by other processes.</p>",
+                escape(&r.label)
+            );
+        }
+    }
+    let notes: BTreeSet<&String> = rs.iter().flat_map(|r| r.doc.notes.iter()).collect();
+    if !notes.is_empty() {
+        h.push_str("<details><summary>Notes on method and approximations</summary><ul>");
+        for n in notes {
+            let _ = write!(h, "<li class=note>{}</li>", escape(n));
+        }
+        h.push_str("</ul></details>");
+    }
+}
+
+/// Operations in first-seen order across all results.
+fn operations(rs: &[Labeled]) -> Vec<String> {
+    let mut ops: Vec<String> = Vec::new();
+    for r in rs {
+        for p in &r.doc.points {
+            if !ops.contains(&p.operation) {
+                ops.push(p.operation.clone());
+            }
+        }
+    }
+    ops
+}
+
+fn thread_counts(rs: &[Labeled], op: &str) -> Vec<usize> {
+    let set: BTreeSet<usize> = rs
+        .iter()
+        .flat_map(|r| {
+            r.doc
+                .points
+                .iter()
+                .filter(|p| p.operation == op)
+                .map(|p| p.threads)
+        })
+        .collect();
+    set.into_iter().collect()
+}
+
+fn throughput(h: &mut String, rs: &[Labeled]) {
+    h.push_str("<h2>Throughput vs threads</h2><p class=note>Maximum ops/s over the measured runs of each point (median in the tooltip table below); one line per result.</p>");
+    for op in operations(rs) {
+        let series: Vec<Series> = rs
+            .iter()
+            .map(|r| Series {
+                name: r.label.clone(),
+                points: r
+                    .doc
+                    .points
+                    .iter()
+                    .filter(|p| p.operation == op)
+                    .map(|p| (p.threads as f64, p.aggregate.ops_per_s_max))
+                    .collect(),
+            })
+            .filter(|s| !s.points.is_empty())
+            .collect();
+        let chart = Chart {
+            title: op.clone(),
+            x_label: "threads".into(),
+            y_label: "ops/s".into(),
+            x_scale: Scale::Log2,
+            y_scale: Scale::Linear,
+            series,
+        };
+        let _ = write!(
+            h,
+            "<section class=op data-op=\"{}\"><div class=charts>{}</div>",
+            escape(&op),
+            chart.to_svg()
+        );
+        let threads = thread_counts(rs, &op);
+        h.push_str("<table><tr><th class=l>ops/s (max / median, cv)</th>");
+        for t in &threads {
+            let _ = write!(h, "<th>{t}</th>");
+        }
+        h.push_str("</tr>");
+        for r in rs {
+            let _ = write!(h, "<tr><td class=l>{}</td>", escape(&r.label));
+            for t in &threads {
+                match r
+                    .doc
+                    .points
+                    .iter()
+                    .find(|p| p.operation == op && p.threads == *t)
+                {
+                    Some(p) => {
+                        let a = &p.aggregate;
+                        let _ = write!(
+                            h,
+                            "<td>{:.0} / {:.0}, {:.1}%</td>",
+                            a.ops_per_s_max,
+                            a.ops_per_s_median,
+                            a.ops_per_s_cv * 100.0
+                        );
+                    }
+                    None => h.push_str("<td>-</td>"),
+                }
+            }
+            h.push_str("</tr>");
+        }
+        h.push_str("</table></section>");
+    }
+}
+
+fn latency(h: &mut String, rs: &[Labeled]) {
+    h.push_str("<h2>Latency</h2><p class=note>Percentiles over all measured runs of a point (merged histograms). The chart puts p99 against throughput across the thread sweep.</p>");
+    for op in operations(rs) {
+        let series: Vec<Series> = rs
+            .iter()
+            .map(|r| Series {
+                name: r.label.clone(),
+                points: r
+                    .doc
+                    .points
+                    .iter()
+                    .filter(|p| p.operation == op)
+                    .map(|p| {
+                        (
+                            p.aggregate.ops_per_s_median,
+                            p.aggregate.latency_us.p99_us as f64,
+                        )
+                    })
+                    .collect(),
+            })
+            .filter(|s| !s.points.is_empty())
+            .collect();
+        let y_scale = match auto_scale(series.iter().flat_map(|s| s.points.iter().map(|p| p.1))) {
+            Scale::Linear => Scale::Linear,
+            _ => Scale::Log10,
+        };
+        let chart = Chart {
+            title: format!("{op}: p99 latency vs throughput"),
+            x_label: "ops/s".into(),
+            y_label: "p99 latency µs".into(),
+            x_scale: Scale::Linear,
+            y_scale,
+            series,
+        };
+        let _ = write!(
+            h,
+            "<details><summary>{}</summary><div class=charts>{}</div>",
+            escape(&op),
+            chart.to_svg()
+        );
+        h.push_str("<table><tr><th class=l>result</th><th>threads</th><th>p50 µs</th><th>p90 µs</th><th>p95 µs</th><th>p99 µs</th><th>p99.9 µs</th><th>max µs</th><th>errors</th></tr>");
+        for r in rs {
+            for p in r.doc.points.iter().filter(|p| p.operation == op) {
+                let l = &p.aggregate.latency_us;
+                let _ = write!(
+                    h,
+                    "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    escape(&r.label), p.threads, l.p50_us, l.p90_us, l.p95_us, l.p99_us, l.p99_9_us, l.max_us, p.aggregate.errors_total
+                );
+            }
+        }
+        h.push_str("</table></details>");
+    }
+}
+
+fn time_series(h: &mut String, rs: &[Labeled]) {
+    h.push_str("<h2>Throughput over time</h2><p class=note>Operations per interval of each measured run, at the highest thread count of each operation.</p>");
+    for op in operations(rs) {
+        let mut charts = String::new();
+        for r in rs {
+            let Some(p) = r
+                .doc
+                .points
+                .iter()
+                .filter(|p| p.operation == op)
+                .max_by_key(|p| p.threads)
+            else {
+                continue;
+            };
+            let series: Vec<Series> = p
+                .runs
+                .iter()
+                .map(|run| Series {
+                    name: format!("run {}", run.run),
+                    points: run.intervals.iter().map(|i| (i.t_s, i.ops_per_s)).collect(),
+                })
+                .collect();
+            let chart = Chart {
+                title: format!("{} — {} at {} threads", op, r.label, p.threads),
+                x_label: "time s".into(),
+                y_label: "ops/s".into(),
+                x_scale: Scale::Linear,
+                y_scale: Scale::Linear,
+                series,
+            };
+            charts.push_str(&chart.to_svg());
+        }
+        let _ = write!(
+            h,
+            "<details><summary>{}</summary><div class=charts>{charts}</div></details>",
+            escape(&op)
+        );
+    }
+}
+
+fn fairness(h: &mut String, rs: &[Labeled]) {
+    h.push_str("<h2>Fairness and explanation</h2>");
+    // Config diff: which settings differ between the results shown together.
+    let keys: BTreeSet<String> = rs
+        .iter()
+        .filter_map(|r| r.doc.config.as_object())
+        .flat_map(|o| o.keys().cloned())
+        .collect();
+    let differing: Vec<&String> = keys
+        .iter()
+        .filter(|k| {
+            let vals: BTreeSet<String> = rs.iter().map(|r| cfg_str(r.doc, k)).collect();
+            vals.len() > 1
+        })
+        .collect();
+    if rs.len() > 1 {
+        h.push_str("<h3>Settings that differ</h3>");
+        if differing.is_empty() {
+            h.push_str("<p class=note>The run configurations are identical.</p>");
+        } else {
+            h.push_str("<table><tr><th class=l>setting</th>");
+            for r in rs {
+                let _ = write!(h, "<th class=l>{}</th>", escape(&r.label));
+            }
+            h.push_str("</tr>");
+            for k in differing {
+                let _ = write!(h, "<tr><td class=l>{}</td>", escape(k));
+                for r in rs {
+                    let _ = write!(h, "<td class=l>{}</td>", escape(&cfg_str(r.doc, k)));
+                }
+                h.push_str("</tr>");
+            }
+            h.push_str("</table>");
+        }
+    }
+    // Client CPU per operation.
+    h.push_str("<h3>Client CPU per operation</h3><p class=note>CPU (user + system) the benchmark client itself used per operation, median over runs; on a shared machine every µs of client CPU is taken from the server.</p><table><tr><th class=l>operation</th><th>threads</th>");
+    for r in rs {
+        let _ = write!(h, "<th>{} µs/op</th>", escape(&r.label));
+    }
+    h.push_str("</tr>");
+    for op in operations(rs) {
+        for t in thread_counts(rs, &op) {
+            let _ = write!(h, "<tr><td class=l>{}</td><td>{t}</td>", escape(&op));
+            for r in rs {
+                match r
+                    .doc
+                    .points
+                    .iter()
+                    .find(|p| p.operation == op && p.threads == t)
+                {
+                    Some(p) => {
+                        let _ =
+                            write!(h, "<td>{:.1}</td>", p.aggregate.client_cpu_us_per_op_median);
+                    }
+                    None => h.push_str("<td>-</td>"),
+                }
+            }
+            h.push_str("</tr>");
+        }
+    }
+    h.push_str("</table>");
+    // Server counters per operation at the highest thread count.
+    let mut rows: BTreeMap<(String, String), Vec<Option<f64>>> = BTreeMap::new();
+    for (i, r) in rs.iter().enumerate() {
+        for op in operations(rs) {
+            let Some(p) = r
+                .doc
+                .points
+                .iter()
+                .filter(|p| p.operation == op)
+                .max_by_key(|p| p.threads)
+            else {
+                continue;
+            };
+            let ops: u64 = p.runs.iter().map(|x| x.ops).sum();
+            let mut sums: BTreeMap<&str, f64> = BTreeMap::new();
+            for run in &p.runs {
+                for (k, v) in &run.server_counters {
+                    *sums.entry(k).or_default() += v;
+                }
+            }
+            for (k, v) in sums {
+                let e = rows
+                    .entry((op.clone(), k.to_string()))
+                    .or_insert_with(|| vec![None; rs.len()]);
+                e[i] = Some(v / ops.max(1) as f64);
+            }
+        }
+    }
+    // Keep the counters that move at least 0.01 per operation somewhere, most different first.
+    let mut interesting: Vec<(&(String, String), &Vec<Option<f64>>, f64)> = rows
+        .iter()
+        .filter(|(_, v)| v.iter().flatten().any(|x| x.abs() >= 0.01))
+        .map(|(k, v)| {
+            let vals: Vec<f64> = v.iter().map(|x| x.unwrap_or(0.0).abs()).collect();
+            let hi = vals.iter().copied().fold(0.0, f64::max);
+            let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+            (k, v, if lo > 0.0 { hi / lo } else { f64::INFINITY })
+        })
+        .collect();
+    if !interesting.is_empty() {
+        interesting.sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| a.0.cmp(b.0)));
+        h.push_str("<h3>Server counters per operation</h3><p class=note>Status counter deltas over the measured runs divided by the operations, at each operation's highest thread count; the counters that differ most between results first (up to 40).</p><table><tr><th class=l>operation</th><th class=l>counter</th>");
+        for r in rs {
+            let _ = write!(h, "<th>{}</th>", escape(&r.label));
+        }
+        h.push_str("</tr>");
+        for ((op, k), v, _) in interesting.into_iter().take(40) {
+            let _ = write!(
+                h,
+                "<tr><td class=l>{}</td><td class=l>{}</td>",
+                escape(op),
+                escape(k)
+            );
+            for x in v {
+                match x {
+                    Some(x) => {
+                        let _ = write!(h, "<td>{}</td>", short(*x));
+                    }
+                    None => h.push_str("<td>-</td>"),
+                }
+            }
+            h.push_str("</tr>");
+        }
+        h.push_str("</table>");
+    }
+}
+
+fn comparison(h: &mut String, rs: &[Labeled]) {
+    let rows = compare::compare(rs[0].doc, rs[1].doc);
+    let _ = write!(
+        h,
+        "<h2>Comparison: {} / {}</h2><p class=note>B/A of the means over runs; Welch's t-test at 95 % decides whether a difference is larger than the run-to-run noise.</p><table><tr><th class=l>operation</th><th>threads</th><th class=l>metric</th><th>A</th><th>B</th><th>B/A</th><th class=l>verdict</th></tr>",
+        escape(&rs[1].label),
+        escape(&rs[0].label)
+    );
+    for r in rows {
+        let _ = write!(
+            h,
+            "<tr><td class=l>{}</td><td>{}</td><td class=l>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.3}</td><td class=l>{}{}</td></tr>",
+            escape(&r.operation),
+            r.threads,
+            r.metric,
+            r.a,
+            r.b,
+            r.ratio,
+            r.verdict.label(),
+            if r.disturbed { " (disturbed runs)" } else { "" }
+        );
+    }
+    h.push_str("</table>");
+}
