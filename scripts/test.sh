@@ -54,6 +54,8 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 step "starting database servers in $tmp"
+# The report tests open the HTML report in headless Chromium (Debian's package).
+export EB_EXTRA_PACKAGES="${EB_EXTRA_PACKAGES:-} chromium"
 bash "$script_dir/db-servers.sh" start "$tmp"
 
 step "loading $tmp/env.sh"

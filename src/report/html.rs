@@ -183,7 +183,7 @@ fn thread_counts(rs: &[Labeled], op: &str) -> Vec<usize> {
 }
 
 fn throughput(h: &mut String, rs: &[Labeled]) {
-    h.push_str("<h2>Throughput vs threads</h2><p class=note>Maximum ops/s over the measured runs of each point (median in the tooltip table below); one line per result.</p>");
+    h.push_str("<h2>Throughput vs threads</h2><p class=note>Maximum ops/s over the measured runs of each point, one line per result; the table gives max / median and the coefficient of variation over runs. Hover a point for its value.</p>");
     for op in operations(rs) {
         let series: Vec<Series> = rs
             .iter()

@@ -1,0 +1,345 @@
+//! The report: a real run's results rendered to HTML and opened in headless Chromium (no console
+//! errors, no network requests, every chart present and non-empty, a non-blank screenshot);
+//! CSV and table output pinned by snapshots; compare flags exactly the known differences.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value as Json;
+
+use crate::common::*;
+
+/// Two tiny SQLite results with the same points (2 operations × threads 1,2 × 3 runs).
+fn two_results(dir: &Path) -> (PathBuf, PathBuf) {
+    let mut out = Vec::new();
+    for name in ["a", "b"] {
+        let results = dir.join(name);
+        let url = format!("sqlite://{}/bench.db", dir.display());
+        let r = eb(
+            dir,
+            &[
+                "run",
+                "micro-read",
+                "--target",
+                &url,
+                "--table-size",
+                "2000",
+                "--threads",
+                "1,2",
+                "--runs",
+                "3",
+                "--duration",
+                "150ms",
+                "--warmup",
+                "0",
+                "--queries",
+                "READ_PK_POINT,READ_KEY_RANGE",
+                "--results-dir",
+                results.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        out.push(result_file(&results));
+    }
+    (out.remove(0), out.remove(0))
+}
+
+fn chromium() -> Option<String> {
+    let bin = std::env::var("EB_CHROMIUM").unwrap_or_else(|_| "chromium".into());
+    if Command::new(&bin)
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+    {
+        return Some(bin);
+    }
+    if std::env::var("EB_REQUIRE_SERVERS").as_deref() == Ok("1") {
+        panic!("chromium not found but EB_REQUIRE_SERVERS=1: scripts/test.sh installs it");
+    }
+    eprintln!("skipped: chromium not installed");
+    None
+}
+
+struct Browsed {
+    dom: String,
+    console: Vec<String>,
+    page_requests: Vec<String>,
+    screenshot: PathBuf,
+}
+
+/// Open `page` in headless Chromium: its DOM, console messages, requests made by the page (not
+/// the browser's own background requests, whose initiator is "not an origin"), a screenshot.
+fn browse(bin: &str, page: &Path, work: &Path) -> Browsed {
+    let net = work.join("net.json");
+    let shot = work.join("shot.png");
+    let url = format!("file://{}", page.display());
+    let common = |ud: &str| {
+        let mut c = Command::new(bin);
+        c.args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+        ]);
+        c.arg(format!("--user-data-dir={}", work.join(ud).display()));
+        c
+    };
+    let o = common("ud1")
+        .arg(format!("--log-net-log={}", net.display()))
+        .arg("--dump-dom")
+        .arg(&url)
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&o.stdout).into_owned();
+    let console = String::from_utf8_lossy(&o.stderr)
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .map(String::from)
+        .collect();
+    let log: Json = serde_json::from_str(&std::fs::read_to_string(&net).unwrap()).unwrap();
+    let start_job = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+        .as_u64()
+        .unwrap();
+    let page_requests = log["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"].as_u64() == Some(start_job) && e["params"]["url"].is_string())
+        .filter(|e| e["params"]["initiator"].as_str() != Some("not an origin"))
+        .map(|e| e["params"]["url"].as_str().unwrap().to_string())
+        .collect();
+    let s = common("ud2")
+        .args([
+            "--window-size=1300,1800",
+            &format!("--screenshot={}", shot.display()),
+            &url,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        s.status.success(),
+        "screenshot failed: {}",
+        String::from_utf8_lossy(&s.stderr)
+    );
+    Browsed {
+        dom,
+        console,
+        page_requests,
+        screenshot: shot,
+    }
+}
+
+/// Share of pixels that are not (nearly) white.
+fn inked_share(png_path: &Path) -> f64 {
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(png_path).unwrap(),
+    ));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let px = info.color_type.samples();
+    let pixels = &buf[..info.buffer_size()];
+    let total = pixels.len() / px;
+    let inked = pixels
+        .chunks(px)
+        .filter(|p| p.iter().take(3).any(|&c| c < 200))
+        .count();
+    inked as f64 / total as f64
+}
+
+#[test]
+fn html_report_in_headless_chromium() {
+    let dir = tempdir();
+    let (a, b) = two_results(dir.path());
+    let page = dir.path().join("report.html");
+    let r = eb(
+        dir.path(),
+        &[
+            "report",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "-o",
+            page.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.len() < 200_000,
+        "the report should be light enough to e-mail: {} bytes",
+        html.len()
+    );
+    assert!(
+        !html.contains("<script") && !html.contains("src=\"http") && !html.contains("href=\"http")
+    );
+    // The run wrote its own single-result report too.
+    assert!(a.parent().unwrap().join("report.html").exists());
+
+    let Some(bin) = chromium() else { return };
+    let work = tempdir();
+    let seen = browse(&bin, &page, work.path());
+    assert!(
+        seen.console.is_empty(),
+        "console messages: {:?}",
+        seen.console
+    );
+    assert!(
+        seen.page_requests.is_empty(),
+        "the page made requests: {:?}",
+        seen.page_requests
+    );
+    // Every chart is present and non-empty: 2 throughput, 2 latency, 2 ops x 2 results time series.
+    let charts: Vec<&str> = seen.dom.split("<svg class=\"chart\"").skip(1).collect();
+    assert_eq!(charts.len(), 8, "charts in the DOM");
+    for (i, c) in charts.iter().enumerate() {
+        let body = c.split("</svg>").next().unwrap();
+        let points = body.matches("class=\"pt\"").count();
+        assert!(points > 0, "chart {i} has no plotted points");
+    }
+    assert!(seen.dom.contains("Throughput vs threads") && seen.dom.contains("Comparison:"));
+    let ink = inked_share(&seen.screenshot);
+    assert!(
+        ink > 0.02,
+        "screenshot looks blank ({:.1} % inked)",
+        ink * 100.0
+    );
+
+    // Negative control: the same checks catch a page with a console error and a request.
+    let bad = work.path().join("bad.html");
+    std::fs::write(&bad, "<!DOCTYPE html><html><body><img src=\"http://127.0.0.1:9/x.png\"><script>console.error('boom')</script></body></html>").unwrap();
+    let ctl = browse(&bin, &bad, &work.path().join("ctl"));
+    assert!(
+        !ctl.console.is_empty(),
+        "the console check must see console.error"
+    );
+    assert!(
+        ctl.page_requests.iter().any(|u| u.contains("127.0.0.1:9")),
+        "the request check must see the image load: {:?}",
+        ctl.page_requests
+    );
+}
+
+/// Compare flags exactly the differences put in: B is A with READ_KEY_RANGE at 2 threads 1.5x
+/// faster; every other metric and point is identical up to tiny noise.
+#[test]
+fn compare_flags_exactly_the_known_differences() {
+    let dir = tempdir();
+    let (a, _) = two_results(dir.path());
+    let mut doc: Json = serde_json::from_str(&std::fs::read_to_string(&a).unwrap()).unwrap();
+    // Make A's runs differ a little from run to run so that noise is measurable.
+    for p in doc["points"].as_array_mut().unwrap() {
+        for (i, r) in p["runs"].as_array_mut().unwrap().iter_mut().enumerate() {
+            r["ops_per_s"] = Json::from(1000.0 + 10.0 * i as f64);
+        }
+    }
+    let mut b = doc.clone();
+    for p in b["points"].as_array_mut().unwrap() {
+        let boost = p["operation"] == "READ_KEY_RANGE" && p["threads"] == 2;
+        for (i, r) in p["runs"].as_array_mut().unwrap().iter_mut().enumerate() {
+            let base = 1000.0 + 10.0 * ((i + 1) % 3) as f64; // same values, other order
+            r["ops_per_s"] = Json::from(if boost { base * 1.5 } else { base });
+        }
+    }
+    let (pa, pb) = (dir.path().join("A.json"), dir.path().join("B.json"));
+    std::fs::write(&pa, doc.to_string()).unwrap();
+    std::fs::write(&pb, b.to_string()).unwrap();
+    let out = eb(
+        dir.path(),
+        &[
+            "compare",
+            pa.to_str().unwrap(),
+            pb.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let rows: Json = serde_json::from_str(&out.stdout).unwrap();
+    let significant: Vec<String> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["verdict"] == "significant")
+        .map(|r| {
+            format!(
+                "{} {} {}",
+                r["operation"].as_str().unwrap(),
+                r["threads"],
+                r["metric"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(significant, vec!["READ_KEY_RANGE 2 ops_per_s"]);
+    let table = eb(
+        dir.path(),
+        &["compare", pa.to_str().unwrap(), pb.to_str().unwrap()],
+    );
+    assert!(
+        table.stdout.contains("1.500  significant"),
+        "{}",
+        table.stdout
+    );
+
+    // One run per side: no significance claimed.
+    let mut single = doc.clone();
+    for p in single["points"].as_array_mut().unwrap() {
+        p["runs"].as_array_mut().unwrap().truncate(1);
+    }
+    std::fs::write(&pa, single.to_string()).unwrap();
+    let out = eb(
+        dir.path(),
+        &["compare", pa.to_str().unwrap(), pb.to_str().unwrap()],
+    );
+    assert!(
+        out.stdout.contains("single run: no significance"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// CSV and the terminal table are pinned for a fixed synthetic result (no timestamps in them).
+#[test]
+fn csv_and_table_snapshots() {
+    let dir = tempdir();
+    let (a, _) = two_results(dir.path());
+    let mut doc: Json = serde_json::from_str(&std::fs::read_to_string(&a).unwrap()).unwrap();
+    doc["points"].as_array_mut().unwrap().truncate(1);
+    let p = &mut doc["points"][0];
+    p["aggregate"]["ops_per_s_max"] = Json::from(12345.6);
+    p["runs"].as_array_mut().unwrap().truncate(1);
+    let r = &mut p["runs"][0];
+    for (k, v) in [
+        ("ops", 100.0),
+        ("rows", 100.0),
+        ("elapsed_s", 0.5),
+        ("ops_per_s", 200.0),
+        ("errors_total", 0.0),
+    ] {
+        r[k] = if k == "elapsed_s" || k == "ops_per_s" {
+            Json::from(v)
+        } else {
+            Json::from(v as u64)
+        };
+    }
+    r["latency_us"] = serde_json::json!({"min_us":1,"mean_us":2.5,"p50_us":2,"p90_us":3,"p95_us":4,"p99_us":5,"p99_9_us":6,"max_us":7});
+    r["client_cpu"]["us_per_op"] = Json::from(3.25);
+    doc["target"]["engine"] = Json::from("sqlite-btree");
+    let f = dir.path().join("snap.json");
+    std::fs::write(&f, doc.to_string()).unwrap();
+    let csv = eb(
+        dir.path(),
+        &["report", f.to_str().unwrap(), "--format", "csv", "-o", "-"],
+    );
+    assert_eq!(csv.code, 0, "{}", csv.stderr);
+    assert_eq!(
+        csv.stdout,
+        "workload,operation,threads,run,ops,rows,elapsed_s,ops_per_s,errors,p50_us,p90_us,p95_us,p99_us,p99_9_us,max_us,mean_us,client_cpu_us_per_op\n\
+         micro-read,READ_PK_POINT,1,1,100,100,0.500,200.0,0,2,3,4,5,6,7,2.5,3.25\n"
+    );
+}
