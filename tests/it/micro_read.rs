@@ -359,3 +359,82 @@ fn postgres() {
         .unwrap()
         .contains("PostgreSQL"));
 }
+
+/// SIGINT in the middle of a measured run: the client stops within 3 s with exit code 130, and
+/// the result on disk is valid, says `interrupted`, and keeps the point that finished.
+#[test]
+fn sigint_keeps_finished_points() {
+    use std::time::{Duration, Instant};
+    let dir = tempdir();
+    let results = dir.path().join("results");
+    let url = format!("sqlite://{}/bench.db", dir.path().display());
+    let prep = eb(
+        dir.path(),
+        &[
+            "prepare",
+            "micro-read",
+            "--target",
+            &url,
+            "--table-size",
+            "2000",
+        ],
+    );
+    assert_eq!(prep.code, 0, "{}", prep.stderr);
+    let mut child = std::process::Command::new(BIN)
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "micro-read",
+            "--target",
+            &url,
+            "--table-size",
+            "2000",
+            "--threads",
+            "1,2",
+            "--runs",
+            "1",
+            "--duration",
+            "1500ms",
+            "--warmup",
+            "0",
+            "--queries",
+            "READ_PK_POINT,READ_KEY_POINT",
+            "--results-dir",
+            results.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2300));
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let sent = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            sent.elapsed() < Duration::from_secs(10),
+            "the client did not stop after SIGINT"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stopped = sent.elapsed();
+    assert!(
+        stopped < Duration::from_secs(3),
+        "stopped after {stopped:?}"
+    );
+    assert_eq!(status.code(), Some(130));
+    let doc: Json =
+        serde_json::from_str(&std::fs::read_to_string(result_file(&results)).unwrap()).unwrap();
+    assert_schema_valid(&doc);
+    assert_eq!(doc["status"], "interrupted");
+    let points = doc["points"].as_array().unwrap();
+    assert!(
+        !points.is_empty(),
+        "the point that finished before the signal is kept"
+    );
+    assert_eq!(points[0]["runs"][0]["interrupted"], false);
+    assert!(points.len() < 4, "the sweep stopped at the signal");
+}
