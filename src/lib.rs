@@ -9,6 +9,8 @@ pub mod load;
 pub mod measure;
 pub mod report;
 pub mod runner;
+pub mod server;
+pub mod suite;
 pub mod target;
 pub mod workload;
 
@@ -23,5 +25,7 @@ pub fn run(cli: cli::Cli) -> Result<ExitCode> {
         cli::Command::Run(a) => commands::run(a),
         cli::Command::Cleanup(a) => commands::cleanup(a),
         cli::Command::List => commands::list(),
+        cli::Command::Server(a) => commands::server(a),
+        cli::Command::Suite(a) => suite::run(a),
     }
 }
