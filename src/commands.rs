@@ -276,6 +276,14 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     // Stop the throwaway server whatever happened; a server that died is named in the error.
     let out = out.map_err(|e| name_dead_server(e, server.as_ref()));
     if let Some(mut sv) = server {
+        if sv.pid != 0 && !sv.alive() {
+            // Keep the log of a server that died: it says why.
+            sv.keep_folder();
+            eprintln!(
+                "the server ended on its own; its folder is kept for the log: {}",
+                sv.root.display()
+            );
+        }
         let stopped = sv.stop();
         if cfg.server.as_ref().is_some_and(|s| s.keep_datadir) {
             eprintln!("server folder kept: {}", sv.root.display());
@@ -678,7 +686,18 @@ pub fn server(a: &crate::cli::ServerArgs) -> Result<ExitCode> {
                 Error::usage("--datadir DIR is required: the folder `server start` printed")
             })?;
             let root = Path::new(dir);
-            let st = crate::server::read_state(root)?;
+            let st = match crate::server::read_state(root) {
+                Ok(st) => st,
+                Err(_) if root.join("data").is_dir() => {
+                    eprintln!("no {} server running in {dir}", kind.name());
+                    return Ok(ExitCode::from(if a.action == ServerAction::Stop {
+                        0
+                    } else {
+                        1
+                    }));
+                }
+                Err(e) => return Err(e),
+            };
             if st.kind != kind {
                 return Err(Error::usage(format!(
                     "the server in {dir} is {}, not {}",

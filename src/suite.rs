@@ -20,7 +20,7 @@ use serde::Deserialize;
 use crate::cli::SuiteArgs;
 use crate::error::{Error, Failure, Result};
 use crate::runner::interrupt;
-use crate::server::{capture, Kind, Server, ServerSpec};
+use crate::server::{capture, Server, ServerSpec};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -523,6 +523,9 @@ pub fn summarize(plan: &Plan, cells: &[Cell], out_dir: &Path) -> String {
         for (k, vals) in &d.differ {
             s.push_str(&format!("| {k} | {} |\n", vals.join(" | ")));
         }
+        if d.differ.is_empty() {
+            s.push_str("\n(none: the same server settings everywhere)\n");
+        }
         s.push_str("\n## Settings equal everywhere but not at their default\n\n");
         for (k, v) in &d.equal_non_default {
             s.push_str(&format!("- {k} = {v}\n"));
@@ -537,16 +540,6 @@ pub fn summarize(plan: &Plan, cells: &[Cell], out_dir: &Path) -> String {
         }
     }
     s
-}
-
-/// Settings of the same server with different engines are equal: grouping by server name.
-#[allow(dead_code)]
-fn kind_of(entry: &ServerEntry) -> Option<Kind> {
-    entry
-        .server
-        .split(':')
-        .next()
-        .and_then(|k| Kind::parse(k).ok())
 }
 
 #[cfg(test)]

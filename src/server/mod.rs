@@ -623,6 +623,11 @@ impl Server {
         !self.stopped && proc::alive(self.pid)
     }
 
+    /// Keep the folder when the server stops (a server that died: its log says why).
+    pub fn keep_folder(&mut self) {
+        self.keep = true;
+    }
+
     /// Leave the server running after this process exits (`server start`).
     pub fn detach(mut self) {
         self.stopped = true;
