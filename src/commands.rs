@@ -300,7 +300,7 @@ fn name_dead_server(e: Error, server: Option<&Server>) -> Error {
         Some(sv)
             if !sv.alive()
                 && !matches!(e.failure, Failure::Interrupted(_))
-                && !e.message.starts_with("the ") =>
+                && !e.message.contains(&sv.describe()) =>
         {
             Error::run(format!(
                 "the {} ended during the run: {}",
