@@ -356,3 +356,20 @@ impl RunConfig {
         Duration::from_secs_f64(per_point * (self.operations.len() * self.threads.len()) as f64)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pin_lists() {
+        let p = Pin::parse("client=0,server=1").unwrap();
+        assert_eq!(p.client_cpus, Some(vec![0]));
+        assert_eq!(p.server_cpus, Some(vec![1]));
+        let p = Pin::parse("server=0").unwrap();
+        assert_eq!((p.client_cpus, p.server_cpus), (None, Some(vec![0])));
+        assert!(Pin::parse("0,1").is_err());
+        assert!(Pin::parse("cpu=1").is_err());
+        assert!(Pin::parse("client=99999").is_err());
+    }
+}
