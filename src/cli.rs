@@ -41,6 +41,12 @@ pub enum Command {
     /// Compare two results: the ratio B/A for every metric both have, with a significance
     /// verdict from the repeated runs (Welch's t-test).
     Compare(CompareArgs),
+    /// Start, stop or inspect a private MariaDB / PostgreSQL server (own folder, free port on
+    /// 127.0.0.1, own socket; no systemd).
+    Server(ServerArgs),
+    /// Run a plan: a matrix of servers/profiles x engines x thread counts from a TOML file, one
+    /// result folder per cell; re-running skips the cells already complete.
+    Suite(SuiteArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -71,6 +77,75 @@ pub struct CompareArgs {
     /// What to print.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ServerAction {
+    /// Start a server in the background and print the target URL to use.
+    Start,
+    /// Stop the server of --datadir cleanly.
+    Stop,
+    /// Say whether the server of --datadir runs, and its URL.
+    Status,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ServerArgs {
+    pub action: ServerAction,
+    /// mariadb or postgres.
+    pub kind: String,
+    /// Config profile (profiles/<kind>/<name>.cnf|conf, built in; or a path to an option file).
+    #[arg(long, default_value = "default", value_name = "NAME")]
+    pub profile: String,
+    /// The server's folder (data, log, option file). start: default a new folder under /tmp
+    /// (printed); stop/status: required.
+    #[arg(long, value_name = "DIR")]
+    pub datadir: Option<String>,
+    /// Override one server setting (repeatable), e.g. --server-opt innodb_buffer_pool_size=1G.
+    #[arg(long = "server-opt", value_name = "KEY=VALUE")]
+    pub server_opt: Vec<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct SuiteArgs {
+    /// The plan (TOML), e.g. plans/read-2007.toml.
+    pub plan: String,
+    /// Use the plan's [quick] values: the same matrix scaled down to minutes.
+    #[arg(long)]
+    pub quick: bool,
+    /// Folder of the suite's results (one sub-folder per cell). Default: enginebench-results/suite-<plan name>[-quick].
+    #[arg(long, value_name = "DIR")]
+    pub results_dir: Option<String>,
+}
+
+/// Flags of `run` that start a private server or describe the server behind --target.
+#[derive(Debug, Clone, Args, Default)]
+pub struct RunServerArgs {
+    /// Start a throwaway private server for this run and point the target at it:
+    /// mariadb[:PROFILE] or postgres[:PROFILE] (profiles: default, small, read-2007, oltp-2014
+    /// for MariaDB; default, small for PostgreSQL; or a path to an option file).
+    #[arg(long, value_name = "KIND:PROFILE", conflicts_with = "target")]
+    pub server: Option<String>,
+    /// Override one setting of the --server profile (repeatable), e.g. innodb_buffer_pool_size=1G.
+    #[arg(long = "server-opt", value_name = "KEY=VALUE", requires = "server")]
+    pub server_opt: Vec<String>,
+    /// Keep the throwaway server's folder (its path is printed) instead of removing it.
+    #[arg(long, requires = "server")]
+    pub keep_datadir: bool,
+    /// Folder of the --server (created, or reused when it holds data); kept afterwards.
+    #[arg(long, value_name = "DIR", requires = "server")]
+    pub datadir: Option<String>,
+    /// Pid of the server behind --target (a server enginebench did not start), to record its
+    /// CPU, I/O and memory per run. PostgreSQL: the postmaster's pid.
+    #[arg(long, value_name = "PID")]
+    pub server_pid: Option<u32>,
+    /// Pin the client and/or the server to CPUs, e.g. client=0,server=1 (lists as taskset -c:
+    /// 0-1,3). The server needs --server or --server-pid.
+    #[arg(long, value_name = "client=CPUS,server=CPUS")]
+    pub pin: Option<String>,
+    /// Recorded as the server's profile (used by `suite`, which starts the servers itself).
+    #[arg(long, hide = true)]
+    pub server_label: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -204,4 +279,7 @@ pub struct RunArgs {
     /// What to print on stdout when done.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+
+    #[command(flatten)]
+    pub server: RunServerArgs,
 }

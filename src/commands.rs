@@ -12,12 +12,14 @@ use crate::config::{self, RunConfig};
 use crate::error::{Context, Error, Failure, Result};
 use crate::load::LoadOptions;
 use crate::measure::host::HostFacts;
+use crate::measure::proc::{self, ProcSample};
 use crate::measure::LatencyHist;
 use crate::report::{
-    self, Aggregate, ClientCpu, PhaseSummary, Point, ResultDoc, RunRecord, Status, TargetInfo,
-    ToolInfo,
+    self, Aggregate, ClientCpu, HostCpu, PhaseSummary, Point, ResultDoc, RunRecord, ServerInfo,
+    ServerProcess, Status, TargetInfo, ToolInfo,
 };
 use crate::runner::{interrupt, IntervalSample, Session, SessionConfig};
+use crate::server::{capture, Server};
 use crate::target::{Conn, Dbms, TargetSpec};
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -184,28 +186,23 @@ pub fn list() -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Server status counters, for deltas around each measured run.
-async fn counters(conn: &mut Conn) -> BTreeMap<String, f64> {
-    let sql = match conn.dbms() {
-        Dbms::Mysql => "SHOW GLOBAL STATUS",
-        Dbms::Postgres => {
-            "SELECT 'xact_commit', xact_commit FROM pg_stat_database WHERE datname = current_database() \
-             UNION ALL SELECT 'tup_returned', tup_returned FROM pg_stat_database WHERE datname = current_database() \
-             UNION ALL SELECT 'tup_fetched', tup_fetched FROM pg_stat_database WHERE datname = current_database() \
-             UNION ALL SELECT 'blks_hit', blks_hit FROM pg_stat_database WHERE datname = current_database() \
-             UNION ALL SELECT 'blks_read', blks_read FROM pg_stat_database WHERE datname = current_database()"
-        }
-        Dbms::Sqlite => return BTreeMap::new(),
-    };
-    let rows = conn.query(sql).await.unwrap_or_default();
-    rows.into_iter()
-        .filter_map(|r| {
-            let mut it = r.into_iter();
-            let k = it.next().flatten()?;
-            let v: f64 = it.next().flatten()?.parse().ok()?;
-            Some((k, v))
-        })
-        .collect()
+/// Other processes using more than this many CPUs during a run flag it `disturbed`.
+const DISTURBED_CPUS: f64 = 0.10;
+
+fn server_process(a: Option<ProcSample>, b: Option<ProcSample>, ops: u64) -> Option<ServerProcess> {
+    let (a, b) = (a?, b?);
+    let user_s = (b.user_s - a.user_s).max(0.0);
+    let sys_s = (b.sys_s - a.sys_s).max(0.0);
+    let written = b.write_bytes.saturating_sub(a.write_bytes);
+    Some(ServerProcess {
+        user_s,
+        sys_s,
+        cpu_us_per_op: (user_s + sys_s) * 1e6 / ops.max(1) as f64,
+        read_bytes: b.read_bytes.saturating_sub(a.read_bytes),
+        written_bytes: written,
+        written_bytes_per_op: written as f64 / ops.max(1) as f64,
+        rss_bytes: b.rss_bytes,
+    })
 }
 
 fn delta(before: &BTreeMap<String, f64>, after: &BTreeMap<String, f64>) -> BTreeMap<String, f64> {
@@ -302,6 +299,10 @@ async fn check_connection_limit(conn: &mut Conn, cfg: &RunConfig) -> Result<Opti
 struct RunState {
     doc: ResultDoc,
     path: PathBuf,
+    /// The server process to sample per run (managed, or --server-pid).
+    server_pid: Option<u32>,
+    /// The table's engine, for SHOW ENGINE ... STATUS.
+    engine: String,
 }
 
 impl RunState {
@@ -311,10 +312,88 @@ impl RunState {
 }
 
 pub fn run(a: &RunArgs) -> Result<ExitCode> {
-    let cfg = RunConfig::resolve(a)?;
+    let mut cfg = RunConfig::resolve(a)?;
+    interrupt::install();
+    let server = match &cfg.server {
+        Some(s) => {
+            eprintln!(
+                "starting a private {} server (profile {})",
+                s.kind.name(),
+                s.profile
+            );
+            let sv = Server::start(s)?;
+            eprintln!(
+                "{} server pid {} on 127.0.0.1:{}, folder {}{}",
+                sv.kind.name(),
+                sv.pid,
+                sv.port,
+                sv.root.display(),
+                if s.keep_datadir {
+                    " (kept)"
+                } else {
+                    " (removed afterwards)"
+                }
+            );
+            cfg.target_spec =
+                crate::target::TargetSpec::parse(&sv.url, |_| None).map_err(Error::usage)?;
+            cfg.target = sv.url.clone();
+            Some(sv)
+        }
+        None => None,
+    };
+    let out = run_on(a, &cfg, server.as_ref());
+    // Stop the throwaway server whatever happened; a server that died is named in the error.
+    let out = out.map_err(|e| name_dead_server(e, server.as_ref()));
+    if let Some(mut sv) = server {
+        if sv.pid != 0 && !sv.alive() {
+            // Keep the log of a server that died: it says why.
+            sv.keep_folder();
+            eprintln!(
+                "the server ended on its own; its folder is kept for the log: {}",
+                sv.root.display()
+            );
+        }
+        let stopped = sv.stop();
+        if cfg.server.as_ref().is_some_and(|s| s.keep_datadir) {
+            eprintln!("server folder kept: {}", sv.root.display());
+        }
+        stopped?;
+    }
+    out
+}
+
+/// When the managed server is gone, say so (and which one): the driver's message alone
+/// ("connection lost") does not tell the user why.
+fn name_dead_server(e: Error, server: Option<&Server>) -> Error {
+    match server {
+        Some(sv)
+            if !sv.alive()
+                && !matches!(e.failure, Failure::Interrupted(_))
+                && !e.message.contains(&sv.describe()) =>
+        {
+            Error::run(format!(
+                "the {} ended during the run: {}",
+                sv.describe(),
+                e.message
+            ))
+        }
+        _ => e,
+    }
+}
+
+fn run_on(a: &RunArgs, cfg: &RunConfig, server: Option<&Server>) -> Result<ExitCode> {
     let spec = cfg.target_spec.clone();
     warn_password(&spec);
-    interrupt::install();
+    let server_pid = server.map(|s| s.pid).or(cfg.server_pid);
+    if let Some(pin) = &cfg.pin {
+        // Client: the calling thread; every client thread started later inherits the mask.
+        if let Some(c) = &pin.client_cpus {
+            proc::set_affinity(0, c).map_err(|e| Error::usage(format!("--pin client: {e}")))?;
+        }
+        if let (Some(c), Some(pid)) = (&pin.server_cpus, server_pid) {
+            proc::pin_tree(pid, c).map_err(|e| Error::usage(format!("--pin server: {e}")))?;
+        }
+    }
     let rt = runtime();
     let mut admin = rt.block_on(connect(&spec))?;
     let (version, engine, max_conn) = rt.block_on(async {
@@ -323,9 +402,10 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
             .await
             .ctx("reading the server version")?;
         let engine = engine(&mut admin, cfg.engine.as_deref()).await?;
-        let max_conn = check_connection_limit(&mut admin, &cfg).await?;
+        let max_conn = check_connection_limit(&mut admin, cfg).await?;
         Ok::<_, Error>((version, engine, max_conn))
     })?;
+    let settings = rt.block_on(capture::settings(&mut admin));
     if cfg.method == crate::cli::Method::Classic {
         eprintln!(
             "classic method: the 2007 report's settings; {} per engine",
@@ -337,7 +417,7 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     }
 
     let opts = load_options(&spec, cfg.load_connections);
-    let loaded =
+    let loaded: Vec<crate::load::LoadStats> =
         rt.block_on(
             cfg.workload_spec
                 .prepare(&mut admin, &spec, engine.as_deref(), &opts),
@@ -375,14 +455,35 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
                 dbms: spec.dbms.name().into(),
                 url: spec.display.clone(),
                 server_version: version,
-                engine: table_engine,
+                engine: table_engine.clone(),
                 max_connections: max_conn,
+                settings: settings.values,
+                settings_non_default: settings.non_default,
+                server: match (server, server_pid) {
+                    (Some(sv), _) => Some(ServerInfo {
+                        managed: true,
+                        profile: Some(format!("{}:{}", sv.kind.name(), sv.profile)),
+                        pid: Some(sv.pid),
+                        options_file: Some(sv.options_text.clone()),
+                        pinned_cpus: cfg.pin.as_ref().and_then(|p| p.server_cpus.clone()),
+                    }),
+                    (None, Some(pid)) => Some(ServerInfo {
+                        managed: false,
+                        profile: cfg.server_label.clone(),
+                        pid: Some(pid),
+                        options_file: None,
+                        pinned_cpus: cfg.pin.as_ref().and_then(|p| p.server_cpus.clone()),
+                    }),
+                    _ => None,
+                },
             },
             host: HostFacts::collect(),
             load: loaded,
             points: Vec::new(),
-            notes: notes(&cfg),
+            notes: notes(cfg),
         },
+        server_pid,
+        engine: table_engine,
     };
     state.save()?;
     eprintln!(
@@ -397,7 +498,8 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
         folder.display()
     );
 
-    let outcome = measure_all(&cfg, &rt, &mut admin, &mut state);
+    let outcome =
+        measure_all(cfg, &rt, &mut admin, &mut state).map_err(|e| name_dead_server(e, server));
     state.doc.finished_at = Some(now_rfc3339());
     let code = match &outcome {
         Ok(()) if interrupt::signal().is_some() => {
@@ -489,7 +591,9 @@ fn measure_all(
                 if interrupt::signal().is_some() {
                     break;
                 }
-                let before = rt.block_on(counters(admin));
+                let before = rt.block_on(capture::counters(admin));
+                let proc0 = state.server_pid.and_then(ProcSample::of_tree);
+                let busy0 = proc::host_busy_s();
                 let live = cfg.live_report;
                 let label = format!("{} thds: {threads} run {r}", op_name);
                 let res = session.phase(cfg.duration(), interval, |s: &IntervalSample| {
@@ -503,7 +607,9 @@ fn measure_all(
                         );
                     }
                 })?;
-                let after = rt.block_on(counters(admin));
+                let busy1 = proc::host_busy_s();
+                let proc1 = state.server_pid.and_then(ProcSample::of_tree);
+                let after = rt.block_on(capture::counters(admin));
                 if res.interrupted && res.ops == 0 {
                     break;
                 }
@@ -528,15 +634,43 @@ fn measure_all(
                     error_samples: res.error_samples.clone(),
                     latency_us: res.hist.summary(),
                     client_cpu: ClientCpu::new(res.client_cpu, res.ops),
+                    server_process: server_process(proc0, proc1, res.ops),
+                    client_cpu_share: None,
+                    host_cpu: HostCpu::default(),
+                    disturbed: false,
                     server_counters: delta(&before, &after),
                     intervals: res.intervals,
                     workers_lost: res.workers_lost,
                     interrupted: res.interrupted,
-                    disturbed: false,
                     histogram_hdr_v2: res.hist.encode(),
                 };
+                let mut rec = rec;
+                let client_s = res.client_cpu.total_s();
+                let server_s = rec.server_process.as_ref().map(|p| p.user_s + p.sys_s);
+                if let Some(sv) = server_s {
+                    if client_s + sv > 0.0 {
+                        rec.client_cpu_share = Some(client_s / (client_s + sv));
+                    }
+                }
+                let busy_s = (busy1 - busy0).max(0.0);
+                let others_s = (busy_s - client_s - server_s.unwrap_or(0.0)).max(0.0);
+                rec.host_cpu = HostCpu {
+                    busy_s,
+                    others_s,
+                    others_cpus: others_s / elapsed_s.max(1e-9),
+                };
+                // Noise guard: others using > 10 % of one CPU may have taken CPU from the run.
+                rec.disturbed = rec.host_cpu.others_cpus > DISTURBED_CPUS;
+                let server_part = match (&rec.server_process, rec.client_cpu_share) {
+                    (Some(p), Some(share)) => format!(
+                        "  server {:.1} us/op  client share {:.0}%",
+                        p.cpu_us_per_op,
+                        share * 100.0
+                    ),
+                    _ => String::new(),
+                };
                 eprintln!(
-                    "{:<30} threads {:>4}  run {r}/{}  {:>10.1} ops/s  p95 {:>7} us  {:.1} rows/op  client {:.1} us/op{}",
+                    "{:<30} threads {:>4}  run {r}/{}  {:>10.1} ops/s  p95 {:>7} us  {:.1} rows/op  client {:.1} us/op{server_part}{}{}",
                     op_name,
                     threads,
                     cfg.runs,
@@ -544,6 +678,7 @@ fn measure_all(
                     rec.latency_us.p95_us,
                     rec.rows_per_op,
                     rec.client_cpu.us_per_op,
+                    if rec.disturbed { format!("  DISTURBED (others {:.2} CPU)", rec.host_cpu.others_cpus) } else { String::new() },
                     if rec.errors_total > 0 { format!("  errors {}", rec.errors_total) } else { String::new() }
                 );
                 runs.push(rec);
@@ -553,6 +688,13 @@ fn measure_all(
                 return Ok(());
             }
             let aggregate = Aggregate::of(&runs, merged.summary());
+            // After the point's last run, with every worker idle.
+            let (engine_status, table_sizes) = rt.block_on(async {
+                (
+                    capture::engine_status(admin, &state.engine).await,
+                    capture::table_sizes(admin).await,
+                )
+            });
             state.doc.points.push(Point {
                 workload: cfg.workload.clone(),
                 operation: op_name.into(),
@@ -560,6 +702,8 @@ fn measure_all(
                 warmup,
                 runs,
                 aggregate,
+                engine_status,
+                table_sizes,
             });
             state.save()?;
         }
@@ -578,5 +722,89 @@ fn human_s(s: f64) -> String {
         format!("{:.1} min", s / 60.0)
     } else {
         format!("{s:.0} s")
+    }
+}
+
+/// `enginebench server start|stop|status KIND`.
+pub fn server(a: &crate::cli::ServerArgs) -> Result<ExitCode> {
+    use crate::cli::ServerAction;
+    let kind = crate::server::Kind::parse(&a.kind)?;
+    match a.action {
+        ServerAction::Start => {
+            let mut spec = crate::server::ServerSpec::parse(
+                &format!("{}:{}", kind.name(), a.profile),
+                &a.server_opt,
+                a.datadir.as_deref(),
+                true,
+            )?;
+            // It must outlive this command.
+            spec.die_with_parent = false;
+            interrupt::install();
+            let sv = Server::start(&spec)?;
+            eprintln!(
+                "{} server running: pid {}, port {}, folder {} (stop: enginebench server stop {} --datadir {})",
+                kind.name(),
+                sv.pid,
+                sv.port,
+                sv.root.display(),
+                kind.name(),
+                sv.root.display()
+            );
+            println!("{}", sv.url);
+            sv.detach();
+            Ok(ExitCode::SUCCESS)
+        }
+        ServerAction::Stop | ServerAction::Status => {
+            if !a.server_opt.is_empty() {
+                return Err(Error::usage("--server-opt applies to `server start` only"));
+            }
+            let dir = a.datadir.as_deref().ok_or_else(|| {
+                Error::usage("--datadir DIR is required: the folder `server start` printed")
+            })?;
+            let root = Path::new(dir);
+            let st = match crate::server::read_state(root) {
+                Ok(st) => st,
+                Err(_) if root.join("data").is_dir() => {
+                    eprintln!("no {} server running in {dir}", kind.name());
+                    return Ok(ExitCode::from(if a.action == ServerAction::Stop {
+                        0
+                    } else {
+                        1
+                    }));
+                }
+                Err(e) => return Err(e),
+            };
+            if st.kind != kind {
+                return Err(Error::usage(format!(
+                    "the server in {dir} is {}, not {}",
+                    st.kind.name(),
+                    kind.name()
+                )));
+            }
+            if a.action == ServerAction::Stop {
+                match crate::server::stop_in(root)? {
+                    Some(st) => eprintln!("stopped {} server pid {}", st.kind.name(), st.pid),
+                    None => eprintln!("no {} server running in {dir}", kind.name()),
+                }
+                Ok(ExitCode::SUCCESS)
+            } else {
+                match crate::server::status(root)? {
+                    Some(st) => {
+                        eprintln!(
+                            "{} server running: pid {}, port {}",
+                            st.kind.name(),
+                            st.pid,
+                            st.port
+                        );
+                        println!("{}", st.url);
+                        Ok(ExitCode::SUCCESS)
+                    }
+                    None => {
+                        eprintln!("no {} server running in {dir}", kind.name());
+                        Ok(ExitCode::from(1))
+                    }
+                }
+            }
+        }
     }
 }

@@ -9,6 +9,8 @@ pub mod load;
 pub mod measure;
 pub mod report;
 pub mod runner;
+pub mod server;
+pub mod suite;
 pub mod target;
 pub mod workload;
 
@@ -25,5 +27,7 @@ pub fn run(cli: cli::Cli) -> Result<ExitCode> {
         cli::Command::List => commands::list(),
         cli::Command::Report(a) => commands::report(a),
         cli::Command::Compare(a) => commands::compare(a),
+        cli::Command::Server(a) => commands::server(a),
+        cli::Command::Suite(a) => suite::run(a),
     }
 }

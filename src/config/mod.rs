@@ -74,6 +74,78 @@ pub struct RunConfig {
     pub sched_batch: bool,
     pub load_connections: usize,
     pub results_dir: String,
+    /// The private server started for this run (`--server`), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<crate::server::ServerSpec>,
+    /// Pid of an existing server to sample (`--server-pid`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_pid: Option<u32>,
+    /// CPU pinning (`--pin`); absent when not pinned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pin: Option<Pin>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_label: Option<String>,
+}
+
+/// `--pin client=CPUS,server=CPUS`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Pin {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_cpus: Option<Vec<usize>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_cpus: Option<Vec<usize>>,
+}
+
+impl Pin {
+    /// Parse `client=0,server=1-3` (a CPU list may hold commas: `client=0,2,server=1`).
+    pub fn parse(s: &str) -> Result<Pin> {
+        let mut pin = Pin::default();
+        let mut cur: Option<(&str, String)> = None;
+        let mut done: Vec<(&str, String)> = Vec::new();
+        for tok in s.split(',') {
+            if let Some((k, v)) = tok.split_once('=') {
+                if let Some(c) = cur.take() {
+                    done.push(c);
+                }
+                let k = match k.trim() {
+                    "client" => "client",
+                    "server" => "server",
+                    other => {
+                        return Err(Error::usage(format!(
+                            "--pin: unknown part '{other}' (use client=CPUS,server=CPUS)"
+                        )))
+                    }
+                };
+                cur = Some((k, v.to_string()));
+            } else if let Some((_, v)) = cur.as_mut() {
+                v.push(',');
+                v.push_str(tok);
+            } else {
+                return Err(Error::usage(format!(
+                    "--pin: '{s}' is not client=CPUS,server=CPUS"
+                )));
+            }
+        }
+        done.extend(cur);
+        for (k, v) in done {
+            let cpus = crate::measure::proc::parse_cpu_list(&v)
+                .map_err(|e| Error::usage(format!("--pin {k}: {e}")))?;
+            let n = std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1);
+            if let Some(c) = cpus.iter().find(|&&c| c >= n) {
+                return Err(Error::usage(format!(
+                    "--pin {k}: CPU {c} does not exist (this machine has CPUs 0-{})",
+                    n - 1
+                )));
+            }
+            match k {
+                "client" => pin.client_cpus = Some(cpus),
+                _ => pin.server_cpus = Some(cpus),
+            }
+        }
+        Ok(pin)
+    }
 }
 
 impl RunConfig {
@@ -170,7 +242,50 @@ pub fn table_size(d: &DataArgs, method: Method) -> Result<u64> {
 impl RunConfig {
     pub fn resolve(a: &RunArgs) -> Result<Self> {
         let workload = check_workload(&a.workload)?.to_string();
-        let spec = resolve_target(&a.target)?;
+        let sa = &a.server;
+        let server = match &sa.server {
+            Some(s) => Some(crate::server::ServerSpec::parse(
+                s,
+                &sa.server_opt,
+                sa.datadir.as_deref(),
+                sa.keep_datadir,
+            )?),
+            None => None,
+        };
+        let spec = match &server {
+            // The real URL is known once the server runs; this one has the right DBMS.
+            Some(sv) => {
+                let placeholder = match sv.kind {
+                    crate::server::Kind::Mariadb => {
+                        "mysql://root@localhost/enginebench?socket=/pending"
+                    }
+                    crate::server::Kind::Postgres => {
+                        "postgres://postgres@localhost/enginebench?host=/pending"
+                    }
+                };
+                let mut t = a.target.clone();
+                t.target = Some(placeholder.into());
+                resolve_target(&t)?
+            }
+            None => resolve_target(&a.target)?,
+        };
+        let pin = match &sa.pin {
+            Some(p) => Some(Pin::parse(p)?),
+            None => None,
+        };
+        if pin.as_ref().is_some_and(|p| p.server_cpus.is_some())
+            && server.is_none()
+            && sa.server_pid.is_none()
+        {
+            return Err(Error::usage(
+                "--pin server=...: needs --server (a private server) or --server-pid PID",
+            ));
+        }
+        if let Some(pid) = sa.server_pid {
+            if !crate::measure::proc::alive(pid) {
+                return Err(Error::usage(format!("--server-pid: no process {pid}")));
+            }
+        }
         let p = preset(a.method);
         let threads = match &a.threads {
             Some(s) => flag("--threads", parse::thread_list(s))?,
@@ -228,6 +343,10 @@ impl RunConfig {
             sched_batch: !a.no_sched_batch,
             load_connections: a.data.load_connections,
             results_dir: a.results_dir.clone(),
+            server,
+            server_pid: sa.server_pid,
+            pin,
+            server_label: sa.server_label.clone(),
         })
     }
 
@@ -235,5 +354,22 @@ impl RunConfig {
     pub fn estimate(&self) -> Duration {
         let per_point = self.warmup_s + self.runs as f64 * self.duration_s;
         Duration::from_secs_f64(per_point * (self.operations.len() * self.threads.len()) as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pin_lists() {
+        let p = Pin::parse("client=0,server=1").unwrap();
+        assert_eq!(p.client_cpus, Some(vec![0]));
+        assert_eq!(p.server_cpus, Some(vec![1]));
+        let p = Pin::parse("server=0").unwrap();
+        assert_eq!((p.client_cpus, p.server_cpus), (None, Some(vec![0])));
+        assert!(Pin::parse("0,1").is_err());
+        assert!(Pin::parse("cpu=1").is_err());
+        assert!(Pin::parse("client=99999").is_err());
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod hist;
 pub mod host;
+pub mod proc;
 
 pub use hist::{LatencyHist, LatencySummary};
 

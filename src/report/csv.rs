@@ -3,7 +3,8 @@
 use super::ResultDoc;
 
 pub const HEADER: &str = "workload,operation,threads,run,ops,rows,elapsed_s,ops_per_s,errors,\
-p50_us,p90_us,p95_us,p99_us,p99_9_us,max_us,mean_us,client_cpu_us_per_op";
+p50_us,p90_us,p95_us,p99_us,p99_9_us,max_us,mean_us,client_cpu_us_per_op,server_cpu_us_per_op,\
+client_cpu_share,written_bytes_per_op,others_cpus,disturbed";
 
 pub fn to_string(doc: &ResultDoc) -> String {
     let mut out = String::from(HEADER);
@@ -12,7 +13,7 @@ pub fn to_string(doc: &ResultDoc) -> String {
         for r in &p.runs {
             let l = &r.latency_us;
             out.push_str(&format!(
-                "{},{},{},{},{},{},{:.3},{:.1},{},{},{},{},{},{},{},{:.1},{:.2}\n",
+                "{},{},{},{},{},{},{:.3},{:.1},{},{},{},{},{},{},{},{:.1},{:.2},{},{},{},{:.3},{}\n",
                 p.workload,
                 p.operation,
                 p.threads,
@@ -29,7 +30,21 @@ pub fn to_string(doc: &ResultDoc) -> String {
                 l.p99_9_us,
                 l.max_us,
                 l.mean_us,
-                r.client_cpu.us_per_op
+                r.client_cpu.us_per_op,
+                // Empty when the server's pid is not known.
+                r.server_process
+                    .as_ref()
+                    .map(|s| format!("{:.2}", s.cpu_us_per_op))
+                    .unwrap_or_default(),
+                r.client_cpu_share
+                    .map(|s| format!("{s:.3}"))
+                    .unwrap_or_default(),
+                r.server_process
+                    .as_ref()
+                    .map(|s| format!("{:.1}", s.written_bytes_per_op))
+                    .unwrap_or_default(),
+                r.host_cpu.others_cpus,
+                r.disturbed
             ));
         }
     }

@@ -9,6 +9,7 @@ use crate::load::LoadStats;
 use crate::measure::host::HostFacts;
 use crate::measure::{CpuTimes, LatencySummary};
 use crate::runner::IntervalSample;
+pub use crate::server::capture::TableSize;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -57,6 +58,35 @@ pub struct TargetInfo {
     pub engine: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_connections: Option<u64>,
+    /// The server's global settings, read once (MariaDB: SHOW GLOBAL VARIABLES via
+    /// information_schema.SYSTEM_VARIABLES; PostgreSQL: pg_settings, values with their unit).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings: BTreeMap<String, String>,
+    /// Names of the settings that were set (config file, command line, SET GLOBAL) to a value
+    /// other than the compiled-in default; paths and ports of the private server left out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings_non_default: Vec<String>,
+    /// The server process, when enginebench started it (`--server`) or was told its pid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerInfo>,
+}
+
+/// The server process behind the target.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ServerInfo {
+    /// True when enginebench started (and stopped) this server.
+    pub managed: bool,
+    /// `mariadb:PROFILE` / `postgres:PROFILE` of a managed server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    /// The option file the managed server was started with (profile + --server-opt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub options_file: Option<String>,
+    /// CPUs the server's threads were pinned to (`--pin server=...`); absent: not pinned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinned_cpus: Option<Vec<usize>>,
 }
 
 /// One (operation, thread count) point: its warm-up and its measured runs.
@@ -68,6 +98,12 @@ pub struct Point {
     pub warmup: Option<PhaseSummary>,
     pub runs: Vec<RunRecord>,
     pub aggregate: Aggregate,
+    /// `SHOW ENGINE INNODB|ROCKSDB STATUS` after the point's last run (MariaDB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_status: Option<String>,
+    /// Sizes of the benchmark database's tables after the point's last run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub table_sizes: Vec<TableSize>,
 }
 
 /// The warm-up, kept only as a summary: it is never part of any aggregate.
@@ -101,12 +137,20 @@ pub struct RunRecord {
     /// Server status counters that moved during this run (after minus before).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub server_counters: BTreeMap<String, f64>,
+    /// The server process over this run (when its pid is known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_process: Option<ServerProcess>,
+    /// Client CPU / (client + server CPU) over this run (when the server's pid is known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cpu_share: Option<f64>,
+    /// CPU used on this host during the run by processes other than the client and the server.
+    pub host_cpu: HostCpu,
+    /// True when other processes used more than 10 % of one CPU during the run.
+    #[serde(default)]
+    pub disturbed: bool,
     pub intervals: Vec<IntervalSample>,
     pub workers_lost: usize,
     pub interrupted: bool,
-    /// Other processes used more than 10 % of one CPU during the run (noise guard).
-    #[serde(default)]
-    pub disturbed: bool,
     /// The latency histogram (HdrHistogram V2, base64): merges exactly with other runs.
     pub histogram_hdr_v2: String,
 }
@@ -128,6 +172,30 @@ impl ClientCpu {
     }
 }
 
+/// A server process (with its threads; PostgreSQL: the postmaster and its children) over a run,
+/// from /proc/PID/stat, /proc/PID/io and /proc/PID/status.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ServerProcess {
+    pub user_s: f64,
+    pub sys_s: f64,
+    pub cpu_us_per_op: f64,
+    pub read_bytes: u64,
+    pub written_bytes: u64,
+    pub written_bytes_per_op: f64,
+    /// Resident memory of the main server process at the end of the run.
+    pub rss_bytes: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct HostCpu {
+    /// Busy CPU of the whole host (all CPUs) during the run, from /proc/stat.
+    pub busy_s: f64,
+    /// busy_s minus the client and (when known) the server: what other processes used.
+    pub others_s: f64,
+    /// others_s / elapsed_s: 1.0 is one whole CPU.
+    pub others_cpus: f64,
+}
+
 /// Over the measured runs of one point.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Aggregate {
@@ -140,6 +208,12 @@ pub struct Aggregate {
     /// Percentiles of all measured operations of all runs (histograms merged).
     pub latency_us: LatencySummary,
     pub client_cpu_us_per_op_median: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpu_us_per_op_median: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cpu_share_median: Option<f64>,
+    /// Runs flagged `disturbed` (other processes used > 10 % of one CPU).
+    pub disturbed_runs: usize,
     pub errors_total: u64,
 }
 
@@ -187,6 +261,18 @@ impl Aggregate {
             ops_per_s_cv: cv(&qps),
             latency_us: merged,
             client_cpu_us_per_op_median: median(&cpu),
+            server_cpu_us_per_op_median: {
+                let v: Vec<f64> = runs
+                    .iter()
+                    .filter_map(|r| r.server_process.as_ref().map(|s| s.cpu_us_per_op))
+                    .collect();
+                (!v.is_empty()).then(|| median(&v))
+            },
+            client_cpu_share_median: {
+                let v: Vec<f64> = runs.iter().filter_map(|r| r.client_cpu_share).collect();
+                (!v.is_empty()).then(|| median(&v))
+            },
+            disturbed_runs: runs.iter().filter(|r| r.disturbed).count(),
             errors_total: runs.iter().map(|r| r.errors_total).sum(),
         }
     }

@@ -1,0 +1,244 @@
+//! Resource samplers from /proc: a server's CPU, I/O and memory (by pid), and the whole host's
+//! busy CPU (to see what other processes used during a run).
+
+use std::path::Path;
+
+/// Clock ticks per second of /proc/*/stat and /proc/stat (USER_HZ).
+fn ticks_per_s() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 {
+        t as f64
+    } else {
+        100.0
+    }
+}
+
+/// Fields of /proc/PID/stat after the command name (which may contain spaces and parentheses).
+fn stat_fields(pid: u32) -> Option<Vec<String>> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &s[s.rfind(')')? + 2..];
+    Some(rest.split_whitespace().map(str::to_string).collect())
+}
+
+/// True if `pid` exists and is not a zombie (a dead server whose parent has not reaped it yet).
+pub fn alive(pid: u32) -> bool {
+    match stat_fields(pid) {
+        Some(f) => !matches!(f.first().map(String::as_str), Some("Z") | Some("X")),
+        None => false,
+    }
+}
+
+/// The direct children of `pid` (PostgreSQL backends and helpers of a postmaster).
+pub fn children(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    // /proc/PID/task/*/children lists children per thread; cheaper than scanning all of /proc.
+    if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+        for t in tasks.flatten() {
+            if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
+                out.extend(s.split_whitespace().filter_map(|p| p.parse::<u32>().ok()));
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Thread ids of a process.
+pub fn threads(pid: u32) -> Vec<u32> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// CPU, I/O and memory of a server process and its children, at one instant.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ProcSample {
+    pub user_s: f64,
+    pub sys_s: f64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub rss_bytes: u64,
+}
+
+impl ProcSample {
+    /// Sample `pid` (all its threads) plus its live children. Children that exited and were
+    /// reaped count through the parent's cutime/cstime (PostgreSQL backends of closed
+    /// connections); their I/O of exited children is not visible and is missed.
+    pub fn of_tree(pid: u32) -> Option<Self> {
+        let hz = ticks_per_s();
+        let f = stat_fields(pid)?;
+        // Fields after the name: state(0) ppid(1) ... utime(11) stime(12) cutime(13) cstime(14).
+        let num =
+            |f: &[String], i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+        let mut s = ProcSample {
+            user_s: (num(&f, 11) + num(&f, 13)) / hz,
+            sys_s: (num(&f, 12) + num(&f, 14)) / hz,
+            rss_bytes: rss_bytes(pid),
+            ..Default::default()
+        };
+        let (r, w) = io_bytes(pid);
+        s.read_bytes += r;
+        s.write_bytes += w;
+        for c in children(pid) {
+            if let Some(cf) = stat_fields(c) {
+                s.user_s += num(&cf, 11) / hz;
+                s.sys_s += num(&cf, 12) / hz;
+                let (r, w) = io_bytes(c);
+                s.read_bytes += r;
+                s.write_bytes += w;
+            }
+        }
+        Some(s)
+    }
+
+    pub fn cpu_s(&self) -> f64 {
+        self.user_s + self.sys_s
+    }
+}
+
+/// read_bytes / write_bytes of /proc/PID/io: bytes that reached the storage layer.
+fn io_bytes(pid: u32) -> (u64, u64) {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
+    let get = |k: &str| {
+        s.lines()
+            .find_map(|l| l.strip_prefix(k))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    (get("read_bytes:"), get("write_bytes:"))
+}
+
+/// Resident memory of one process (VmRSS).
+fn rss_bytes(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        })
+        .map(|kb| kb * 1024)
+        .unwrap_or(0)
+}
+
+/// Busy CPU seconds of the whole host so far (all CPUs; user+nice+system+irq+softirq, from
+/// /proc/stat). Steal time is another VM's and not counted.
+pub fn host_busy_s() -> f64 {
+    let s = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let line = s.lines().next().unwrap_or("");
+    let v: Vec<f64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    let at = |i: usize| v.get(i).copied().unwrap_or(0.0);
+    (at(0) + at(1) + at(2) + at(5) + at(6)) / ticks_per_s()
+}
+
+/// Parse a CPU list such as `0`, `0,2` or `0-3,6` (what taskset -c takes).
+pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim) {
+        let bad = || format!("'{s}' is not a CPU list (e.g. 0 or 0-1 or 0,2)");
+        if let Some((a, b)) = part.split_once('-') {
+            let (a, b): (usize, usize) =
+                (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+            if a > b {
+                return Err(bad());
+            }
+            out.extend(a..=b);
+        } else {
+            out.push(part.parse().map_err(|_| bad())?);
+        }
+    }
+    if out.iter().any(|&c| c >= libc::CPU_SETSIZE as usize) {
+        return Err(format!("'{s}': CPU number too large"));
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// Pin one thread or process (`tid` 0: the calling thread) to `cpus`.
+pub fn set_affinity(tid: u32, cpus: &[usize]) -> std::io::Result<()> {
+    // SAFETY: cpu_set_t is plain data; CPU_SET stays in bounds (parse_cpu_list checks the range).
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus {
+            libc::CPU_SET(c, &mut set);
+        }
+        if libc::sched_setaffinity(
+            tid as libc::pid_t,
+            std::mem::size_of::<libc::cpu_set_t>(),
+            &set,
+        ) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Pin every thread of `pid` and of its children (new threads and forked backends inherit it).
+pub fn pin_tree(pid: u32, cpus: &[usize]) -> std::io::Result<()> {
+    let mut procs = vec![pid];
+    procs.extend(children(pid));
+    for p in procs {
+        for t in threads(p) {
+            // A thread may exit between listing and pinning: ignore only that case.
+            match set_affinity(t, cpus) {
+                Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
+                other => other?,
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Total size of the files under `dir` as allocated on disk (st_blocks: sparse page-compressed
+/// files count what they use).
+pub fn dir_allocated_bytes(dir: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let mut total = 0;
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            if let Ok(m) = e.metadata() {
+                if m.is_dir() {
+                    total += dir_allocated_bytes(&e.path());
+                } else {
+                    total += m.blocks() * 512;
+                }
+            }
+        }
+    }
+    total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(parse_cpu_list("0").unwrap(), vec![0]);
+        assert_eq!(parse_cpu_list("0-2,5").unwrap(), vec![0, 1, 2, 5]);
+        assert!(parse_cpu_list("2-1").is_err());
+        assert!(parse_cpu_list("x").is_err());
+        assert!(parse_cpu_list("").is_err());
+    }
+
+    #[test]
+    fn samples_self() {
+        let me = std::process::id();
+        assert!(alive(me));
+        let s = ProcSample::of_tree(me).unwrap();
+        assert!(s.rss_bytes > 0);
+        assert!(host_busy_s() > 0.0);
+    }
+}

@@ -1,0 +1,245 @@
+//! What enginebench reads from a server around the measured runs: its settings (once), status
+//! counters (before/after every run), the engine's own status text and table sizes (after the
+//! last run of a point).
+
+use std::collections::BTreeMap;
+
+use crate::target::{Conn, Dbms};
+
+/// Server settings and which of them differ from the compiled-in default.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    pub values: BTreeMap<String, String>,
+    pub non_default: Vec<String>,
+}
+
+/// MariaDB: information_schema.SYSTEM_VARIABLES (what SHOW GLOBAL VARIABLES shows, plus where
+/// each value came from); PostgreSQL: pg_settings.
+pub async fn settings(conn: &mut Conn) -> Settings {
+    let sql = match conn.dbms() {
+        Dbms::Mysql => {
+            "SELECT LOWER(VARIABLE_NAME), COALESCE(GLOBAL_VALUE, ''), \
+             CASE WHEN GLOBAL_VALUE_ORIGIN IN ('CONFIG', 'COMMAND-LINE', 'SQL') \
+                  AND COALESCE(GLOBAL_VALUE, '') <> COALESCE(DEFAULT_VALUE, '') THEN 1 ELSE 0 END \
+             FROM information_schema.SYSTEM_VARIABLES"
+        }
+        Dbms::Postgres => {
+            "SELECT name, setting || COALESCE(unit, ''), \
+             CASE WHEN source NOT IN ('default', 'override', 'client', 'session') \
+                  AND setting IS DISTINCT FROM boot_val THEN 1 ELSE 0 END FROM pg_settings"
+        }
+        Dbms::Sqlite => return Settings::default(),
+    };
+    let rows = conn.query(sql).await.unwrap_or_default();
+    let mut s = Settings::default();
+    for r in rows {
+        let mut it = r.into_iter();
+        let (Some(Some(k)), Some(v), Some(nd)) = (it.next(), it.next(), it.next()) else {
+            continue;
+        };
+        // Lifecycle settings name this machine's temporary paths and ports: not tuning.
+        if nd.as_deref() == Some("1") && !LIFECYCLE.contains(&k.as_str()) {
+            s.non_default.push(k.clone());
+        }
+        s.values.insert(k, v.unwrap_or_default());
+    }
+    s.non_default.sort();
+    s
+}
+
+/// Settings enginebench sets to run a private server (paths, port, socket): never a difference
+/// worth showing.
+pub const LIFECYCLE: &[&str] = &[
+    "datadir",
+    "tmpdir",
+    "socket",
+    "port",
+    "bind_address",
+    "pid_file",
+    "log_error",
+    "plugin_load_add",
+    "general_log_file",
+    "slow_query_log_file",
+    "log_basename",
+    "hostname",
+    "data_directory",
+    "config_file",
+    "hba_file",
+    "ident_file",
+    "unix_socket_directories",
+    "listen_addresses",
+    "external_pid_file",
+    "innodb_data_home_dir",
+    "innodb_log_group_home_dir",
+    "aria_log_dir_path",
+    "rocksdb_datadir",
+    "rocksdb_wal_dir",
+    "timestamp",
+    "pseudo_thread_id",
+    "rand_seed1",
+    "rand_seed2",
+    "server_uid",
+    "gtid_domain_id",
+    "in_transaction",
+    "warning_count",
+    "error_count",
+];
+
+/// Status counters for deltas around each measured run. PostgreSQL: pg_stat_database of the
+/// benchmark database and pg_stat_bgwriter (prefixed `bgwriter.`).
+pub async fn counters(conn: &mut Conn) -> BTreeMap<String, f64> {
+    let sql = match conn.dbms() {
+        Dbms::Mysql => "SHOW GLOBAL STATUS",
+        Dbms::Postgres => {
+            "SELECT k, v FROM (SELECT xact_commit, xact_rollback, blks_read, blks_hit, tup_returned, \
+                 tup_fetched, tup_inserted, tup_updated, tup_deleted, temp_bytes, deadlocks \
+                 FROM pg_stat_database WHERE datname = current_database()) d, \
+             LATERAL (VALUES ('xact_commit', xact_commit::float8), ('xact_rollback', xact_rollback), \
+                 ('blks_read', blks_read), ('blks_hit', blks_hit), ('tup_returned', tup_returned), \
+                 ('tup_fetched', tup_fetched), ('tup_inserted', tup_inserted), ('tup_updated', tup_updated), \
+                 ('tup_deleted', tup_deleted), ('temp_bytes', temp_bytes), ('deadlocks', deadlocks)) x(k, v) \
+             UNION ALL \
+             SELECT 'bgwriter.' || k, v FROM pg_stat_bgwriter b, \
+             LATERAL (VALUES ('checkpoints_timed', b.checkpoints_timed::float8), ('checkpoints_req', b.checkpoints_req), \
+                 ('checkpoint_write_time_ms', b.checkpoint_write_time), ('checkpoint_sync_time_ms', b.checkpoint_sync_time), \
+                 ('buffers_checkpoint', b.buffers_checkpoint), ('buffers_clean', b.buffers_clean), \
+                 ('maxwritten_clean', b.maxwritten_clean), ('buffers_backend', b.buffers_backend), \
+                 ('buffers_backend_fsync', b.buffers_backend_fsync), ('buffers_alloc', b.buffers_alloc)) x(k, v)"
+        }
+        Dbms::Sqlite => return BTreeMap::new(),
+    };
+    let rows = conn.query(sql).await.unwrap_or_default();
+    rows.into_iter()
+        .filter_map(|r| {
+            let mut it = r.into_iter();
+            let k = it.next().flatten()?;
+            let v: f64 = it.next().flatten()?.parse().ok()?;
+            Some((k, v))
+        })
+        .collect()
+}
+
+/// The engine's own status text: `SHOW ENGINE INNODB STATUS` or `SHOW ENGINE ROCKSDB STATUS`
+/// (MariaDB only). None for engines without one.
+pub async fn engine_status(conn: &mut Conn, engine: &str) -> Option<String> {
+    if conn.dbms() != Dbms::Mysql {
+        return None;
+    }
+    let e = engine.to_ascii_uppercase();
+    if e != "INNODB" && e != "ROCKSDB" {
+        return None;
+    }
+    let rows = conn.query(&format!("SHOW ENGINE {e} STATUS")).await.ok()?;
+    // Rows are (Type, Name, Status); RocksDB returns several.
+    let text: Vec<String> = rows
+        .into_iter()
+        .filter_map(|r| {
+            let name = r.get(1).cloned().flatten().unwrap_or_default();
+            let st = r.get(2).cloned().flatten()?;
+            Some(if name.is_empty() {
+                st
+            } else {
+                format!("== {name}\n{st}")
+            })
+        })
+        .collect();
+    (!text.is_empty()).then(|| text.join("\n"))
+}
+
+/// Size of a table as the server reports it.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq)]
+pub struct TableSize {
+    pub table: String,
+    pub rows_estimate: u64,
+    pub data_bytes: u64,
+    pub index_bytes: u64,
+}
+
+/// Sizes of the tables of the benchmark database (information_schema.TABLES on MariaDB; heap
+/// and index relation sizes on PostgreSQL).
+pub async fn table_sizes(conn: &mut Conn) -> Vec<TableSize> {
+    let sql = match conn.dbms() {
+        Dbms::Mysql => {
+            "SELECT TABLE_NAME, COALESCE(TABLE_ROWS, 0), COALESCE(DATA_LENGTH, 0), COALESCE(INDEX_LENGTH, 0) \
+             FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() ORDER BY TABLE_NAME"
+        }
+        Dbms::Postgres => {
+            "SELECT c.relname, GREATEST(c.reltuples, 0)::bigint, pg_table_size(c.oid), pg_indexes_size(c.oid) \
+             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE c.relkind = 'r' AND n.nspname = current_schema() ORDER BY c.relname"
+        }
+        Dbms::Sqlite => return Vec::new(),
+    };
+    let rows = conn.query(sql).await.unwrap_or_default();
+    rows.into_iter()
+        .filter_map(|r| {
+            let n = |i: usize| -> u64 {
+                r.get(i)
+                    .cloned()
+                    .flatten()
+                    .and_then(|v| v.parse::<f64>().ok())
+                    .unwrap_or(0.0) as u64
+            };
+            Some(TableSize {
+                table: r.first().cloned().flatten()?,
+                rows_estimate: n(1),
+                data_bytes: n(2),
+                index_bytes: n(3),
+            })
+        })
+        .collect()
+}
+
+/// Settings that differ between servers, and settings equal everywhere but not at their
+/// default: what a reader must know before comparing results side by side.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SettingsDiff {
+    /// name → value per server (in the order given); absent values are "".
+    pub differ: BTreeMap<String, Vec<String>>,
+    /// name → the common value.
+    pub equal_non_default: BTreeMap<String, String>,
+}
+
+pub fn diff(servers: &[(&BTreeMap<String, String>, &[String])]) -> SettingsDiff {
+    let mut out = SettingsDiff::default();
+    let mut names: std::collections::BTreeSet<&String> = Default::default();
+    for (v, _) in servers {
+        names.extend(v.keys());
+    }
+    for n in names {
+        if LIFECYCLE.contains(&n.as_str()) {
+            continue;
+        }
+        let vals: Vec<String> = servers
+            .iter()
+            .map(|(v, _)| v.get(n).cloned().unwrap_or_default())
+            .collect();
+        if vals.iter().any(|x| x != &vals[0]) {
+            out.differ.insert(n.clone(), vals);
+        } else if servers.iter().any(|(_, nd)| nd.contains(n)) {
+            out.equal_non_default.insert(n.clone(), vals[0].clone());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diff_lists_differences_and_shared_non_defaults() {
+        let a: BTreeMap<String, String> = [("a", "1"), ("b", "2"), ("c", "3"), ("datadir", "/x")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let mut b = a.clone();
+        b.insert("a".into(), "9".into());
+        b.insert("datadir".into(), "/y".into());
+        let nd = vec!["b".to_string()];
+        let d = diff(&[(&a, &nd), (&b, &nd)]);
+        assert_eq!(d.differ.keys().collect::<Vec<_>>(), vec!["a"]);
+        assert_eq!(d.differ["a"], vec!["1", "9"]);
+        assert_eq!(d.equal_non_default.keys().collect::<Vec<_>>(), vec!["b"]);
+    }
+}

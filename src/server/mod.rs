@@ -1,0 +1,775 @@
+//! Private MariaDB / PostgreSQL servers: start one in its own folder (data, socket, log, option
+//! file) on a free 127.0.0.1 port, wait until it answers, stop it cleanly — on success, on error,
+//! on Ctrl-C and from Drop. No systemd, nothing system-wide is touched.
+//!
+//! Folder layout (the "datadir" of `--datadir`): `data/` (the server's data directory),
+//! `tmp/`, `server.log`, `server.cnf` (MariaDB) or `data/enginebench.conf` (PostgreSQL), and
+//! `server.json` (kind, pid, port, URL: what `server stop|status` read).
+//! Sockets go to a short folder under /tmp: a Unix socket path must fit in 107 bytes.
+
+pub mod capture;
+pub mod profile;
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::measure::proc;
+use crate::target::{Conn, TargetSpec};
+
+/// Bounded waits: start-up (InnoDB creates its files) and clean shutdown.
+const START_WAIT: Duration = Duration::from_secs(60);
+const STOP_WAIT: Duration = Duration::from_secs(60);
+/// Retries after losing a race for a free port.
+const PORT_TRIES: usize = 5;
+/// The database created for benchmarks on a managed server.
+pub const DATABASE: &str = "enginebench";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Mariadb,
+    Postgres,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Mariadb => "mariadb",
+            Kind::Postgres => "postgres",
+        }
+    }
+    pub fn parse(s: &str) -> Result<Kind> {
+        match s {
+            "mariadb" | "mysql" => Ok(Kind::Mariadb),
+            "postgres" | "postgresql" | "pg" => Ok(Kind::Postgres),
+            _ => Err(Error::usage(format!(
+                "unknown server '{s}': use mariadb or postgres"
+            ))),
+        }
+    }
+    fn title(self) -> &'static str {
+        match self {
+            Kind::Mariadb => "MariaDB",
+            Kind::Postgres => "PostgreSQL",
+        }
+    }
+}
+
+/// What to start: validated from the command line, no I/O yet.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerSpec {
+    pub kind: Kind,
+    pub profile: String,
+    /// `--server-opt key=value`, in order; each wins over the profile.
+    pub opts: Vec<(String, String)>,
+    /// Keep (or reuse) this folder instead of a temporary one.
+    pub datadir: Option<PathBuf>,
+    pub keep_datadir: bool,
+    /// Stop the server if this process dies (throwaway servers); off for `server start`.
+    #[serde(skip)]
+    pub die_with_parent: bool,
+}
+
+impl ServerSpec {
+    /// Parse `mariadb[:PROFILE]` / `postgres[:PROFILE]`.
+    pub fn parse(s: &str, opts: &[String], datadir: Option<&str>, keep: bool) -> Result<Self> {
+        let (k, p) = s.split_once(':').unwrap_or((s, "default"));
+        let kind = Kind::parse(k).map_err(|e| e.context("--server"))?;
+        profile::text(kind, p)?;
+        Ok(ServerSpec {
+            kind,
+            profile: p.to_string(),
+            opts: opts
+                .iter()
+                .map(|o| profile::parse_opt(o))
+                .collect::<Result<_>>()?,
+            datadir: datadir.map(PathBuf::from),
+            keep_datadir: keep || datadir.is_some(),
+            die_with_parent: true,
+        })
+    }
+}
+
+/// What `server.json` holds: enough for `server stop|status` in another invocation.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct State {
+    pub kind: Kind,
+    pub pid: u32,
+    pub port: u16,
+    pub url: String,
+    pub profile: String,
+    pub socket_dir: PathBuf,
+}
+
+/// A running private server. Dropping it stops it (and removes its folder unless kept).
+pub struct Server {
+    pub kind: Kind,
+    pub profile: String,
+    pub pid: u32,
+    pub port: u16,
+    /// Target URL of the benchmark database (no password: root/trust over the local socket).
+    pub url: String,
+    pub root: PathBuf,
+    socket_dir: PathBuf,
+    keep: bool,
+    child: Option<Child>,
+    stopped: bool,
+    /// The effective option file the server was started with (profile + --server-opt).
+    pub options_text: String,
+}
+
+fn find_bin(names: &[&str], dirs: &[&str]) -> Option<PathBuf> {
+    let path = std::env::var("PATH").unwrap_or_default();
+    for n in names {
+        for d in path.split(':').chain(dirs.iter().copied()) {
+            let p = Path::new(d).join(n);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+fn missing(kind: Kind, what: &str) -> Error {
+    let pkgs = match kind {
+        Kind::Mariadb => "mariadb-server mariadb-plugin-rocksdb",
+        Kind::Postgres => "postgresql",
+    };
+    Error::usage(format!(
+        "{} server binaries not found ({what}): install the Debian packages {pkgs} (apt-get install -y {pkgs})",
+        kind.title()
+    ))
+}
+
+fn pg_bindir() -> Option<PathBuf> {
+    let base = Path::new("/usr/lib/postgresql");
+    let fifteen = base.join("15/bin");
+    if fifteen.join("postgres").is_file() {
+        return Some(fifteen);
+    }
+    let mut v: Vec<(u32, PathBuf)> = std::fs::read_dir(base)
+        .ok()?
+        .flatten()
+        .filter_map(|e| Some((e.file_name().to_str()?.parse().ok()?, e.path().join("bin"))))
+        .filter(|(_, p): &(u32, PathBuf)| p.join("postgres").is_file())
+        .collect();
+    v.sort();
+    v.pop().map(|x| x.1)
+}
+
+/// A free TCP port in 20000-32767 (below the ephemeral range, so outgoing connections do not
+/// take it). The remaining race is handled by retrying the start on a bind error.
+fn free_port(attempt: usize) -> u16 {
+    let seed = std::process::id() as u64 ^ (Instant::now().elapsed().as_nanos() as u64);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos() as u64)
+        .unwrap_or(0);
+    for i in 0..200u64 {
+        let p = 20000
+            + ((seed.wrapping_mul(31) ^ t).wrapping_add(i * 7919 + attempt as u64 * 104729) % 12768)
+                as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", p)).is_ok() {
+            return p;
+        }
+    }
+    0
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}
+
+/// The postgres user's uid and gid.
+fn postgres_ids() -> Option<(u32, u32)> {
+    let name = std::ffi::CString::new("postgres").ok()?;
+    // SAFETY: getpwnam returns a pointer to static storage or null; read at once.
+    unsafe {
+        let pw = libc::getpwnam(name.as_ptr());
+        if pw.is_null() {
+            return None;
+        }
+        Some(((*pw).pw_uid, (*pw).pw_gid))
+    }
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn chown(p: &Path, ids: Option<(u32, u32)>) -> Result<()> {
+    if let Some((u, g)) = ids {
+        std::os::unix::fs::chown(p, Some(u), Some(g))
+            .map_err(|e| Error::usage(format!("cannot chown {} to postgres: {e}", p.display())))?;
+    }
+    Ok(())
+}
+
+/// The last lines of a log, folded into one line for an error message.
+fn log_tail(p: &Path) -> String {
+    let s = std::fs::read_to_string(p).unwrap_or_default();
+    let lines: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
+    let tail = lines[lines.len().saturating_sub(3)..].join(" | ");
+    crate::error::one_line(&tail)
+}
+
+/// Configure a child: own session (a Ctrl-C aimed at us does not hit the server: we stop it
+/// cleanly), optionally another user, optionally a signal when we die.
+fn child_setup(cmd: &mut Command, ids: Option<(u32, u32)>, die_sig: Option<i32>) {
+    cmd.stdin(Stdio::null());
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::setsid();
+            if let Some((u, g)) = ids {
+                if libc::setgroups(0, std::ptr::null()) != 0
+                    || libc::setgid(g) != 0
+                    || libc::setuid(u) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            // After setuid: changing credentials clears the parent-death signal.
+            if let Some(sig) = die_sig {
+                libc::prctl(libc::PR_SET_PDEATHSIG, sig as libc::c_ulong, 0, 0, 0);
+            }
+            Ok(())
+        });
+    }
+}
+
+impl Server {
+    /// Start a private server as `spec` says and wait (bounded) until it answers.
+    pub fn start(spec: &ServerSpec) -> Result<Server> {
+        let (root, keep) = match &spec.datadir {
+            Some(d) => {
+                std::fs::create_dir_all(d).map_err(|e| {
+                    Error::usage(format!("--datadir: cannot create {}: {e}", d.display()))
+                })?;
+                (
+                    d.canonicalize()
+                        .map_err(|e| Error::usage(format!("--datadir: {e}")))?,
+                    true,
+                )
+            }
+            None => {
+                let d = tempdir("eb-srv-")?;
+                (d, spec.keep_datadir)
+            }
+        };
+        if root.join("server.json").exists() {
+            if let Ok(st) = read_state(&root) {
+                if proc::alive(st.pid) && owns(&st, &root) {
+                    return Err(Error::usage(format!(
+                        "a {} server (pid {}) is already running in {}: stop it with `enginebench server stop {} --datadir {}`",
+                        st.kind.name(), st.pid, root.display(), st.kind.name(), root.display()
+                    )));
+                }
+            }
+        }
+        let socket_dir = tempdir("eb-sock-")?;
+        let mut s = Server {
+            kind: spec.kind,
+            profile: spec.profile.clone(),
+            pid: 0,
+            port: 0,
+            url: String::new(),
+            root,
+            socket_dir,
+            keep,
+            child: None,
+            stopped: false,
+            options_text: String::new(),
+        };
+        // On any error below, Drop stops what was started and removes the folders.
+        match spec.kind {
+            Kind::Mariadb => s.start_mariadb(spec)?,
+            Kind::Postgres => s.start_postgres(spec)?,
+        }
+        s.write_state()?;
+        Ok(s)
+    }
+
+    fn start_mariadb(&mut self, spec: &ServerSpec) -> Result<()> {
+        let sbin = ["/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"];
+        let install = find_bin(&["mariadb-install-db", "mysql_install_db"], &sbin)
+            .ok_or_else(|| missing(Kind::Mariadb, "mariadb-install-db"))?;
+        let mariadbd = find_bin(&["mariadbd", "mysqld"], &sbin)
+            .ok_or_else(|| missing(Kind::Mariadb, "mariadbd"))?;
+        let data = self.root.join("data");
+        let tmp = self.root.join("tmp");
+        std::fs::create_dir_all(&tmp)
+            .map_err(|e| Error::usage(format!("{}: {e}", tmp.display())))?;
+        let root_user = is_root();
+        if !data.join("mysql").is_dir() {
+            let mut c = Command::new(&install);
+            c.arg("--no-defaults");
+            if root_user {
+                c.arg("--user=root");
+            }
+            c.arg(format!("--datadir={}", data.display()))
+                .arg("--auth-root-authentication-method=normal")
+                .arg("--skip-test-db");
+            let log = self.root.join("install.log");
+            let out = run_logged(&mut c, &log)?;
+            if !out {
+                return Err(Error::usage(format!(
+                    "mariadb-install-db failed in {}: {}",
+                    data.display(),
+                    log_tail(&log)
+                )));
+            }
+        }
+        // The effective option file: the profile, then each --server-opt (later lines win).
+        let mut cnf = profile::text(Kind::Mariadb, &spec.profile)?;
+        if !spec.opts.is_empty() {
+            cnf.push_str("\n[mariadbd]\n# --server-opt\n");
+            for (k, v) in &spec.opts {
+                cnf.push_str(&format!("{k} = {v}\n"));
+            }
+        }
+        let cnf_path = self.root.join("server.cnf");
+        std::fs::write(&cnf_path, &cnf)
+            .map_err(|e| Error::usage(format!("{}: {e}", cnf_path.display())))?;
+        self.options_text = cnf;
+        let log = self.root.join("server.log");
+        let sock = self.socket_dir.join("mdb.sock");
+        for attempt in 0..PORT_TRIES {
+            let port = free_port(attempt);
+            let log_off = std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0);
+            let mut c = Command::new(&mariadbd);
+            // --defaults-file must come first; it replaces --no-defaults (no /etc/mysql files).
+            c.arg(format!("--defaults-file={}", cnf_path.display()));
+            if root_user {
+                c.arg("--user=root");
+            }
+            c.arg(format!("--datadir={}", data.display()))
+                .arg(format!("--tmpdir={}", tmp.display()))
+                .arg(format!("--socket={}", sock.display()))
+                .arg(format!("--port={port}"))
+                .arg("--bind-address=127.0.0.1")
+                .arg(format!(
+                    "--pid-file={}",
+                    self.root.join("server.pid").display()
+                ))
+                .arg(format!("--log-error={}", log.display()))
+                .arg("--plugin-load-add=ha_rocksdb");
+            let out = std::fs::File::create(self.root.join("server.out"))
+                .map_err(|e| Error::usage(format!("{}: {e}", self.root.display())))?;
+            c.stdout(out.try_clone().map_err(|e| Error::usage(e.to_string()))?)
+                .stderr(out);
+            child_setup(&mut c, None, spec.die_with_parent.then_some(libc::SIGTERM));
+            let child = c
+                .spawn()
+                .map_err(|e| Error::usage(format!("cannot start {}: {e}", mariadbd.display())))?;
+            self.pid = child.id();
+            self.port = port;
+            self.child = Some(child);
+            self.url = format!(
+                "mysql://root@localhost/{DATABASE}?socket={}",
+                sock.display()
+            );
+            let admin = format!("mysql://root@localhost/mysql?socket={}", sock.display());
+            match self.wait_ready(&admin, &log, log_off)? {
+                Ready::Yes => {
+                    self.sql(
+                        &admin,
+                        &[&format!("CREATE DATABASE IF NOT EXISTS {DATABASE}")],
+                    )?;
+                    return Ok(());
+                }
+                Ready::PortTaken => continue,
+            }
+        }
+        Err(Error::usage("MariaDB: no free port after 5 tries"))
+    }
+
+    fn start_postgres(&mut self, spec: &ServerSpec) -> Result<()> {
+        let bin = pg_bindir()
+            .ok_or_else(|| missing(Kind::Postgres, "/usr/lib/postgresql/*/bin/postgres"))?;
+        // PostgreSQL refuses to run as root: as root, run it as the postgres user.
+        let ids = if is_root() {
+            Some(postgres_ids().ok_or_else(|| {
+                Error::usage(
+                    "no postgres user on this machine: install the Debian package postgresql",
+                )
+            })?)
+        } else {
+            None
+        };
+        let data = self.root.join("data");
+        let log = self.root.join("server.log");
+        // postgres must be able to reach its folders: every parent needs o+x.
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&self.root, std::fs::Permissions::from_mode(0o755));
+        let _ = std::fs::set_permissions(&self.socket_dir, std::fs::Permissions::from_mode(0o755));
+        std::fs::create_dir_all(&data)
+            .map_err(|e| Error::usage(format!("{}: {e}", data.display())))?;
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log);
+        for p in [&data, &log, &self.socket_dir] {
+            chown(p, ids)?;
+        }
+        let _ = std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o700));
+        if !data.join("PG_VERSION").exists() {
+            let mut c = Command::new(bin.join("initdb"));
+            c.arg("-D")
+                .arg(&data)
+                .args([
+                    "-U",
+                    "postgres",
+                    "--auth=trust",
+                    "-E",
+                    "UTF8",
+                    "--locale=C.UTF-8",
+                ])
+                .current_dir("/");
+            child_setup(&mut c, ids, None);
+            let ilog = self.root.join("install.log");
+            if !run_logged(&mut c, &ilog)? {
+                return Err(Error::usage(format!(
+                    "initdb failed in {} (can user postgres reach every parent folder?): {}",
+                    data.display(),
+                    log_tail(&ilog)
+                )));
+            }
+        }
+        let mut conf = profile::text(Kind::Postgres, &spec.profile)?;
+        if !spec.opts.is_empty() {
+            conf.push_str("\n# --server-opt\n");
+            for (k, v) in &spec.opts {
+                conf.push_str(&format!("{k} = '{v}'\n"));
+            }
+        }
+        let conf_path = data.join("enginebench.conf");
+        std::fs::write(&conf_path, &conf)
+            .map_err(|e| Error::usage(format!("{}: {e}", conf_path.display())))?;
+        chown(&conf_path, ids)?;
+        let main_conf = data.join("postgresql.conf");
+        let mc = std::fs::read_to_string(&main_conf).unwrap_or_default();
+        if !mc.contains("include 'enginebench.conf'") {
+            std::fs::write(&main_conf, format!("{mc}\ninclude 'enginebench.conf'\n"))
+                .map_err(|e| Error::usage(format!("{}: {e}", main_conf.display())))?;
+        }
+        self.options_text = conf;
+        for attempt in 0..PORT_TRIES {
+            let port = free_port(attempt);
+            let log_off = std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0);
+            let mut c = Command::new(bin.join("postgres"));
+            c.arg("-D")
+                .arg(&data)
+                .arg("-p")
+                .arg(port.to_string())
+                .arg("-k")
+                .arg(&self.socket_dir)
+                .args(["-c", "listen_addresses=127.0.0.1"])
+                .current_dir("/");
+            let f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&log)
+                .map_err(|e| Error::usage(format!("{}: {e}", log.display())))?;
+            c.stdout(f.try_clone().map_err(|e| Error::usage(e.to_string()))?)
+                .stderr(f);
+            // SIGINT is PostgreSQL's fast shutdown.
+            child_setup(&mut c, ids, spec.die_with_parent.then_some(libc::SIGINT));
+            let child = c
+                .spawn()
+                .map_err(|e| Error::usage(format!("cannot start PostgreSQL: {e}")))?;
+            self.pid = child.id();
+            self.port = port;
+            self.child = Some(child);
+            let sock = self.socket_dir.display().to_string();
+            self.url = format!("postgres://postgres@localhost:{port}/{DATABASE}?host={sock}");
+            let admin = format!("postgres://postgres@localhost:{port}/postgres?host={sock}");
+            match self.wait_ready(&admin, &log, log_off)? {
+                Ready::Yes => {
+                    let exists = rt().block_on(async {
+                        let mut c = Conn::connect(&spec_of(&admin)?)
+                            .await
+                            .map_err(|e| Error::usage(e.message))?;
+                        c.query_one(&format!(
+                            "SELECT 1 FROM pg_database WHERE datname = '{DATABASE}'"
+                        ))
+                        .await
+                        .map_err(|e| Error::usage(e.message))
+                    })?;
+                    if exists.is_none() {
+                        self.sql(&admin, &[&format!("CREATE DATABASE {DATABASE}")])?;
+                    }
+                    return Ok(());
+                }
+                Ready::PortTaken => continue,
+            }
+        }
+        Err(Error::usage("PostgreSQL: no free port after 5 tries"))
+    }
+
+    /// Poll until the server accepts a connection; fail (naming the log) when it exits or the
+    /// bounded wait is over.
+    fn wait_ready(&mut self, admin: &str, log: &Path, log_off: u64) -> Result<Ready> {
+        let spec = spec_of(admin)?;
+        let deadline = Instant::now() + START_WAIT;
+        let rt = rt();
+        loop {
+            if crate::runner::interrupt::signal().is_some() {
+                return Err(Error {
+                    failure: crate::error::Failure::Interrupted(
+                        crate::runner::interrupt::signal().unwrap_or(2),
+                    ),
+                    message: format!("interrupted while starting {}", self.kind.title()),
+                });
+            }
+            let exited = self
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten());
+            if let Some(status) = exited {
+                self.child = None;
+                self.stopped = true;
+                let text = std::fs::read(log)
+                    .map(|b| {
+                        String::from_utf8_lossy(&b[(log_off as usize).min(b.len())..]).into_owned()
+                    })
+                    .unwrap_or_default();
+                if text.contains("Address already in use") || text.contains("Bind on TCP/IP port") {
+                    self.stopped = false;
+                    return Ok(Ready::PortTaken);
+                }
+                return Err(Error::usage(format!(
+                    "{} exited during start-up ({status}); log {}: {}",
+                    self.kind.title(),
+                    log.display(),
+                    log_tail(log)
+                )));
+            }
+            let ok = rt.block_on(async {
+                tokio::time::timeout(Duration::from_secs(2), Conn::connect(&spec))
+                    .await
+                    .map(|r| r.is_ok())
+                    .unwrap_or(false)
+            });
+            if ok {
+                return Ok(Ready::Yes);
+            }
+            if Instant::now() > deadline {
+                return Err(Error::usage(format!(
+                    "{} did not answer within {} s; log {}: {}",
+                    self.kind.title(),
+                    START_WAIT.as_secs(),
+                    log.display(),
+                    log_tail(log)
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn sql(&self, url: &str, stmts: &[&str]) -> Result<()> {
+        let spec = spec_of(url)?;
+        rt().block_on(async {
+            let mut c = Conn::connect(&spec)
+                .await
+                .map_err(|e| Error::usage(format!("{}: {}", self.kind.title(), e.message)))?;
+            for s in stmts {
+                c.execute(s).await.map_err(|e| {
+                    Error::usage(format!("{}: {s}: {}", self.kind.title(), e.message))
+                })?;
+            }
+            Ok(())
+        })
+    }
+
+    fn write_state(&self) -> Result<()> {
+        let st = State {
+            kind: self.kind,
+            pid: self.pid,
+            port: self.port,
+            url: self.url.clone(),
+            profile: self.profile.clone(),
+            socket_dir: self.socket_dir.clone(),
+        };
+        let p = self.root.join("server.json");
+        std::fs::write(
+            &p,
+            serde_json::to_string_pretty(&st).expect("state serializes"),
+        )
+        .map_err(|e| Error::usage(format!("{}: {e}", p.display())))
+    }
+
+    /// A one-line description for errors: which server, its pid and its log.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} server (pid {}, log {})",
+            self.kind.title(),
+            self.pid,
+            self.root.join("server.log").display()
+        )
+    }
+
+    /// True while the server process runs (a killed, unreaped server is a zombie: not alive).
+    pub fn alive(&self) -> bool {
+        !self.stopped && proc::alive(self.pid)
+    }
+
+    /// Keep the folder when the server stops (a server that died: its log says why).
+    pub fn keep_folder(&mut self) {
+        self.keep = true;
+    }
+
+    /// Leave the server running after this process exits (`server start`).
+    pub fn detach(mut self) {
+        self.stopped = true;
+        self.keep = true;
+        self.child = None;
+    }
+
+    /// Stop the server cleanly (bounded), then remove its folder unless kept.
+    pub fn stop(&mut self) -> Result<()> {
+        if self.stopped {
+            return Ok(());
+        }
+        self.stopped = true;
+        let r = if self.pid != 0 {
+            stop_pid(self.kind, self.pid, self.child.as_mut())
+        } else {
+            Ok(())
+        };
+        self.child = None;
+        if !self.keep {
+            let _ = std::fs::remove_dir_all(&self.root);
+        } else {
+            let _ = std::fs::remove_file(self.root.join("server.json"));
+        }
+        let _ = std::fs::remove_dir_all(&self.socket_dir);
+        r
+    }
+}
+
+enum Ready {
+    Yes,
+    PortTaken,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Err(e) = self.stop() {
+            eprintln!("enginebench: {}", e.message);
+        }
+    }
+}
+
+fn spec_of(url: &str) -> Result<TargetSpec> {
+    TargetSpec::parse(url, |_| None).map_err(Error::usage)
+}
+
+fn tempdir(prefix: &str) -> Result<PathBuf> {
+    let base = std::env::temp_dir();
+    for i in 0..1000u32 {
+        let p = base.join(format!("{prefix}{}-{i}", std::process::id()));
+        match std::fs::create_dir(&p) {
+            Ok(()) => return Ok(p),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(Error::usage(format!("cannot create {}: {e}", p.display()))),
+        }
+    }
+    Err(Error::usage("cannot create a temporary folder"))
+}
+
+/// Run a setup command with its output in `log`; true on success.
+fn run_logged(c: &mut Command, log: &Path) -> Result<bool> {
+    let f =
+        std::fs::File::create(log).map_err(|e| Error::usage(format!("{}: {e}", log.display())))?;
+    c.stdout(f.try_clone().map_err(|e| Error::usage(e.to_string()))?)
+        .stderr(f);
+    let st = c
+        .status()
+        .map_err(|e| Error::usage(format!("cannot run {:?}: {e}", c.get_program())))?;
+    Ok(st.success())
+}
+
+/// Signal a server to shut down cleanly and wait (bounded); then kill it.
+fn stop_pid(kind: Kind, pid: u32, child: Option<&mut Child>) -> Result<()> {
+    // MariaDB: SIGTERM is a clean shutdown. PostgreSQL: SIGINT is "fast" (disconnect clients,
+    // checkpoint, exit); SIGTERM ("smart") would wait for clients to leave.
+    let sig = match kind {
+        Kind::Mariadb => libc::SIGTERM,
+        Kind::Postgres => libc::SIGINT,
+    };
+    // SAFETY: kill with a pid we started (or verified by its command line) and a valid signal.
+    unsafe { libc::kill(pid as i32, sig) };
+    let deadline = Instant::now() + STOP_WAIT;
+    let mut child = child;
+    loop {
+        let gone = match child.as_mut() {
+            Some(c) => !matches!(c.try_wait(), Ok(None)),
+            None => !proc::alive(pid),
+        };
+        if gone {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            // SAFETY: as above.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            if let Some(c) = child {
+                let _ = c.wait();
+            }
+            return Err(Error::run(format!(
+                "{} (pid {pid}) did not stop within {} s and was killed",
+                kind.title(),
+                STOP_WAIT.as_secs()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+pub fn read_state(root: &Path) -> Result<State> {
+    let p = root.join("server.json");
+    let s = std::fs::read_to_string(&p).map_err(|e| {
+        Error::usage(format!(
+            "no server started by enginebench in {} ({}: {e})",
+            root.display(),
+            p.display()
+        ))
+    })?;
+    serde_json::from_str(&s).map_err(|e| Error::usage(format!("{}: {e}", p.display())))
+}
+
+/// True if `st.pid` is really our server of `root` (its command line names the folder), not a
+/// process that reused the pid.
+fn owns(st: &State, root: &Path) -> bool {
+    let cmd = std::fs::read(format!("/proc/{}/cmdline", st.pid)).unwrap_or_default();
+    let cmd = String::from_utf8_lossy(&cmd);
+    cmd.contains(&root.join("data").display().to_string())
+}
+
+/// `server status`: the state of the server in `root`, if it runs.
+pub fn status(root: &Path) -> Result<Option<State>> {
+    let st = read_state(root)?;
+    Ok((proc::alive(st.pid) && owns(&st, root)).then_some(st))
+}
+
+/// `server stop`: stop the server in `root` cleanly.
+pub fn stop_in(root: &Path) -> Result<Option<State>> {
+    let st = read_state(root)?;
+    if !(proc::alive(st.pid) && owns(&st, root)) {
+        let _ = std::fs::remove_file(root.join("server.json"));
+        return Ok(None);
+    }
+    stop_pid(st.kind, st.pid, None)?;
+    let _ = std::fs::remove_file(root.join("server.json"));
+    let _ = std::fs::remove_dir_all(&st.socket_dir);
+    Ok(Some(st))
+}

@@ -1,0 +1,145 @@
+//! Server config profiles: plain option files in the repo (`profiles/<server>/<name>.cnf|conf`),
+//! compiled into the binary so that it works from any folder. A profile may also be a path.
+
+use crate::error::{Error, Result};
+
+use super::Kind;
+
+/// (server, profile name, file text). The files carry comments citing where each number comes from.
+const PROFILES: &[(Kind, &str, &str)] = &[
+    (
+        Kind::Mariadb,
+        "default",
+        include_str!("../../profiles/mariadb/default.cnf"),
+    ),
+    (
+        Kind::Mariadb,
+        "small",
+        include_str!("../../profiles/mariadb/small.cnf"),
+    ),
+    (
+        Kind::Mariadb,
+        "read-2007",
+        include_str!("../../profiles/mariadb/read-2007.cnf"),
+    ),
+    (
+        Kind::Mariadb,
+        "oltp-2014",
+        include_str!("../../profiles/mariadb/oltp-2014.cnf"),
+    ),
+    (
+        Kind::Postgres,
+        "default",
+        include_str!("../../profiles/postgres/default.conf"),
+    ),
+    (
+        Kind::Postgres,
+        "small",
+        include_str!("../../profiles/postgres/small.conf"),
+    ),
+];
+
+pub fn names(kind: Kind) -> Vec<&'static str> {
+    PROFILES
+        .iter()
+        .filter(|p| p.0 == kind)
+        .map(|p| p.1)
+        .collect()
+}
+
+/// The text of profile `name` (a built-in name, or a path to an option file).
+pub fn text(kind: Kind, name: &str) -> Result<String> {
+    if let Some(p) = PROFILES.iter().find(|p| p.0 == kind && p.1 == name) {
+        return Ok(p.2.to_string());
+    }
+    if name.contains('/') || name.ends_with(".cnf") || name.ends_with(".conf") {
+        return std::fs::read_to_string(name)
+            .map_err(|e| Error::usage(format!("--server: cannot read profile file {name}: {e}")));
+    }
+    Err(Error::usage(format!(
+        "--server: unknown {} profile '{name}'; known: {} (or give a path to an option file)",
+        kind.name(),
+        names(kind).join(", ")
+    )))
+}
+
+/// The `key = value` settings of an option file, in order (later lines win), comments and
+/// section headers skipped. Keys are normalized (`-` → `_`, `loose-` dropped) so that the
+/// names match what the server reports.
+pub fn settings(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty() && !l.starts_with('#') && !l.starts_with('[') && !l.starts_with(';')
+        })
+        .map(|l| match l.split_once('=') {
+            Some((k, v)) => (normalize(k), v.trim().trim_matches('\'').to_string()),
+            None => (normalize(l), "ON".to_string()),
+        })
+        .collect()
+}
+
+pub fn normalize(key: &str) -> String {
+    let k = key.trim().replace('-', "_");
+    k.strip_prefix("loose_").unwrap_or(&k).to_string()
+}
+
+/// Check a `--server-opt key=value`: a plain option name and a value without newlines or quotes
+/// (it is written into an option file, never onto a command line).
+pub fn parse_opt(s: &str) -> Result<(String, String)> {
+    let (k, v) = s.split_once('=').ok_or_else(|| {
+        Error::usage(format!(
+            "--server-opt: '{s}' is not key=value (e.g. innodb_buffer_pool_size=1G)"
+        ))
+    })?;
+    let k = k.trim();
+    if k.is_empty()
+        || !k
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
+    {
+        return Err(Error::usage(format!(
+            "--server-opt: '{k}' is not an option name"
+        )));
+    }
+    if v.contains(['\n', '\r', '\'', '"', '\\']) {
+        return Err(Error::usage(format!(
+            "--server-opt {k}: the value must not contain quotes, backslashes or newlines"
+        )));
+    }
+    Ok((k.to_string(), v.trim().to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_profile_allows_256_threads() {
+        for (kind, name, text) in PROFILES {
+            let s = settings(text);
+            let mc: u64 = s
+                .iter()
+                .rev()
+                .find(|(k, _)| k == "max_connections")
+                .unwrap_or_else(|| panic!("{name} of {kind:?} sets no max_connections"))
+                .1
+                .parse()
+                .unwrap();
+            assert!(mc >= 260, "{kind:?}:{name} max_connections {mc}");
+        }
+    }
+
+    #[test]
+    fn parses_settings_and_opts() {
+        let s =
+            settings("[mariadbd]\n# c\nloose-rocksdb-block-cache-size = 64M\nskip_name_resolve\n");
+        assert_eq!(s[0], ("rocksdb_block_cache_size".into(), "64M".into()));
+        assert_eq!(s[1].0, "skip_name_resolve");
+        assert!(parse_opt("a=1").is_ok());
+        assert!(parse_opt("a").is_err());
+        assert!(parse_opt("a=1'").is_err());
+        assert!(parse_opt("a b=1").is_err());
+        assert!(text(Kind::Postgres, "nope").is_err());
+    }
+}
