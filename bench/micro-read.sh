@@ -334,7 +334,7 @@ cleanup() {
     if ((servers_started)); then
         if ((rc != 0)); then
             for f in "$TMP/mdb.err" "$TMP/pg.log"; do
-                [[ -s "$f" ]] && cp "$f" "$OUT/" 2>/dev/null || true
+                if [[ -s "$f" ]]; then cp "$f" "$OUT/" 2>/dev/null || true; fi
             done
         fi
         bash "$repo_root/scripts/db-servers.sh" stop "$TMP" >/dev/null 2>&1 ||
@@ -402,8 +402,10 @@ shell_child_ticks() { # -> CHILD_T: CPU of this shell's reaped children
 }
 
 busy_ticks() { # -> BUSY_T: busy CPU of the whole machine
-    local cpu user nice system idle iowait irq softirq steal rest
-    read -r cpu user nice system idle iowait irq softirq steal rest </proc/stat
+    # cpu user nice system idle iowait irq softirq steal ...; idle and iowait
+    # are not busy.
+    local user nice system irq softirq steal _
+    read -r _ user nice system _ _ irq softirq steal _ </proc/stat
     BUSY_T=$((user + nice + system + irq + softirq + steal))
 }
 
@@ -520,11 +522,13 @@ for t in "${TARGETS[@]}"; do
 done
 
 python3 - "$OUT/meta.json" "$started_at" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$git_commit" "$git_dirty" \
-    "$bin_version" "$bin_sha" "${EB_TARGETS:-}" "${EB_BENCH_ARGS:-}" "${EB_TABLE_SIZE:-}" "${TARGETS[@]}" <<'PY'
-import json, sys
-path, started, finished, commit, dirty, version, sha, e_t, e_a, e_s, *targets = sys.argv[1:]
-env = " ".join(f'{k}="{v}"' for k, v in (("EB_TARGETS", e_t), ("EB_BENCH_ARGS", e_a),
-                                          ("EB_TABLE_SIZE", e_s)) if v)
+    "$bin_version" "$bin_sha" "${TARGETS[@]}" <<'PY'
+import json, os, sys
+path, started, finished, commit, dirty, version, sha, *targets = sys.argv[1:]
+# The EB_* settings that shape a run (EB_OUT and EB_BIN only say where).
+env = " ".join(f'{k}="{os.environ[k]}"' for k in
+               ("EB_TARGETS", "EB_BENCH_ARGS", "EB_TABLE_SIZE", "EB_QUIET_PCT", "EB_QUIET_WAIT")
+               if os.environ.get(k))
 json.dump({"started_at": started, "finished_at": finished, "git_commit": commit,
            "git_dirty": dirty == "true", "binary": f"{version}, sha256 {sha}…",
            "targets": targets,
