@@ -5,3 +5,5 @@
 mod cli;
 mod common;
 mod micro_read;
+mod mysqlwire;
+mod open_loop;
