@@ -158,6 +158,7 @@ pub struct RunArgs {
     pub client_threads: usize,
 
     /// Do not run client threads under SCHED_BATCH (which spares a context switch per query).
+    /// Open-loop runs (--rate) never use it: it delays the timer wake-ups of the schedule.
     #[arg(long)]
     pub no_sched_batch: bool,
 

@@ -513,7 +513,13 @@ async fn worker<D: Driver>(
                 None => None,
             };
             let t0 = Instant::now();
-            if t0 >= deadline || interrupt::signal().is_some() {
+            // An operation due before the deadline may start in the timer's last tick after it
+            // (else the tick's lateness would show as backlog); one behind by more does not.
+            let stop_at = match intended {
+                Some(_) => deadline + LATE,
+                None => deadline,
+            };
+            if t0 >= stop_at || interrupt::signal().is_some() {
                 break;
             }
             if let (Some(s), Some(due)) = (schedule.as_mut(), intended) {
