@@ -92,7 +92,7 @@ else
     server_ticks() {
         local t=0 p
         for p in $srv_pid $(pgrep -P "$srv_pid"); do
-            [[ -r /proc/$p/stat ]] && t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0)))
+            t=$((t + $(proc_ticks "$p")))
         done
         echo $t
     }
@@ -100,7 +100,7 @@ fi
 
 hz=$(getconf CLK_TCK)
 busy_ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
-proc_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+proc_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 ctxsw() {
     cat /proc/"$1"/task/*/status 2>/dev/null |
         awk '/^(voluntary|nonvoluntary)_ctxt_switches/{s += $2} END {print s + 0}'
@@ -114,8 +114,10 @@ fi
 "$bin" prepare micro-read --target "$eb_target" --table-size "$rows" >"$out/eb-prepare.log" 2>&1 ||
     die "enginebench prepare failed: see $out/eb-prepare.log"
 if [[ $dbms == pgsql ]]; then
-    sql "VACUUM ANALYZE; CHECKPOINT" sbtest >/dev/null
-    sql "VACUUM ANALYZE; CHECKPOINT" ebvs >/dev/null
+    for db in sbtest ebvs; do
+        sql "VACUUM ANALYZE" $db >/dev/null
+        sql "CHECKPOINT" $db >/dev/null
+    done
 fi
 
 # Run one client in the background; measure the window; wait for it.

@@ -27,7 +27,7 @@ fn run_rate(url: &str, dir: &std::path::Path, extra: &[&str]) -> (Json, Duration
     ];
     args.extend_from_slice(extra);
     // Run the binary ourselves to sample its memory while it runs.
-    let mut child = std::process::Command::new(BIN)
+    let child = std::process::Command::new(BIN)
         .args(&args)
         .current_dir(dir)
         .env_remove("ENGINEBENCH_TARGET")
