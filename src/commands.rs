@@ -312,7 +312,14 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
             host: HostFacts::collect(),
             load: loaded,
             points: Vec::new(),
-            notes: notes(&cfg),
+            notes: {
+                let mut n = notes(&cfg);
+                if let Conn::Mysql(m) = &admin {
+                    // The lean client falls back to mysql_async silently; say which one ran.
+                    n.push(format!("MySQL client: {} (connections use the same client as this admin connection).", m.driver()));
+                }
+                n
+            },
         },
     };
     state.save()?;

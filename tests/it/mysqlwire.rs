@@ -219,3 +219,50 @@ fn wire_tcp_and_driver_option() {
         .unwrap_or_default();
     assert!(bad.contains("unknown driver 'odbc'"), "{bad}");
 }
+
+/// A user with a password: mysql_native_password through the lean client, over the socket and
+/// TCP; a wrong password is AccessDenied and never shown.
+#[test]
+fn wire_password_authentication() {
+    let (Some(sock), Some(tcp)) = (
+        server_url("EB_TEST_MYSQL_URL"),
+        server_url("EB_TEST_MYSQL_TCP_URL"),
+    ) else {
+        return;
+    };
+    let _g = server_lock();
+    let pw = "Pw_wire_9x";
+    block(async {
+        let mut root = wire(&sock).await;
+        root.execute(&format!(
+            "DROP USER IF EXISTS 'ebpw'@'localhost', 'ebpw'@'127.0.0.1';
+             CREATE USER 'ebpw'@'localhost' IDENTIFIED BY '{pw}';
+             CREATE USER 'ebpw'@'127.0.0.1' IDENTIFIED BY '{pw}';
+             GRANT SELECT ON *.* TO 'ebpw'@'localhost', 'ebpw'@'127.0.0.1'"
+        ))
+        .await
+        .unwrap();
+        for base in [&sock, &tcp] {
+            let mut u = url::Url::parse(base).unwrap();
+            u.set_username("ebpw").unwrap();
+            u.set_password(Some(pw)).unwrap();
+            let mut c = wire(u.as_str()).await;
+            assert_eq!(
+                c.query("SELECT CURRENT_USER()").await.unwrap()[0][0]
+                    .as_deref()
+                    .map(|s| s.starts_with("ebpw@")),
+                Some(true)
+            );
+            u.set_password(Some("wrong_pw_123")).unwrap();
+            let e = match WireConn::connect(&spec(u.as_str())).await {
+                Err(enginebench::target::mysqlwire::ConnectError::Db(e)) => e,
+                _ => panic!("a wrong password must fail"),
+            };
+            assert_eq!(e.class, ErrorClass::AccessDenied, "{}", e.message);
+            assert!(!e.message.contains("wrong_pw_123"));
+        }
+        root.execute("DROP USER 'ebpw'@'localhost', 'ebpw'@'127.0.0.1'")
+            .await
+            .unwrap();
+    });
+}
