@@ -256,8 +256,12 @@ if len(targets) > 1:
         p("|---|---:|" + "---:|" * len(labels))
         for q in queries_all:
             rpo = [rows_per_op(m.get((q, th))) for m in maps]
-            rv = sorted({fro(x) for x in rpo if x is not None})
-            cells = [q, "/".join(rv) if rv else "–"] + [qps_cell(m.get((q, th))) for m in maps]
+            rv = [x for x in rpo if x is not None]
+            rtxt = "–"
+            if rv:
+                lo, hi = fro(min(rv)), fro(max(rv))
+                rtxt = lo if lo == hi else f"{lo}–{hi}"
+            cells = [q, rtxt] + [qps_cell(m.get((q, th))) for m in maps]
             p("| " + " | ".join(cells) + " |")
         p("")
         p(f"Client CPU µs per operation at {th} threads (median of the runs):")
@@ -271,9 +275,10 @@ if len(targets) > 1:
         p("")
     if cpu_rows:
         p("CPU over each target's whole `run` (all queries and thread counts, warm-ups "
-          "included; sampled by this script from /proc, not by the tool):")
+          "included; sampled by bench/micro-read.sh from /proc, not by the tool):")
         p("")
-        p("| target | operations | wall s | client µs/op | server µs/op | client share | other processes, % of one CPU |")
+        p("| target | operations (incl. warm-ups) | wall s | client CPU µs/op, whole run | "
+          "server CPU µs/op, whole run | client share | other processes, % of one CPU |")
         p("|---|---:|---:|---:|---:|---:|---:|")
         for label, ops, wall, cl, sv, other, what in cpu_rows:
             share = f"{cl / (cl + sv) * 100:.0f} %" if sv else "–"

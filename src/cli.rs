@@ -269,8 +269,20 @@ pub struct RunArgs {
     pub client_threads: usize,
 
     /// Do not run client threads under SCHED_BATCH (which spares a context switch per query).
+    /// Open-loop runs (--rate) never use it: it delays the timer wake-ups of the schedule.
     #[arg(long)]
     pub no_sched_batch: bool,
+
+    /// Open loop: start operations on a schedule at this total rate (operations per second over
+    /// all connections, k/M suffixes allowed), whatever the server's speed; latency is then
+    /// also measured from each operation's intended start (response time). Default: closed
+    /// loop (each connection starts its next operation when the last one ends).
+    #[arg(long, value_name = "OPS_PER_S")]
+    pub rate: Option<String>,
+
+    /// How the intended starts of --rate are spread: poisson (exponential gaps) or uniform.
+    #[arg(long, value_enum, requires = "rate")]
+    pub arrivals: Option<crate::runner::Arrivals>,
 
     /// Folder under which each invocation writes its own result folder.
     #[arg(long, default_value = "enginebench-results", value_name = "DIR")]

@@ -480,7 +480,14 @@ fn run_on(a: &RunArgs, cfg: &RunConfig, server: Option<&Server>) -> Result<ExitC
             host: HostFacts::collect(),
             load: loaded,
             points: Vec::new(),
-            notes: notes(cfg),
+            notes: {
+                let mut n = notes(cfg);
+                if let Conn::Mysql(m) = &admin {
+                    // The lean client falls back to mysql_async silently; say which one ran.
+                    n.push(format!("MySQL client: {} (connections use the same client as this admin connection).", m.driver()));
+                }
+                n
+            },
         },
         server_pid,
         engine: table_engine,
@@ -569,6 +576,7 @@ fn measure_all(
                 threads,
                 client_threads: cfg.client_threads,
                 sched_batch: cfg.sched_batch,
+                pacing: cfg.pacing,
             };
             let workload = cfg.workload_spec.clone();
             let mut session = Session::start(spec, &scfg, move |w| workload.driver(op_index, w))
@@ -587,6 +595,7 @@ fn measure_all(
             };
             let mut runs = Vec::new();
             let mut merged = LatencyHist::new();
+            let mut merged_response: Option<LatencyHist> = None;
             for r in 1..=cfg.runs {
                 if interrupt::signal().is_some() {
                     break;
@@ -614,6 +623,7 @@ fn measure_all(
                     break;
                 }
                 merged.add(&res.hist);
+                let open_loop = open_loop_record(cfg, &res, &mut merged_response);
                 let elapsed_s = res.elapsed.as_secs_f64();
                 let rec = RunRecord {
                     run: r,
@@ -633,6 +643,8 @@ fn measure_all(
                         .collect(),
                     error_samples: res.error_samples.clone(),
                     latency_us: res.hist.summary(),
+                    response_us: open_loop.as_ref().map(|(r, _)| r.clone()),
+                    open_loop: open_loop.map(|(_, o)| o),
                     client_cpu: ClientCpu::new(res.client_cpu, res.ops),
                     server_process: server_process(proc0, proc1, res.ops),
                     client_cpu_share: None,
@@ -681,13 +693,20 @@ fn measure_all(
                     if rec.disturbed { format!("  DISTURBED (others {:.2} CPU)", rec.host_cpu.others_cpus) } else { String::new() },
                     if rec.errors_total > 0 { format!("  errors {}", rec.errors_total) } else { String::new() }
                 );
+                if let (Some(r), Some(o)) = (&rec.response_us, &rec.open_loop) {
+                    eprintln!(
+                        "{:<30} open loop at {:.1} ops/s: response p95 {} us  max lag {} us  late {}  backlog {}",
+                        "", o.rate_ops_per_s, r.p95_us, o.max_lag_us, o.late_ops, o.backlog_ops
+                    );
+                }
                 runs.push(rec);
             }
             drop(session);
             if runs.is_empty() {
                 return Ok(());
             }
-            let aggregate = Aggregate::of(&runs, merged.summary());
+            let mut aggregate = Aggregate::of(&runs, merged.summary());
+            aggregate.response_us = merged_response.map(|h| h.summary());
             // After the point's last run, with every worker idle.
             let (engine_status, table_sizes) = rt.block_on(async {
                 (
@@ -807,4 +826,36 @@ pub fn server(a: &crate::cli::ServerArgs) -> Result<ExitCode> {
             }
         }
     }
+}
+
+/// The open-loop part of a run record (response time and schedule), if the run was paced;
+/// adds the run's response histogram to `merged`.
+fn open_loop_record(
+    cfg: &RunConfig,
+    res: &crate::runner::PhaseResult,
+    merged: &mut Option<LatencyHist>,
+) -> Option<(
+    crate::measure::LatencySummary,
+    crate::report::model::OpenLoop,
+)> {
+    let (response, sched) = res.open_loop.as_ref()?;
+    let crate::runner::Pacing::FixedRate {
+        ops_per_s,
+        arrivals,
+    } = cfg.pacing
+    else {
+        return None;
+    };
+    merged.get_or_insert_with(LatencyHist::new).add(response);
+    Some((
+        response.summary(),
+        crate::report::model::OpenLoop {
+            rate_ops_per_s: ops_per_s,
+            arrivals: arrivals.name().to_string(),
+            intended_ops: sched.intended,
+            backlog_ops: sched.backlog,
+            late_ops: sched.late,
+            max_lag_us: sched.max_lag.as_micros() as u64,
+        },
+    ))
 }

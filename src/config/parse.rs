@@ -47,6 +47,26 @@ pub fn count(s: &str) -> Result<u64, String> {
     v.checked_mul(mult).ok_or_else(bad)
 }
 
+/// Parse a rate in operations per second: a positive number (fractions allowed), optionally
+/// with a k or M suffix: "500", "2.5k", "0.5".
+pub fn rate(s: &str) -> Result<f64, String> {
+    let t = s.trim().replace('_', "");
+    let bad = || {
+        format!("invalid rate '{s}': use a positive number of operations per second, e.g. 500, 2.5k, 1M")
+    };
+    let (num, mult) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
+        Some('m' | 'M') => (&t[..t.len() - 1], 1e6),
+        _ => (&t[..], 1.0),
+    };
+    let v: f64 = num.parse().map_err(|_| bad())?;
+    let v = v * mult;
+    if !v.is_finite() || v <= 0.0 || v > 1e9 {
+        return Err(bad());
+    }
+    Ok(v)
+}
+
 /// Parse a comma-separated list of thread counts, each at least 1: "1,4,16".
 pub fn thread_list(s: &str) -> Result<Vec<usize>, String> {
     let mut out = Vec::new();
@@ -71,6 +91,16 @@ pub fn thread_list(s: &str) -> Result<Vec<usize>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rates() {
+        assert_eq!(rate("500").unwrap(), 500.0);
+        assert_eq!(rate("2.5k").unwrap(), 2500.0);
+        assert_eq!(rate("0.5").unwrap(), 0.5);
+        for bad in ["0", "-3", "abc", "", "nan", "inf", "1e12"] {
+            assert!(rate(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn durations() {

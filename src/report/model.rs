@@ -132,7 +132,15 @@ pub struct RunRecord {
     pub errors: BTreeMap<String, u64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub error_samples: Vec<String>,
+    /// Service time: from the actual start of each operation to its end.
     pub latency_us: LatencySummary,
+    /// Open loop (--rate) only: response time, from each operation's intended start to its end
+    /// (service time plus any wait behind schedule).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_us: Option<LatencySummary>,
+    /// Open loop (--rate) only: how well the schedule was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<OpenLoop>,
     pub client_cpu: ClientCpu,
     /// Server status counters that moved during this run (after minus before).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -153,6 +161,22 @@ pub struct RunRecord {
     pub interrupted: bool,
     /// The latency histogram (HdrHistogram V2, base64): merges exactly with other runs.
     pub histogram_hdr_v2: String,
+}
+
+/// The schedule of one open-loop run, over all connections.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OpenLoop {
+    /// The requested total rate.
+    pub rate_ops_per_s: f64,
+    pub arrivals: String,
+    /// Intended starts before the end of the run (started + backlog).
+    pub intended_ops: u64,
+    /// Intended starts that had not started when the run ended (the server fell behind).
+    pub backlog_ops: u64,
+    /// Operations started more than 2 ms after their intended start.
+    pub late_ops: u64,
+    /// The largest delay of an actual start behind its intended start.
+    pub max_lag_us: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -205,8 +229,11 @@ pub struct Aggregate {
     pub ops_per_s_min: f64,
     /// Coefficient of variation of ops/s over runs (stddev / mean); 0 with one run.
     pub ops_per_s_cv: f64,
-    /// Percentiles of all measured operations of all runs (histograms merged).
+    /// Percentiles of all measured operations of all runs (histograms merged): service time.
     pub latency_us: LatencySummary,
+    /// Open loop only: response time over all runs (histograms merged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_us: Option<LatencySummary>,
     pub client_cpu_us_per_op_median: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cpu_us_per_op_median: Option<f64>,
@@ -260,6 +287,7 @@ impl Aggregate {
             },
             ops_per_s_cv: cv(&qps),
             latency_us: merged,
+            response_us: None,
             client_cpu_us_per_op_median: median(&cpu),
             server_cpu_us_per_op_median: {
                 let v: Vec<f64> = runs

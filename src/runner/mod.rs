@@ -8,6 +8,7 @@
 //! design); SQLite runs one OS thread per connection because its calls block.
 
 pub mod interrupt;
+pub mod pacing;
 
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -18,6 +19,9 @@ use tokio::sync::watch;
 use crate::error::{Error, Result};
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist, LatencySummary};
 use crate::target::{Conn, DbError, DbResult, Dbms, ErrorClass, TargetSpec};
+
+pub use pacing::{Arrivals, Pacing, ScheduleStats};
+use pacing::{Schedule, LATE};
 
 /// What a workload does on one connection. Created inside the worker's thread, so it need
 /// not be `Send`.
@@ -54,6 +58,8 @@ pub struct SessionConfig {
     pub client_threads: usize,
     /// Run worker threads under SCHED_BATCH (cuts preemption right after each send).
     pub sched_batch: bool,
+    /// When operations start (closed loop, or a fixed total rate split over the workers).
+    pub pacing: Pacing,
 }
 
 #[derive(Debug, Clone)]
@@ -93,6 +99,9 @@ struct WorkerStats {
     statements: u64,
     errors: ErrorCounts,
     hist: LatencyHist,
+    /// Open loop: from the intended start to the end of each operation.
+    response: LatencyHist,
+    schedule: ScheduleStats,
     end: Instant,
     error_samples: Vec<String>,
     /// Set when the worker's connection was lost; the worker has exited.
@@ -117,7 +126,11 @@ pub struct PhaseResult {
     pub rows: u64,
     pub statements: u64,
     pub errors: ErrorCounts,
+    /// Service time: from the actual start of each operation to its end.
     pub hist: LatencyHist,
+    /// Open loop only: response time, from the intended start of each operation to its end
+    /// (service time plus the time it waited behind schedule), and how the schedule went.
+    pub open_loop: Option<(LatencyHist, ScheduleStats)>,
     /// From the phase start to the end of the last operation (every op started before the
     /// deadline is finished and counted, so server-side counts match exactly).
     pub elapsed: Duration,
@@ -130,6 +143,7 @@ pub struct PhaseResult {
 
 /// Connected workers, ready to run phases.
 pub struct Session {
+    pacing: Pacing,
     cmd: watch::Sender<Command>,
     rx: mpsc::Receiver<Msg>,
     handles: Vec<std::thread::JoinHandle<()>>,
@@ -165,6 +179,7 @@ impl Session {
             let (factory, target, cmd_rx, tx) =
                 (factory.clone(), target.clone(), cmd_rx.clone(), tx.clone());
             let sched_batch = cfg.sched_batch;
+            let pacing = cfg.pacing;
             let h = std::thread::Builder::new()
                 .name(format!("eb-loop-{l}"))
                 .spawn(move || {
@@ -179,7 +194,7 @@ impl Session {
                     for w in ids {
                         let driver = factory(w);
                         let (target, cmd_rx, tx) = (target.clone(), cmd_rx.clone(), tx.clone());
-                        local.spawn_local(worker(w, target, driver, cmd_rx, tx));
+                        local.spawn_local(worker(w, n, pacing, target, driver, cmd_rx, tx));
                     }
                     rt.block_on(local);
                 })
@@ -188,6 +203,7 @@ impl Session {
         }
         drop(tx);
         let mut session = Session {
+            pacing: cfg.pacing,
             cmd,
             rx,
             handles,
@@ -271,6 +287,8 @@ impl Session {
             statements: 0,
             errors: ErrorCounts::default(),
             hist: LatencyHist::new(),
+            response: LatencyHist::new(),
+            schedule: ScheduleStats::default(),
             end: start,
             error_samples: Vec::new(),
             lost: None,
@@ -380,6 +398,10 @@ impl Session {
             statements: total.statements,
             errors: total.errors,
             hist: total.hist,
+            open_loop: match self.pacing {
+                Pacing::ClosedLoop => None,
+                Pacing::FixedRate { .. } => Some((total.response, total.schedule)),
+            },
             elapsed,
             client_cpu,
             intervals,
@@ -410,6 +432,8 @@ fn merge_stats(total: &mut WorkerStats, s: WorkerStats) {
     total.statements += s.statements;
     total.errors.merge(&s.errors);
     total.hist.add(&s.hist);
+    total.response.add(&s.response);
+    total.schedule.merge(&s.schedule);
     total.end = total.end.max(s.end);
     for e in s.error_samples {
         if total.error_samples.len() < ERROR_SAMPLES && !total.error_samples.contains(&e) {
@@ -420,6 +444,8 @@ fn merge_stats(total: &mut WorkerStats, s: WorkerStats) {
 
 async fn worker<D: Driver>(
     w: usize,
+    workers: usize,
+    pacing: Pacing,
     target: Arc<TargetSpec>,
     mut driver: D,
     mut cmd: watch::Receiver<Command>,
@@ -439,6 +465,7 @@ async fn worker<D: Driver>(
     let _ = tx.send(Msg::Ready);
     let mut hist = LatencyHist::new();
     let mut ihist = LatencyHist::new();
+    let mut response = LatencyHist::new();
     let mut seen_phase = 0;
     loop {
         let command = cmd.borrow_and_update().clone();
@@ -462,6 +489,10 @@ async fn worker<D: Driver>(
         };
         hist.reset();
         ihist.reset();
+        response.reset();
+        // The phase id seeds the arrivals, so that warm-up and runs differ.
+        let mut schedule = Schedule::new(&pacing, w, workers, start, seen_phase);
+        let mut sched = ScheduleStats::default();
         let interval_ns = interval.as_nanos().max(1);
         let mut stats_errors = ErrorCounts::default();
         let (mut ops, mut rows, mut statements, mut iops, mut ierr) =
@@ -471,9 +502,34 @@ async fn worker<D: Driver>(
         let mut lost: Option<DbError> = None;
         let mut end = start;
         loop {
+            let intended = match &schedule {
+                Some(s) => {
+                    let due = s.due();
+                    if due >= deadline || !sleep_until(due).await {
+                        break;
+                    }
+                    Some(due)
+                }
+                None => None,
+            };
             let t0 = Instant::now();
-            if t0 >= deadline || interrupt::signal().is_some() {
+            // An operation due before the deadline may start in the timer's last tick after it
+            // (else the tick's lateness would show as backlog); one behind by more does not.
+            let stop_at = match intended {
+                Some(_) => deadline + LATE,
+                None => deadline,
+            };
+            if t0 >= stop_at || interrupt::signal().is_some() {
                 break;
+            }
+            if let (Some(s), Some(due)) = (schedule.as_mut(), intended) {
+                s.advance();
+                sched.intended += 1;
+                let lag = t0.saturating_duration_since(due);
+                sched.max_lag = sched.max_lag.max(lag);
+                if lag > LATE {
+                    sched.late += 1;
+                }
             }
             let r = driver.step(&mut conn).await;
             let t1 = Instant::now();
@@ -495,6 +551,9 @@ async fn worker<D: Driver>(
                     let us = t1.duration_since(t0).as_micros() as u64;
                     hist.record_us(us);
                     ihist.record_us(us);
+                    if let Some(due) = intended {
+                        response.record_us(t1.duration_since(due).as_micros() as u64);
+                    }
                     ops += 1;
                     iops += 1;
                     rows += step.rows;
@@ -521,12 +580,19 @@ async fn worker<D: Driver>(
             errors: ierr,
             hist: h,
         });
+        if let Some(s) = schedule.as_mut() {
+            // What was due before the deadline but never started: the backlog.
+            sched.backlog = s.pending_before(deadline);
+            sched.intended += sched.backlog;
+        }
         let stats = WorkerStats {
             ops,
             rows,
             statements,
             errors: stats_errors,
             hist: std::mem::replace(&mut hist, LatencyHist::new()),
+            response: std::mem::replace(&mut response, LatencyHist::new()),
+            schedule: sched,
             end,
             error_samples: samples,
             lost: lost.map(|e| DbError::new(e.class, target.scrub(&e.message))),
@@ -546,5 +612,22 @@ fn set_sched_batch() {
     unsafe {
         let param: libc::sched_param = std::mem::zeroed();
         libc::sched_setscheduler(0, libc::SCHED_BATCH, &param);
+    }
+}
+
+/// Wait until `t` in steps of at most 100 ms, so that Ctrl-C is seen even at low rates.
+/// Returns false when interrupted. Tokio's timer has 1 ms ticks: a wake-up can be up to about
+/// 1 ms late, and that delay counts in the response time (it is the client's, honestly kept).
+async fn sleep_until(t: Instant) -> bool {
+    loop {
+        if interrupt::signal().is_some() {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= t {
+            return true;
+        }
+        let step = (t - now).min(Duration::from_millis(100));
+        tokio::time::sleep_until(tokio::time::Instant::from_std(now + step)).await;
     }
 }

@@ -2,6 +2,7 @@
 //! placeholders; each target adapts it (PostgreSQL gets `$1..$n`).
 
 pub mod mysql;
+pub mod mysqlwire;
 pub mod postgres;
 pub mod sqlite;
 pub mod url;

@@ -1,11 +1,72 @@
-//! MariaDB / MySQL over the binary protocol (prepared statements), through `mysql_async`.
+//! MariaDB / MySQL over the binary protocol (prepared statements): through enginebench's own
+//! lean client (`mysqlwire`, the default, cheapest in client CPU per query) or `mysql_async`
+//! (`?driver=mysql_async`, and the fallback when the lean client cannot talk to a server).
 
 use mysql_async::prelude::Queryable;
 use mysql_async::{Opts, OptsBuilder, Params, Statement};
 
+use super::mysqlwire::{ConnectError, WireConn};
+use super::url::MysqlDriver;
 use super::{DbError, DbResult, ErrorClass, StmtId, TargetSpec, Value};
 
-pub struct MysqlConn {
+/// One MySQL connection, through one of the two clients.
+pub enum MysqlConn {
+    Wire(WireConn),
+    Async(AsyncConn),
+}
+
+impl MysqlConn {
+    pub async fn connect(spec: &TargetSpec) -> DbResult<Self> {
+        if spec.mysql_driver == MysqlDriver::Wire {
+            match WireConn::connect(spec).await {
+                Ok(c) => return Ok(MysqlConn::Wire(c)),
+                Err(ConnectError::Db(e)) => return Err(e),
+                // Something the lean client does not speak: the general driver does.
+                Err(ConnectError::Unsupported(_)) => {}
+            }
+        }
+        AsyncConn::connect(spec).await.map(MysqlConn::Async)
+    }
+
+    /// Which client this connection uses ("wire" or "mysql_async").
+    pub fn driver(&self) -> &'static str {
+        match self {
+            MysqlConn::Wire(_) => "wire",
+            MysqlConn::Async(_) => "mysql_async",
+        }
+    }
+
+    pub async fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
+        match self {
+            MysqlConn::Wire(c) => c.prepare(sql).await.map(StmtId),
+            MysqlConn::Async(c) => c.prepare(sql).await,
+        }
+    }
+
+    pub async fn exec_rows(&mut self, id: StmtId, params: &[Value]) -> DbResult<u64> {
+        match self {
+            MysqlConn::Wire(c) => c.exec_rows(id.0, params).await,
+            MysqlConn::Async(c) => c.exec_rows(id, params).await,
+        }
+    }
+
+    pub async fn execute(&mut self, sql: &str) -> DbResult<()> {
+        match self {
+            MysqlConn::Wire(c) => c.execute(sql).await,
+            MysqlConn::Async(c) => c.execute(sql).await,
+        }
+    }
+
+    pub async fn query(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>> {
+        match self {
+            MysqlConn::Wire(c) => c.query(sql).await,
+            MysqlConn::Async(c) => c.query(sql).await,
+        }
+    }
+}
+
+/// A connection through `mysql_async`.
+pub struct AsyncConn {
     conn: mysql_async::Conn,
     stmts: Vec<Statement>,
     /// Reused parameter vector: cleared and refilled for every execution.
@@ -15,16 +76,7 @@ pub struct MysqlConn {
 /// Map a driver error to its class (server error codes from the MariaDB manual).
 pub fn classify(e: &mysql_async::Error) -> ErrorClass {
     match e {
-        mysql_async::Error::Server(s) => match s.code {
-            1213 => ErrorClass::Deadlock,
-            1205 => ErrorClass::LockWaitTimeout,
-            1062 | 1586 => ErrorClass::DuplicateKey,
-            1040 | 1203 => ErrorClass::TooManyConnections,
-            1044 | 1045 | 1698 => ErrorClass::AccessDenied,
-            1927 | 2006 | 2013 | 1053 => ErrorClass::ConnectionLost,
-            3024 | 1969 | 1317 => ErrorClass::QueryTimeout,
-            _ => ErrorClass::Other,
-        },
+        mysql_async::Error::Server(s) => super::mysqlwire::class_of_code(s.code),
         mysql_async::Error::Io(_) => ErrorClass::ConnectionLost,
         mysql_async::Error::Driver(d) => match d {
             mysql_async::DriverError::ConnectionClosed
@@ -48,7 +100,7 @@ fn to_mysql(v: &Value) -> mysql_async::Value {
     }
 }
 
-impl MysqlConn {
+impl AsyncConn {
     pub async fn connect(spec: &TargetSpec) -> DbResult<Self> {
         let mut b = OptsBuilder::default()
             .user(Some(spec.user.clone()))

@@ -21,6 +21,19 @@ pub struct TargetSpec {
     pub database: String,
     /// True when the password came from the URL (the caller warns about it).
     pub password_in_url: bool,
+    /// MySQL only, `?driver=`: which client library speaks to the server.
+    pub mysql_driver: MysqlDriver,
+}
+
+/// The MySQL client used for a target (`?driver=wire|mysql_async` in the URL).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MysqlDriver {
+    /// enginebench's lean protocol client (src/target/mysqlwire), falling back to mysql_async
+    /// when the server needs something it does not speak (TLS, other authentication plugins).
+    #[default]
+    Wire,
+    /// Always the general `mysql_async` driver.
+    MysqlAsync,
 }
 
 impl std::fmt::Debug for TargetSpec {
@@ -77,6 +90,7 @@ impl TargetSpec {
             password: None,
             database: String::new(),
             password_in_url: false,
+            mysql_driver: MysqlDriver::default(),
         }
     }
 
@@ -95,12 +109,24 @@ impl TargetSpec {
             .trim_matches(['[', ']'])
             .to_string();
         let mut socket = None;
+        let mut mysql_driver = MysqlDriver::default();
         for (k, v) in u.query_pairs() {
             if k == socket_key {
                 socket = Some(v.into_owned());
+            } else if k == "driver" && dbms == Dbms::Mysql {
+                mysql_driver = match v.as_ref() {
+                    "wire" => MysqlDriver::Wire,
+                    "mysql_async" => MysqlDriver::MysqlAsync,
+                    other => {
+                        return Err(format!(
+                            "invalid target '{shown}': unknown driver '{other}' (use wire or mysql_async)"
+                        ))
+                    }
+                };
             } else {
+                let also = if dbms == Dbms::Mysql { ", driver" } else { "" };
                 return Err(format!(
-                    "invalid target '{shown}': unknown option '{k}' (supported: {socket_key})"
+                    "invalid target '{shown}': unknown option '{k}' (supported: {socket_key}{also})"
                 ));
             }
         }
@@ -143,6 +169,7 @@ impl TargetSpec {
             password,
             database,
             password_in_url,
+            mysql_driver,
         })
     }
 

@@ -5,5 +5,7 @@
 mod cli;
 mod common;
 mod micro_read;
+mod mysqlwire;
+mod open_loop;
 mod report;
 mod servers;

@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# bench/vs-sysbench.sh: enginebench against sysbench on the same point select, same server,
+# same table size and thread count, alternating A B A B, measured from outside both tools.
+#
+#   sysbench oltp_point_select   SELECT c FROM sbtest1 WHERE id=?     (prepared)
+#   enginebench micro-read       SELECT name FROM normal WHERE id = ? (READ_PK_POINT, prepared)
+#
+# Usage:
+#   bench/vs-sysbench.sh [mysql|pgsql]      (default mysql: MariaDB over its Unix socket)
+#
+# Environment (all optional):
+#   EB_BIN         enginebench binary (default: target/release/enginebench, built if missing)
+#   EB_PAIRS       A/B pairs (default 3)
+#   EB_THREADS     connections of each tool (default 16)
+#   EB_TIME        seconds each tool runs (default 20; enginebench adds a 2 s warm-up)
+#   EB_TABLE_SIZE  rows (default 100000)
+#   EB_WINDOW      "START LEN": the measuring window in seconds after each client starts
+#                  (default "5 12": both tools are connected and past start-up by then)
+#   EB_SERVERS     a folder with servers started by scripts/db-servers.sh (default: start
+#                  private ones in a temporary folder and stop them at the end)
+#   EB_EXTRA       extra arguments for `enginebench run`, word-split
+#   EB_OUT         output folder (default enginebench-results/vs-sysbench-<dbms>-<UTC time>)
+#
+# What is measured, in the same window for both tools (so start-up, connecting and the
+# warm-up are outside it):
+#   queries     MariaDB: the server's Com_stmt_execute delta (one per point select; the
+#               admin queries of this script are text queries, not counted there).
+#               PostgreSQL: xact_commit delta of the database from pg_stat_database
+#               (each autocommit select is one transaction; flushed by backends about once a
+#               second, so approximate to ~1 s of work over the window).
+#   client CPU  utime+stime of the client process (all threads) from /proc/PID/stat
+#   server CPU  mariadbd's utime+stime; PostgreSQL: the postmaster and its children
+#   ctx sw      voluntary + nonvoluntary context switches summed over the client's threads
+#   other CPU   busy CPU of the whole machine (/proc/stat) minus client and server: how
+#               disturbed the window was (other engineers compile on this machine)
+# Output: one line per run in runs.tsv, medians and ratios in summary.md (also printed).
+
+set -euo pipefail
+script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+repo=$(cd "$script_dir/.." && pwd -P)
+log() { echo "vs-sysbench.sh: $*" >&2; }
+die() { echo "vs-sysbench.sh: ERROR: $*" >&2; exit 1; }
+
+dbms=${1:-mysql}
+case $dbms in mysql | pgsql) ;; *) die "unknown dbms '$dbms' (mysql or pgsql)" ;; esac
+pairs=${EB_PAIRS:-3}
+threads=${EB_THREADS:-16}
+time_s=${EB_TIME:-20}
+rows=${EB_TABLE_SIZE:-100000}
+read -r win_start win_len <<<"${EB_WINDOW:-5 12}"
+(( win_start + win_len <= time_s )) || die "EB_WINDOW must end before EB_TIME"
+command -v sysbench >/dev/null || die "sysbench is not installed (apt-get install sysbench)"
+bin=${EB_BIN:-$repo/target/release/enginebench}
+if [[ ! -x $bin ]]; then
+    log "building $bin"
+    (cd "$repo" && cargo build --release >&2)
+fi
+out=${EB_OUT:-$repo/enginebench-results/vs-sysbench-$dbms-$(date -u +%Y%m%dT%H%M%SZ)}
+mkdir -p "$out"
+
+if [[ -n ${EB_SERVERS:-} ]]; then
+    sdir=$EB_SERVERS
+else
+    sdir=$(mktemp -d /tmp/eb-vs-sysbench.XXXXXX)
+    bash "$repo/scripts/db-servers.sh" start "$sdir" >&2
+    trap 'bash "$repo/scripts/db-servers.sh" stop "$sdir" >&2; rm -rf "$sdir"' EXIT
+fi
+# shellcheck disable=SC1091
+source "$sdir/env.sh"
+
+if [[ $dbms == mysql ]]; then
+    sock=$(sed -n 's/.*socket=\([^&]*\).*/\1/p' <<<"$EB_TEST_MYSQL_URL")
+    srv_pid=$EB_TEST_MYSQL_PID
+    sql() { mariadb --no-defaults -S "$sock" -uroot -N -B -e "$1"; }
+    sql "CREATE DATABASE IF NOT EXISTS sbtest; CREATE DATABASE IF NOT EXISTS ebvs"
+    sb=(sysbench oltp_point_select --db-driver=mysql --mysql-socket="$sock" --mysql-user=root
+        --mysql-db=sbtest --tables=1 --table-size="$rows")
+    eb_target="mysql://root@localhost/ebvs?socket=$sock"
+    queries() { sql "SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'" | awk '{print $2}'; }
+    server_ticks() { awk '{print $14 + $15}' "/proc/$srv_pid/stat"; }
+else
+    pgdir=$(sed -n 's/.*host=\([^&]*\).*/\1/p' <<<"$EB_TEST_PG_URL")
+    pgport=$(sed -n 's#.*localhost:\([0-9]*\)/.*#\1#p' <<<"$EB_TEST_PG_URL")
+    srv_pid=$EB_TEST_PG_PID
+    sql() { psql -h "$pgdir" -p "$pgport" -U postgres -d "${2:-postgres}" -At -c "$1"; }
+    sql "CREATE DATABASE sbtest" >/dev/null 2>&1 || true
+    sql "CREATE DATABASE ebvs" >/dev/null 2>&1 || true
+    sb=(sysbench oltp_point_select --db-driver=pgsql --pgsql-host="$pgdir" --pgsql-port="$pgport"
+        --pgsql-user=postgres --pgsql-db=sbtest --tables=1 --table-size="$rows")
+    eb_target="postgres://postgres@localhost:$pgport/ebvs?host=$pgdir"
+    queries() { sql "SELECT sum(xact_commit) FROM pg_stat_database WHERE datname IN ('sbtest','ebvs')"; }
+    server_ticks() {
+        local t=0 p
+        for p in $srv_pid $(pgrep -P "$srv_pid"); do
+            t=$((t + $(proc_ticks "$p")))
+        done
+        echo $t
+    }
+fi
+
+hz=$(getconf CLK_TCK)
+busy_ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
+proc_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+ctxsw() {
+    cat /proc/"$1"/task/*/status 2>/dev/null |
+        awk '/^(voluntary|nonvoluntary)_ctxt_switches/{s += $2} END {print s + 0}'
+}
+
+log "preparing: sysbench table and enginebench table ($rows rows each)"
+if ! "${sb[@]}" prepare >"$out/sysbench-prepare.log" 2>&1; then
+    "${sb[@]}" cleanup >/dev/null 2>&1 || true
+    "${sb[@]}" prepare >"$out/sysbench-prepare.log" 2>&1 || die "sysbench prepare failed: see $out/sysbench-prepare.log"
+fi
+"$bin" prepare micro-read --target "$eb_target" --table-size "$rows" >"$out/eb-prepare.log" 2>&1 ||
+    die "enginebench prepare failed: see $out/eb-prepare.log"
+if [[ $dbms == pgsql ]]; then
+    for db in sbtest ebvs; do
+        sql "VACUUM ANALYZE" $db >/dev/null
+        sql "CHECKPOINT" $db >/dev/null
+    done
+fi
+
+# Run one client in the background; measure the window; wait for it.
+measure() { # tool run
+    local tool=$1 run=$2 pid
+    local logf="$out/$tool-$run.log"
+    if [[ $tool == sysbench ]]; then
+        "${sb[@]}" --threads="$threads" --time="$time_s" run >"$logf" 2>&1 &
+    else
+        # shellcheck disable=SC2086
+        "$bin" run micro-read --target "$eb_target" --queries READ_PK_POINT --table-size "$rows" \
+            --threads "$threads" --warmup 2s --duration "${time_s}s" --runs 1 \
+            --results-dir "$out/eb-results" ${EB_EXTRA:-} >"$logf" 2>&1 &
+    fi
+    pid=$!
+    sleep "$win_start"
+    local q0 c0 s0 b0 x0 q1 c1 s1 b1 x1
+    q0=$(queries); c0=$(proc_ticks $pid); s0=$(server_ticks); b0=$(busy_ticks); x0=$(ctxsw $pid)
+    sleep "$win_len"
+    q1=$(queries); c1=$(proc_ticks $pid); s1=$(server_ticks); b1=$(busy_ticks); x1=$(ctxsw $pid)
+    wait $pid || die "$tool run $run failed: see $logf"
+    awk -v tool="$tool" -v run="$run" -v q=$((q1 - q0)) -v c=$((c1 - c0)) -v s=$((s1 - s0)) \
+        -v b=$((b1 - b0)) -v x=$((x1 - x0)) -v hz="$hz" -v len="$win_len" 'BEGIN {
+        qps = q / len; cu = c / hz * 1e6 / q; su = s / hz * 1e6 / q; other = (b - c - s) / hz / len
+        printf "%s\t%d\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\n", tool, run, qps, cu, su, x / q, other }' |
+        tee -a "$out/runs.tsv"
+}
+
+printf 'tool\trun\tqps\tclient_us_per_q\tserver_us_per_q\tctxsw_per_q\tother_cores\n' >"$out/runs.tsv"
+log "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+for ((i = 1; i <= pairs; i++)); do
+    measure sysbench "$i"
+    measure enginebench "$i"
+done
+log "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# Medians per tool, and ratios enginebench / sysbench (of the medians, and per pair).
+python3 - "$out/runs.tsv" "$dbms" "$threads" "$rows" "$time_s" "$win_start" "$win_len" >"$out/summary.md" <<'EOF'
+import sys, statistics as st
+path, dbms, threads, rows, time_s, ws, wl = sys.argv[1:]
+rows_ = [l.rstrip("\n").split("\t") for l in open(path)][1:]
+cols = ["qps", "client_us_per_q", "server_us_per_q", "ctxsw_per_q", "other_cores"]
+by = {}
+for r in rows_:
+    by.setdefault(r[0], []).append([float(x) for x in r[2:]])
+med = {t: [st.median(v[i] for v in vs) for i in range(len(cols))] for t, vs in by.items()}
+print(f"## enginebench vs sysbench: point select, {dbms}, {threads} threads, {rows} rows, "
+      f"{time_s} s runs, window {ws}+{wl} s, {len(by.get('sysbench', []))} pairs\n")
+print("| tool | QPS | client µs/query | server µs/query | ctx switches/query | other busy cores |")
+print("|---|---|---|---|---|---|")
+for t in ("sysbench", "enginebench"):
+    if t in med:
+        m = med[t]
+        print(f"| {t} (median) | {m[0]:.0f} | {m[1]:.2f} | {m[2]:.2f} | {m[3]:.2f} | {m[4]:.2f} |")
+if "sysbench" in med and "enginebench" in med:
+    s, e = med["sysbench"], med["enginebench"]
+    print(f"| ratio of medians | {e[0]/s[0]:.3f} | {e[1]/s[1]:.3f} | {e[2]/s[2]:.3f} | {e[3]/s[3]:.3f} | |")
+    pq = [b[0] / a[0] for a, b in zip(by["sysbench"], by["enginebench"])]
+    pc = [b[1] / a[1] for a, b in zip(by["sysbench"], by["enginebench"])]
+    print(f"\nPer pair: QPS ratio {', '.join(f'{x:.3f}' for x in pq)}; "
+          f"client CPU/query ratio {', '.join(f'{x:.3f}' for x in pc)}")
+EOF
+cat "$out/summary.md"
+log "results in $out"

@@ -1,0 +1,268 @@
+//! The lean MySQL client (src/target/mysqlwire) against the real MariaDB: the values and row
+//! counts it returns equal what mysql_async returns for the same statements (NULLs, dates,
+//! times, unsigned and negative integers, decimals, multi-byte strings), errors are classified
+//! and leave the connection usable, multi-statement text works, and packets over 16 MB are
+//! split and joined. Also over TCP.
+
+use crate::common::*;
+use enginebench::target::mysql::MysqlConn;
+use enginebench::target::mysqlwire::WireConn;
+use enginebench::target::{Conn, ErrorClass, Value};
+
+fn with_driver(url: &str, driver: &str) -> String {
+    let sep = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{sep}driver={driver}")
+}
+
+async fn wire(url: &str) -> WireConn {
+    match WireConn::connect(&spec(url)).await {
+        Ok(c) => c,
+        Err(_) => panic!("the lean client must connect to the test server"),
+    }
+}
+
+const SETUP: &str = "DROP TABLE IF EXISTS t;
+CREATE TABLE t (
+  id INT PRIMARY KEY, i INT, u BIGINT UNSIGNED, s VARCHAR(50) CHARACTER SET utf8mb4,
+  d DATE, dt DATETIME(6), tm TIME, dec_ DECIMAL(10,3), ti TINYINT, sm SMALLINT, b BLOB
+);
+INSERT INTO t VALUES
+  (1, -5, 18446744073709551615, 'héllo wörld', '2001-02-03', '2001-02-03 04:05:06.789000', '-838:59:59', -12.5, -128, 32767, x'00ff'),
+  (2, NULL, 0, '日本語 ✓ 🚀', '1970-01-01', '1999-12-31 23:59:59.000001', '12:00:00', 0.001, 127, -32768, ''),
+  (3, 2147483647, 42, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+  (4, -2147483648, 7, '', '9999-12-31', '2020-01-01 00:00:00', '00:00:00', 9999999.999, 0, 0, 'x')";
+
+const COLS: &str = "id, i, u, s, d, dt, tm, dec_, ti, sm, HEX(b)";
+
+fn check_same_as_mysql_async(url: &str) {
+    let url = fresh_db(url, "eb_wire");
+    block(async {
+        let mut w = wire(&url).await;
+        w.execute(SETUP).await.unwrap();
+        let mut a = match Conn::connect(&spec(&with_driver(&url, "mysql_async"))).await {
+            Ok(Conn::Mysql(c @ MysqlConn::Async(_))) => c,
+            _ => panic!("driver=mysql_async gives a mysql_async connection"),
+        };
+        let all = format!("SELECT {COLS} FROM t ORDER BY id");
+        let expected = a.query(&all).await.unwrap();
+        assert_eq!(expected.len(), 4);
+        // Text protocol through the lean client.
+        assert_eq!(w.query(&all).await.unwrap(), expected);
+        // Binary protocol: prepared, no parameters.
+        let st = w.prepare(&all).await.unwrap();
+        assert_eq!(w.exec_fetch(st, &[]).await.unwrap(), expected);
+        assert_eq!(w.exec_rows(st, &[]).await.unwrap(), 4);
+        // Parameters of every kind the workloads bind.
+        let by = w
+            .prepare(&format!(
+                "SELECT {COLS} FROM t WHERE id >= ? AND (s = ? OR d = ? OR i <=> ?) ORDER BY id"
+            ))
+            .await
+            .unwrap();
+        let cases: Vec<(Vec<Value>, Vec<usize>)> = vec![
+            (
+                vec![
+                    Value::Int(1),
+                    Value::Text("日本語 ✓ 🚀".into()),
+                    Value::Null,
+                    Value::Null,
+                ],
+                vec![1],
+            ),
+            (
+                vec![
+                    Value::Int(0),
+                    Value::Text("nope".into()),
+                    Value::Date {
+                        y: 2001,
+                        m: 2,
+                        d: 3,
+                    },
+                    Value::Int(2147483647),
+                ],
+                vec![0, 2],
+            ),
+            (
+                vec![Value::Int(2), Value::Null, Value::Null, Value::Null],
+                vec![1],
+            ),
+        ];
+        for (params, rows) in cases {
+            let got = w.exec_fetch(by, &params).await.unwrap();
+            let want: Vec<_> = rows.iter().map(|&i| expected[i].clone()).collect();
+            assert_eq!(got, want, "{params:?}");
+            assert_eq!(w.exec_rows(by, &params).await.unwrap(), rows.len() as u64);
+        }
+        // Through the Conn API, as every workload uses it.
+        let mut c = Conn::connect(&spec(&url)).await.unwrap();
+        assert!(
+            matches!(&c, Conn::Mysql(MysqlConn::Wire(_))),
+            "wire by default"
+        );
+        let id = c.prepare("SELECT s FROM t WHERE id = ?").await.unwrap();
+        for (k, n) in [(1, 1), (5, 0), (2, 1)] {
+            assert_eq!(c.exec_rows(id, &[Value::Int(k)]).await.unwrap(), n);
+        }
+        assert_eq!(
+            c.query_one("SELECT s FROM t WHERE id = 2").await.unwrap(),
+            Some("日本語 ✓ 🚀".into())
+        );
+        // DML through a prepared statement: no result set, zero rows.
+        let up = c.prepare("UPDATE t SET i = i WHERE id = ?").await.unwrap();
+        assert_eq!(c.exec_rows(up, &[Value::Int(1)]).await.unwrap(), 0);
+    });
+}
+
+#[test]
+fn wire_values_equal_mysql_async_socket() {
+    let Some(url) = server_url("EB_TEST_MYSQL_URL") else {
+        return;
+    };
+    let _g = server_lock();
+    check_same_as_mysql_async(&url);
+}
+
+#[test]
+fn wire_values_equal_mysql_async_tcp() {
+    let Some(url) = server_url("EB_TEST_MYSQL_TCP_URL") else {
+        return;
+    };
+    let _g = server_lock();
+    check_same_as_mysql_async(&url);
+}
+
+#[test]
+fn wire_errors_are_classified_and_connection_survives() {
+    let Some(url) = server_url("EB_TEST_MYSQL_URL") else {
+        return;
+    };
+    let _g = server_lock();
+    let url = fresh_db(&url, "eb_wire_err");
+    block(async {
+        let mut w = wire(&url).await;
+        w.execute("CREATE TABLE k (id INT PRIMARY KEY); INSERT INTO k VALUES (1)")
+            .await
+            .unwrap();
+        let e = w.execute("SELEC 1").await.unwrap_err();
+        assert!(e.message.contains("1064"), "{}", e.message);
+        assert_eq!(e.class, ErrorClass::Other);
+        let ins = w.prepare("INSERT INTO k VALUES (?)").await.unwrap();
+        let e = w.exec_rows(ins, &[Value::Int(1)]).await.unwrap_err();
+        assert_eq!(e.class, ErrorClass::DuplicateKey, "{}", e.message);
+        assert!(w.prepare("SELECT nope FROM k").await.is_err());
+        // Wrong parameter count: refused before anything is sent.
+        assert!(w.exec_rows(ins, &[]).await.is_err());
+        // Still in sync with the server.
+        assert_eq!(
+            w.query("SELECT count(*) FROM k").await.unwrap(),
+            vec![vec![Some("1".to_string())]]
+        );
+        assert_eq!(w.exec_rows(ins, &[Value::Int(2)]).await.unwrap(), 0);
+    });
+}
+
+/// Payloads of 16 MB and more are split into several packets each way.
+#[test]
+fn wire_packets_over_16mb() {
+    let Some(url) = server_url("EB_TEST_MYSQL_URL") else {
+        return;
+    };
+    let _g = server_lock();
+    let url = fresh_db(&url, "eb_wire_big");
+    block(async {
+        let mut w = wire(&url).await;
+        let old = w.query("SELECT @@global.max_allowed_packet").await.unwrap()[0][0]
+            .clone()
+            .unwrap();
+        w.execute("SET GLOBAL max_allowed_packet = 67108864")
+            .await
+            .unwrap();
+        // The new limit applies to new connections.
+        let mut w2 = wire(&url).await;
+        let big: String = "é".repeat(9_000_000); // 18 MB of UTF-8
+        w2.execute("CREATE TABLE big (id INT PRIMARY KEY, v LONGTEXT CHARACTER SET utf8mb4)")
+            .await
+            .unwrap();
+        let ins = w2.prepare("INSERT INTO big VALUES (?, ?)").await.unwrap();
+        let r = w2
+            .exec_rows(ins, &[Value::Int(1), Value::Text(big.clone())])
+            .await;
+        let sel = w2.prepare("SELECT v, LENGTH(v) FROM big").await;
+        let got = match (r, sel) {
+            (Ok(_), Ok(sel)) => w2.exec_fetch(sel, &[]).await,
+            (Err(e), _) | (_, Err(e)) => Err(e),
+        };
+        w.execute(&format!("SET GLOBAL max_allowed_packet = {old}"))
+            .await
+            .unwrap();
+        let got = got.unwrap();
+        assert_eq!(got[0][1].as_deref(), Some("18000000"));
+        assert!(got[0][0].as_deref() == Some(big.as_str()), "value differs");
+    });
+}
+
+#[test]
+fn wire_tcp_and_driver_option() {
+    let Some(url) = server_url("EB_TEST_MYSQL_TCP_URL") else {
+        return;
+    };
+    block(async {
+        let c = Conn::connect(&spec(&url)).await.unwrap();
+        assert!(matches!(c, Conn::Mysql(MysqlConn::Wire(_))));
+        let c = Conn::connect(&spec(&with_driver(&url, "mysql_async")))
+            .await
+            .unwrap();
+        assert!(matches!(c, Conn::Mysql(MysqlConn::Async(_))));
+    });
+    let bad = enginebench::target::TargetSpec::parse(&with_driver(&url, "odbc"), |_| None)
+        .err()
+        .unwrap_or_default();
+    assert!(bad.contains("unknown driver 'odbc'"), "{bad}");
+}
+
+/// A user with a password: mysql_native_password through the lean client, over the socket and
+/// TCP; a wrong password is AccessDenied and never shown.
+#[test]
+fn wire_password_authentication() {
+    let (Some(sock), Some(tcp)) = (
+        server_url("EB_TEST_MYSQL_URL"),
+        server_url("EB_TEST_MYSQL_TCP_URL"),
+    ) else {
+        return;
+    };
+    let _g = server_lock();
+    let pw = "Pw_wire_9x";
+    block(async {
+        let mut root = wire(&sock).await;
+        root.execute(&format!(
+            "DROP USER IF EXISTS 'ebpw'@'localhost', 'ebpw'@'127.0.0.1';
+             CREATE USER 'ebpw'@'localhost' IDENTIFIED BY '{pw}';
+             CREATE USER 'ebpw'@'127.0.0.1' IDENTIFIED BY '{pw}';
+             GRANT SELECT ON *.* TO 'ebpw'@'localhost', 'ebpw'@'127.0.0.1'"
+        ))
+        .await
+        .unwrap();
+        for base in [&sock, &tcp] {
+            let mut u = url::Url::parse(base).unwrap();
+            u.set_username("ebpw").unwrap();
+            u.set_password(Some(pw)).unwrap();
+            let mut c = wire(u.as_str()).await;
+            assert_eq!(
+                c.query("SELECT CURRENT_USER()").await.unwrap()[0][0]
+                    .as_deref()
+                    .map(|s| s.starts_with("ebpw@")),
+                Some(true)
+            );
+            u.set_password(Some("wrong_pw_123")).unwrap();
+            let e = match WireConn::connect(&spec(u.as_str())).await {
+                Err(enginebench::target::mysqlwire::ConnectError::Db(e)) => e,
+                _ => panic!("a wrong password must fail"),
+            };
+            assert_eq!(e.class, ErrorClass::AccessDenied, "{}", e.message);
+            assert!(!e.message.contains("wrong_pw_123"));
+        }
+        root.execute("DROP USER 'ebpw'@'localhost', 'ebpw'@'127.0.0.1'")
+            .await
+            .unwrap();
+    });
+}
