@@ -70,8 +70,15 @@ fn load_options(spec: &TargetSpec, connections: usize) -> LoadOptions {
 
 pub fn prepare(a: &PrepareArgs) -> Result<ExitCode> {
     let spec = config::resolve_target(&a.target)?;
-    let rows = config::table_size(&a.data, a.method)?;
-    let workload = config::workload(&a.workload, rows, a.data.seed, None)?;
+    let rows = config::table_size_for(&a.workload, &a.data, a.method)?;
+    let workload = config::workload(
+        &a.workload,
+        rows,
+        a.data.seed,
+        None,
+        &a.oltp,
+        a.target.engine.as_deref(),
+    )?;
     warn_password(&spec);
     interrupt::install();
     runtime().block_on(async {
@@ -94,7 +101,7 @@ pub fn prepare(a: &PrepareArgs) -> Result<ExitCode> {
 }
 
 pub fn cleanup(a: &CleanupArgs) -> Result<ExitCode> {
-    let workload = config::workload(&a.workload, 1, 0, None)?;
+    let workload = config::workload(&a.workload, 1, 0, None, &a.oltp, None)?;
     let spec = config::resolve_target(&a.target)?;
     warn_password(&spec);
     runtime().block_on(async {
@@ -111,6 +118,10 @@ pub fn list() -> Result<ExitCode> {
     );
     for q in crate::workload::micro_read::Query::ALL {
         println!("  {:<30} {}", q.name(), q.sql());
+    }
+    println!("sysbench OLTP workloads (sysbench 1.0.20's names, schema and queries; docs/oltp.md)");
+    for k in crate::workload::oltp::Kind::ALL {
+        println!("  {:<30} {}", k.name(), k.describe());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -393,8 +404,9 @@ fn measure_all(
                 sched_batch: cfg.sched_batch,
             };
             let workload = cfg.workload_spec.clone();
-            let mut session = Session::start(spec, &scfg, move |w| workload.driver(op_index, w))
-                .map_err(|e| e.context(format!("{op_name} at {threads} threads")))?;
+            let mut session =
+                Session::start(spec, &scfg, move |w| workload.driver(op_index, w, threads))
+                    .map_err(|e| e.context(format!("{op_name} at {threads} threads")))?;
             let interval = cfg.report_interval();
             let warmup = if cfg.warmup_s > 0.0 {
                 let w = session.phase(cfg.warmup(), interval, |_| {})?;
