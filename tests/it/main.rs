@@ -5,3 +5,4 @@
 mod cli;
 mod common;
 mod micro_read;
+mod oltp;
