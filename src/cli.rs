@@ -69,6 +69,12 @@ pub struct DataArgs {
     /// Loader connections (the id range is split across them; SQLite always uses one).
     #[arg(long, default_value_t = 4, value_name = "N")]
     pub load_connections: usize,
+
+    /// How the loader sends rows: multi-row INSERTs, or streamed (MySQL LOAD DATA LOCAL
+    /// INFILE, PostgreSQL COPY FROM STDIN; SQLite always inserts). docs/benchmarks-oltp.md
+    /// has the measurements behind the default.
+    #[arg(long, value_enum, default_value_t = crate::load::LoadMethod::Stream)]
+    pub load_method: crate::load::LoadMethod,
 }
 
 #[derive(Debug, Clone, Args)]

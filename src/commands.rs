@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use crate::cli::{CleanupArgs, Format, PrepareArgs, RunArgs};
 use crate::config::{self, RunConfig};
 use crate::error::{Context, Error, Failure, Result};
-use crate::load::LoadOptions;
+use crate::load::{LoadMethod, LoadOptions};
 use crate::measure::host::HostFacts;
 use crate::measure::LatencyHist;
 use crate::report::{
@@ -51,8 +51,9 @@ async fn engine(conn: &mut Conn, wanted: Option<&str>) -> Result<Option<String>>
     }
 }
 
-fn load_options(spec: &TargetSpec, connections: usize) -> LoadOptions {
+fn load_options(spec: &TargetSpec, connections: usize, method: LoadMethod) -> LoadOptions {
     LoadOptions {
+        method,
         connections,
         batch_rows: if spec.dbms == Dbms::Sqlite {
             10_000
@@ -84,7 +85,7 @@ pub fn prepare(a: &PrepareArgs) -> Result<ExitCode> {
     runtime().block_on(async {
         let mut conn = connect(&spec).await?;
         let engine = engine(&mut conn, a.target.engine.as_deref()).await?;
-        let opts = load_options(&spec, a.data.load_connections);
+        let opts = load_options(&spec, a.data.load_connections, a.data.load_method);
         let loaded = workload
             .prepare(&mut conn, &spec, engine.as_deref(), &opts)
             .await?;
@@ -278,7 +279,7 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
         eprintln!("quick method: a small table and short runs for a first look (use --method classic for the report's method)");
     }
 
-    let opts = load_options(&spec, cfg.load_connections);
+    let opts = load_options(&spec, cfg.load_connections, cfg.load_method);
     let loaded =
         rt.block_on(
             cfg.workload_spec

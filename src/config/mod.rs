@@ -73,6 +73,7 @@ pub struct RunConfig {
     pub client_threads: usize,
     pub sched_batch: bool,
     pub load_connections: usize,
+    pub load_method: crate::load::LoadMethod,
     pub results_dir: String,
 }
 
@@ -340,6 +341,7 @@ impl RunConfig {
             client_threads: a.client_threads,
             sched_batch: !a.no_sched_batch,
             load_connections: a.data.load_connections,
+            load_method: a.data.load_method,
             results_dir: a.results_dir.clone(),
         })
     }

@@ -23,8 +23,20 @@ pub trait RowSource: Send + Sync {
     fn row(&self, id: u64, out: &mut Vec<Value>);
 }
 
+/// How rows travel to the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum LoadMethod {
+    /// Multi-row INSERT statements of `batch_rows` rows.
+    Insert,
+    /// Streamed: MySQL `LOAD DATA LOCAL INFILE`, PostgreSQL `COPY FROM STDIN`, one statement per
+    /// chunk of `10 x batch_rows` rows (SQLite: the same as insert).
+    Stream,
+}
+
 #[derive(Debug, Clone)]
 pub struct LoadOptions {
+    pub method: LoadMethod,
     /// Loader connections (SQLite always uses one).
     pub connections: usize,
     /// Rows per INSERT statement / per SQLite transaction.
@@ -55,8 +67,12 @@ pub fn load(
     } else {
         opts.connections.max(1)
     };
-    let batch = opts.batch_rows.max(1) as u64;
-    let chunk = batch * 10;
+    let chunk = opts.batch_rows.max(1) as u64 * 10;
+    // A streamed load sends a whole chunk per statement.
+    let batch = match opts.method {
+        LoadMethod::Stream if target.dbms != Dbms::Sqlite => chunk,
+        _ => opts.batch_rows.max(1) as u64,
+    };
     let next = AtomicU64::new(1);
     let done = AtomicU64::new(0);
     let failed = AtomicBool::new(false);
@@ -81,6 +97,7 @@ pub fn load(
                     &done,
                     &failed,
                     &opts.session_sql,
+                    opts.method,
                 ));
                 if let Err(e) = r {
                     failed.store(true, Ordering::SeqCst);
@@ -138,6 +155,7 @@ async fn load_worker(
     done: &AtomicU64,
     failed: &AtomicBool,
     session_sql: &[String],
+    method: LoadMethod,
 ) -> std::result::Result<(), String> {
     let mut conn = Conn::connect(target).await.map_err(|e| e.message)?;
     for sql in session_sql {
@@ -158,9 +176,11 @@ async fn load_worker(
                 row.clear();
                 src.row(i, row);
             }
-            conn.insert_rows(src.table(), src.columns(), &buf)
-                .await
-                .map_err(|e| e.message)?;
+            match method {
+                LoadMethod::Insert => conn.insert_rows(src.table(), src.columns(), &buf).await,
+                LoadMethod::Stream => conn.load_rows(src.table(), src.columns(), &buf).await,
+            }
+            .map_err(|e| e.message)?;
             done.fetch_add(end - id + 1, Ordering::Relaxed);
             id = end + 1;
             if failed.load(Ordering::Relaxed) {

@@ -135,3 +135,25 @@ impl MysqlConn {
             .collect())
     }
 }
+
+/// Streamed bulk load (the loader's `stream` method), kept apart from the query path above.
+impl MysqlConn {
+    /// `LOAD DATA LOCAL INFILE` of `data` (tab-separated rows, see `target::push_tsv`) into
+    /// `table`: the client hands the rows over from memory, no file is written.
+    pub async fn load_tsv(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        data: bytes::Bytes,
+    ) -> DbResult<()> {
+        use futures_util::StreamExt;
+        self.conn.set_infile_handler(async move {
+            Ok(futures_util::stream::once(async move { Ok(data) }).boxed())
+        });
+        let sql = format!(
+            "LOAD DATA LOCAL INFILE 'enginebench-rows' INTO TABLE {table} ({})",
+            columns.join(",")
+        );
+        self.conn.query_drop(sql).await.map_err(err)
+    }
+}
