@@ -343,3 +343,56 @@ fn sysbench_flags() {
         assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
     }
 }
+
+/// A checksum of every row of sbtest1, computed by the server.
+fn checksum(c: &mut Db, postgres: bool) -> String {
+    let sql = if postgres {
+        "SELECT md5(string_agg(id || ':' || k || ':' || c || ':' || pad, ',' ORDER BY id)) FROM sbtest1"
+    } else {
+        "SELECT concat(count(*), ':', sum(k), ':', sum(crc32(concat(id, ':', c, ':', pad)))) FROM sbtest1"
+    };
+    c.rt.block_on(c.conn.query_one(sql)).unwrap().unwrap()
+}
+
+/// The same rows whatever the load method (INSERT or streamed) and number of connections.
+fn load_methods_give_the_same_rows(base: &str, postgres: bool, prefix: &str) {
+    let dir = tempdir();
+    let mut sums = Vec::new();
+    for (i, (method, conns)) in [("insert", "1"), ("stream", "3"), ("stream", "1")]
+        .iter()
+        .enumerate()
+    {
+        let url = fresh_db(base, &format!("{prefix}_{i}"));
+        prepare(
+            dir.path(),
+            &url,
+            &[
+                "--table-size",
+                "25000",
+                "--load-method",
+                method,
+                "--load-connections",
+                conns,
+            ],
+        );
+        sums.push(checksum(&mut conn(&url), postgres));
+    }
+    assert!(sums.windows(2).all(|w| w[0] == w[1]), "{sums:?}");
+}
+
+#[test]
+fn mariadb_load_methods_give_the_same_rows() {
+    let Some(base) = server_url("EB_TEST_MYSQL_URL") else {
+        return;
+    };
+    let _lock = server_lock();
+    load_methods_give_the_same_rows(&base, false, "eb_it_oltp_load");
+}
+
+#[test]
+fn postgres_load_methods_give_the_same_rows() {
+    let Some(base) = server_url("EB_TEST_PG_URL") else {
+        return;
+    };
+    load_methods_give_the_same_rows(&base, true, "eb_it_oltp_pgload");
+}
