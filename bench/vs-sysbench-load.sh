@@ -7,7 +7,8 @@
 #
 # SOCKET: a MariaDB Unix socket where root logs in without password (scripts/db-servers.sh
 # start DIR gives DIR/mdb.sock). ROWS default 1000000, ROUNDS default 3. Needs `sysbench` on
-# PATH and a release build (cargo build --release). Databases eb_vs_sb and eb_vs_eb are
+# PATH and a release build (cargo build --release); EB_LOAD_METHODS (default "stream insert")
+# picks enginebench's load methods. Databases eb_vs_sb and eb_vs_eb are
 # dropped and recreated. Fairness: same rows, same columns and indexes (PRIMARY KEY(id) and
 # k_1), same server settings; enginebench's loader sessions set unique_checks=0 and
 # foreign_key_checks=0 (session only); no global setting is changed. enginebench's time
@@ -22,6 +23,8 @@ METHODS=${EB_LOAD_METHODS:-stream insert}
 
 my() { mariadb --no-defaults -S "$SOCK" -uroot "$@"; }
 now() { date +%s.%N; }
+sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a - b }'; }
+div() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 declare -A times
@@ -30,7 +33,7 @@ for r in $(seq 1 "$ROUNDS"); do
     t0=$(now)
     sysbench oltp_read_write --mysql-socket="$SOCK" --mysql-user=root --mysql-db=eb_vs_sb \
         --tables=1 --table-size="$ROWS" prepare >/dev/null
-    t=$(echo "$(now) - $t0" | bc)
+    t=$(sub "$(now)" "$t0")
     times[sysbench]+="$t "
     echo "round $r sysbench prepare: $t s"
     for m in $METHODS; do
@@ -38,7 +41,7 @@ for r in $(seq 1 "$ROUNDS"); do
         t0=$(now)
         "$EB" prepare oltp_read_write --target "mysql://root@localhost/eb_vs_eb?socket=$SOCK" \
             --table-size "$ROWS" --load-method "$m" 2>/dev/null
-        t=$(echo "$(now) - $t0" | bc)
+        t=$(sub "$(now)" "$t0")
         times[$m]+="$t "
         echo "round $r enginebench prepare --load-method $m: $t s"
     done
@@ -51,6 +54,6 @@ sb=$(tr ' ' '\n' <<<"${times[sysbench]}" | grep . | median)
 echo "median sysbench: $sb s"
 for m in $METHODS; do
     e=$(tr ' ' '\n' <<<"${times[$m]}" | grep . | median)
-    echo "median enginebench ($m): $e s; ratio to sysbench: $(echo "scale=3; $e / $sb" | bc)"
+    echo "median enginebench ($m): $e s; ratio to sysbench: $(div "$e" "$sb")"
 done
 my -e "DROP DATABASE IF EXISTS eb_vs_sb; DROP DATABASE IF EXISTS eb_vs_eb"

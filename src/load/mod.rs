@@ -24,7 +24,9 @@ pub trait RowSource: Send + Sync {
 }
 
 /// How rows travel to the server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum LoadMethod {
     /// Multi-row INSERT statements of `batch_rows` rows.
@@ -51,6 +53,9 @@ pub struct LoadStats {
     pub table: String,
     pub rows: u64,
     pub connections: usize,
+    /// How the rows were sent: `insert` when the server refused a streamed load (for example
+    /// MySQL with local_infile=OFF) and the loader fell back.
+    pub method: LoadMethod,
     pub elapsed_s: f64,
     pub rows_per_s: f64,
 }
@@ -76,6 +81,7 @@ pub fn load(
     let next = AtomicU64::new(1);
     let done = AtomicU64::new(0);
     let failed = AtomicBool::new(false);
+    let fell_back = AtomicBool::new(false);
     let first_error: Mutex<Option<String>> = Mutex::new(None);
     let start = Instant::now();
     let bar = opts.progress.then(|| progress_bar(src.table(), rows));
@@ -98,6 +104,7 @@ pub fn load(
                     &failed,
                     &opts.session_sql,
                     opts.method,
+                    &fell_back,
                 ));
                 if let Err(e) = r {
                     failed.store(true, Ordering::SeqCst);
@@ -139,6 +146,11 @@ pub fn load(
         table: src.table().to_string(),
         rows,
         connections: conns,
+        method: if fell_back.load(Ordering::Relaxed) || target.dbms == Dbms::Sqlite {
+            LoadMethod::Insert
+        } else {
+            opts.method
+        },
         elapsed_s: elapsed,
         rows_per_s: rows as f64 / elapsed.max(1e-9),
     })
@@ -155,7 +167,8 @@ async fn load_worker(
     done: &AtomicU64,
     failed: &AtomicBool,
     session_sql: &[String],
-    method: LoadMethod,
+    mut method: LoadMethod,
+    fell_back: &AtomicBool,
 ) -> std::result::Result<(), String> {
     let mut conn = Conn::connect(target).await.map_err(|e| e.message)?;
     for sql in session_sql {
@@ -176,11 +189,23 @@ async fn load_worker(
                 row.clear();
                 src.row(i, row);
             }
-            match method {
+            let r = match method {
                 LoadMethod::Insert => conn.insert_rows(src.table(), src.columns(), &buf).await,
                 LoadMethod::Stream => conn.load_rows(src.table(), src.columns(), &buf).await,
+            };
+            match r {
+                Ok(()) => {}
+                // The server does not allow LOAD DATA LOCAL (1148, 3948, 4166): insert instead.
+                // Nothing of the batch was loaded, so it is sent again.
+                Err(e) if method == LoadMethod::Stream && refuses_local_infile(&e.message) => {
+                    method = LoadMethod::Insert;
+                    fell_back.store(true, Ordering::Relaxed);
+                    conn.insert_rows(src.table(), src.columns(), &buf)
+                        .await
+                        .map_err(|e| e.message)?;
+                }
+                Err(e) => return Err(e.message),
             }
-            .map_err(|e| e.message)?;
             done.fetch_add(end - id + 1, Ordering::Relaxed);
             id = end + 1;
             if failed.load(Ordering::Relaxed) {
@@ -188,6 +213,12 @@ async fn load_worker(
             }
         }
     }
+}
+
+fn refuses_local_infile(msg: &str) -> bool {
+    ["ERROR 1148", "ERROR 3948", "ERROR 4166", "ERROR 2068"]
+        .iter()
+        .any(|c| msg.contains(c))
 }
 
 /// A progress bar on stderr with rows/s and ETA (hidden when stderr is not a terminal).
