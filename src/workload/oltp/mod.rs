@@ -188,6 +188,13 @@ impl Spec {
             "sysbench-compatible statements and shapes of the random distributions; the random sequences differ (own generator, deterministic for --seed).".into(),
             "A transaction that fails with a deadlock, lock wait timeout, serialization failure, busy or (transactional tables) duplicate key is rolled back and retried with the same parameters; each failed attempt is counted under its error class, the transaction once when it succeeds (its latency is that of the successful attempt).".into(),
         ];
+        if matches!(
+            self.kind,
+            Kind::OltpReadOnly | Kind::OltpReadWrite | Kind::OltpWriteOnly
+        ) && !self.skip_trx
+        {
+            n.push("On non-transactional engines (MyISAM, Aria, MEMORY) no BEGIN/COMMIT is sent (2 fewer statements per transaction than sysbench); a duplicate key from racing delete-insert pairs is counted under duplicate_key and the transaction ends there.".into());
+        }
         if self.kind.writes() {
             n.push("Write workloads change the tables; a later run reuses them as they are (like sysbench). Run cleanup + prepare for the same starting data.".into());
         }
