@@ -168,16 +168,6 @@ impl PgConn {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn civil_days() {
-        assert_eq!(super::days_from_civil(1970, 1, 1), 0);
-        assert_eq!(super::days_from_civil(2000, 1, 1), 10957);
-        assert_eq!(super::days_from_civil(1969, 12, 31), -1);
-    }
-}
-
 impl PgConn {
     /// `COPY table (columns) FROM STDIN` of `data` (tab-separated text rows, see
     /// `target::push_tsv`).
@@ -198,5 +188,15 @@ impl PgConn {
         sink.send(data).await.map_err(err)?;
         sink.as_mut().finish().await.map_err(err)?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn civil_days() {
+        assert_eq!(super::days_from_civil(1970, 1, 1), 0);
+        assert_eq!(super::days_from_civil(2000, 1, 1), 10957);
+        assert_eq!(super::days_from_civil(1969, 12, 31), -1);
     }
 }
