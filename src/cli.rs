@@ -158,25 +158,34 @@ pub struct TargetArgs {
     pub target: Option<String>,
 
     /// Storage engine for created tables on MySQL/MariaDB (InnoDB, MyISAM, Aria, RocksDB, or any
-    /// engine the server lists). Default: the server's default engine.
-    #[arg(long, value_name = "NAME")]
+    /// engine the server lists). Default: the server's default engine. sysbench's
+    /// --mysql-storage-engine is an alias.
+    #[arg(long, value_name = "NAME", alias = "mysql-storage-engine")]
     pub engine: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct DataArgs {
-    /// Rows in the benchmark table (k/M suffixes allowed). Default: 100k with --method quick,
-    /// 1M with --method classic.
+    /// Rows in the benchmark table, per table for the sysbench workloads (k/M suffixes
+    /// allowed). Default: sysbench workloads 10000 (sysbench's default); micro-read 100k with
+    /// --method quick, 1M with --method classic.
     #[arg(long, value_name = "ROWS")]
     pub table_size: Option<String>,
 
     /// Seed of the data and parameter generators: the same seed gives the same data.
-    #[arg(long, default_value_t = 1)]
+    /// sysbench's --rand-seed is an alias (0 is an ordinary seed here, not the clock).
+    #[arg(long, default_value_t = 1, alias = "rand-seed")]
     pub seed: u64,
 
     /// Loader connections (the id range is split across them; SQLite always uses one).
     #[arg(long, default_value_t = 4, value_name = "N")]
     pub load_connections: usize,
+
+    /// How the loader sends rows: multi-row INSERTs, or streamed (MySQL LOAD DATA LOCAL
+    /// INFILE, PostgreSQL COPY FROM STDIN; SQLite always inserts). docs/benchmarks-oltp.md
+    /// has the measurements behind the default.
+    #[arg(long, value_enum, default_value_t = crate::load::LoadMethod::Stream)]
+    pub load_method: crate::load::LoadMethod,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -187,6 +196,8 @@ pub struct PrepareArgs {
     pub target: TargetArgs,
     #[command(flatten)]
     pub data: DataArgs,
+    #[command(flatten)]
+    pub oltp: OltpArgs,
     /// Which method's table size to use when --table-size is not given.
     #[arg(long, value_enum, default_value_t = Method::Quick)]
     pub method: Method,
@@ -198,6 +209,8 @@ pub struct CleanupArgs {
     pub workload: String,
     #[command(flatten)]
     pub target: TargetArgs,
+    #[command(flatten)]
+    pub oltp: OltpArgs,
 }
 
 /// A preset of the run method; any flag given explicitly overrides it.
@@ -229,6 +242,8 @@ pub struct RunArgs {
     pub target: TargetArgs,
     #[command(flatten)]
     pub data: DataArgs,
+    #[command(flatten)]
+    pub oltp: OltpArgs,
 
     /// Method preset; flags below override its values.
     #[arg(long, value_enum, default_value_t = Method::Quick)]
@@ -242,9 +257,19 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION")]
     pub warmup: Option<String>,
 
-    /// Length of each measured run (e.g. 60s).
-    #[arg(long, value_name = "DURATION")]
+    /// Length of each measured run (e.g. 60s). sysbench's --time N (seconds) is an alias.
+    #[arg(long, value_name = "DURATION", alias = "time")]
     pub duration: Option<String>,
+
+    /// sysbench's --events N (stop after N events): not supported yet; runs are timed
+    /// (--duration). Given a value other than 0, the run stops with exit code 2.
+    #[arg(long, value_name = "N", hide_short_help = true)]
+    pub events: Option<u64>,
+
+    /// sysbench's --percentile P: accepted when P is one enginebench always reports (50, 90,
+    /// 95, 99, 99.9, 100); any other value stops with exit code 2 (not supported yet).
+    #[arg(long, value_name = "P", hide_short_help = true)]
+    pub percentile: Option<f64>,
 
     /// Measured runs per point.
     #[arg(long, value_name = "N")]
@@ -294,4 +319,92 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub server: RunServerArgs,
+}
+
+/// sysbench's on/off option values.
+fn sb_bool(s: &str) -> Result<bool, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        _ => Err(format!("'{s}' is not on or off")),
+    }
+}
+
+/// sysbench's OLTP workload options, with sysbench 1.0.20's names and defaults (they apply to
+/// the oltp_*, select_random_* and bulk_insert workloads; docs/oltp.md maps every flag).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "sysbench OLTP options")]
+pub struct OltpArgs {
+    /// Number of tables sbtest1..N.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub tables: u32,
+    /// Rows per range SELECT (id BETWEEN x AND x + N - 1).
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    pub range_size: u32,
+    /// Point SELECTs per transaction (oltp_point_select always runs 1).
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub point_selects: u32,
+    /// Simple range SELECTs per transaction.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub simple_ranges: u32,
+    /// SELECT SUM(k) ranges per transaction.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub sum_ranges: u32,
+    /// SELECT ... ORDER BY c ranges per transaction.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub order_ranges: u32,
+    /// SELECT DISTINCT ... ORDER BY c ranges per transaction.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub distinct_ranges: u32,
+    /// UPDATEs of the indexed column k per transaction.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub index_updates: u32,
+    /// UPDATEs of c per transaction.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub non_index_updates: u32,
+    /// DELETE + INSERT pairs per transaction.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub delete_inserts: u32,
+    /// Run the range SELECTs at all.
+    #[arg(long, default_value = "on", value_name = "on|off", value_parser = sb_bool, num_args = 0..=1, require_equals = true, default_missing_value = "on")]
+    pub range_selects: bool,
+    /// No BEGIN/COMMIT: every statement in autocommit mode.
+    #[arg(long, default_value = "off", value_name = "on|off", value_parser = sb_bool, num_args = 0..=1, require_equals = true, default_missing_value = "on")]
+    pub skip_trx: bool,
+    /// id is AUTO_INCREMENT (MySQL) / SERIAL (PostgreSQL) / rowid (SQLite); off: client ids.
+    #[arg(long, default_value = "on", value_name = "on|off", value_parser = sb_bool, num_args = 0..=1, require_equals = true, default_missing_value = "on")]
+    pub auto_inc: bool,
+    /// A secondary index on id (xid) in place of the primary key.
+    #[arg(long, default_value = "off", value_name = "on|off", value_parser = sb_bool, num_args = 0..=1, require_equals = true, default_missing_value = "on")]
+    pub secondary: bool,
+    /// Create the secondary index k_N on k (after the load).
+    #[arg(long, default_value = "on", value_name = "on|off", value_parser = sb_bool, num_args = 0..=1, require_equals = true, default_missing_value = "on")]
+    pub create_secondary: bool,
+    /// Distribution of ids and k values (sysbench 1.0.20's default: special).
+    #[arg(long, value_enum, default_value_t = crate::workload::oltp::rand::RandType::Special)]
+    pub rand_type: crate::workload::oltp::rand::RandType,
+    /// Uniform draws summed by the gaussian and special distributions.
+    #[arg(long, default_value_t = 12, value_name = "N")]
+    pub rand_spec_iter: u32,
+    /// special: percentage of the range where the 'special' values fall.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub rand_spec_pct: u32,
+    /// special: percentage of draws that are 'special' values.
+    #[arg(long, default_value_t = 75, value_name = "N")]
+    pub rand_spec_res: u32,
+    /// pareto: shape parameter h (0 < h < 1).
+    #[arg(long, default_value_t = 0.2, value_name = "H")]
+    pub rand_pareto_h: f64,
+    /// select_random_points: values in the IN() list.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub random_points: u32,
+    /// select_random_ranges: BETWEEN ranges per SELECT.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub number_of_ranges: u32,
+    /// select_random_ranges: width of each BETWEEN range.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub delta: u32,
+    /// bulk_insert: rows per INSERT statement (enginebench's unit of one operation).
+    #[arg(long, default_value_t = 1000, value_name = "N")]
+    pub bulk_rows: u32,
 }

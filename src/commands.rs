@@ -10,7 +10,7 @@ use crate::cli::{
 };
 use crate::config::{self, RunConfig};
 use crate::error::{Context, Error, Failure, Result};
-use crate::load::LoadOptions;
+use crate::load::{LoadMethod, LoadOptions};
 use crate::measure::host::HostFacts;
 use crate::measure::proc::{self, ProcSample};
 use crate::measure::LatencyHist;
@@ -55,8 +55,9 @@ async fn engine(conn: &mut Conn, wanted: Option<&str>) -> Result<Option<String>>
     }
 }
 
-fn load_options(spec: &TargetSpec, connections: usize) -> LoadOptions {
+fn load_options(spec: &TargetSpec, connections: usize, method: LoadMethod) -> LoadOptions {
     LoadOptions {
+        method,
         connections,
         batch_rows: if spec.dbms == Dbms::Sqlite {
             10_000
@@ -74,14 +75,21 @@ fn load_options(spec: &TargetSpec, connections: usize) -> LoadOptions {
 
 pub fn prepare(a: &PrepareArgs) -> Result<ExitCode> {
     let spec = config::resolve_target(&a.target)?;
-    let rows = config::table_size(&a.data, a.method)?;
-    let workload = config::workload(&a.workload, rows, a.data.seed, None)?;
+    let rows = config::table_size_for(&a.workload, &a.data, a.method)?;
+    let workload = config::workload(
+        &a.workload,
+        rows,
+        a.data.seed,
+        None,
+        &a.oltp,
+        a.target.engine.as_deref(),
+    )?;
     warn_password(&spec);
     interrupt::install();
     runtime().block_on(async {
         let mut conn = connect(&spec).await?;
         let engine = engine(&mut conn, a.target.engine.as_deref()).await?;
-        let opts = load_options(&spec, a.data.load_connections);
+        let opts = load_options(&spec, a.data.load_connections, a.data.load_method);
         let loaded = workload
             .prepare(&mut conn, &spec, engine.as_deref(), &opts)
             .await?;
@@ -98,7 +106,7 @@ pub fn prepare(a: &PrepareArgs) -> Result<ExitCode> {
 }
 
 pub fn cleanup(a: &CleanupArgs) -> Result<ExitCode> {
-    let workload = config::workload(&a.workload, 1, 0, None)?;
+    let workload = config::workload(&a.workload, 1, 0, None, &a.oltp, None)?;
     let spec = config::resolve_target(&a.target)?;
     warn_password(&spec);
     runtime().block_on(async {
@@ -182,6 +190,10 @@ pub fn list() -> Result<ExitCode> {
     );
     for q in crate::workload::micro_read::Query::ALL {
         println!("  {:<30} {}", q.name(), q.sql());
+    }
+    println!("sysbench OLTP workloads (sysbench 1.0.20's names, schema and queries; docs/oltp.md)");
+    for k in crate::workload::oltp::Kind::ALL {
+        println!("  {:<30} {}", k.name(), k.describe());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -416,7 +428,7 @@ fn run_on(a: &RunArgs, cfg: &RunConfig, server: Option<&Server>) -> Result<ExitC
         eprintln!("quick method: a small table and short runs for a first look (use --method classic for the report's method)");
     }
 
-    let opts = load_options(&spec, cfg.load_connections);
+    let opts = load_options(&spec, cfg.load_connections, cfg.load_method);
     let loaded: Vec<crate::load::LoadStats> =
         rt.block_on(
             cfg.workload_spec
@@ -579,8 +591,9 @@ fn measure_all(
                 pacing: cfg.pacing,
             };
             let workload = cfg.workload_spec.clone();
-            let mut session = Session::start(spec, &scfg, move |w| workload.driver(op_index, w))
-                .map_err(|e| e.context(format!("{op_name} at {threads} threads")))?;
+            let mut session =
+                Session::start(spec, &scfg, move |w| workload.driver(op_index, w, threads))
+                    .map_err(|e| e.context(format!("{op_name} at {threads} threads")))?;
             let interval = cfg.report_interval();
             let warmup = if cfg.warmup_s > 0.0 {
                 let w = session.phase(cfg.warmup(), interval, |_| {})?;

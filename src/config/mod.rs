@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::cli::{DataArgs, Method, RunArgs, TargetArgs};
+use crate::cli::{DataArgs, Method, OltpArgs, RunArgs, TargetArgs};
 use crate::error::{Error, Result};
 use crate::report::table::Pick;
 use crate::runner::{Arrivals, Pacing};
 use crate::target::{Dbms, TargetSpec, DEFAULT_TARGET};
-use crate::workload::{micro_read, Workload, WORKLOADS};
+use crate::workload::{micro_read, oltp, Workload, WORKLOADS};
 
 /// Values a method preset fills in when the flag is not given.
 struct Preset {
@@ -76,6 +76,7 @@ pub struct RunConfig {
     /// Closed loop, or a fixed total rate (open loop).
     pub pacing: Pacing,
     pub load_connections: usize,
+    pub load_method: crate::load::LoadMethod,
     pub results_dir: String,
     /// The private server started for this run (`--server`), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -167,10 +168,19 @@ fn flag<T>(name: &str, r: std::result::Result<T, String>) -> Result<T> {
     r.map_err(|e| Error::usage(format!("{name}: {e}")))
 }
 
-/// Build the workload of `name` with its options (`queries`: a comma-separated subset).
-pub fn workload(name: &str, table_size: u64, seed: u64, queries: Option<&str>) -> Result<Workload> {
-    match check_workload(name)? {
-        micro_read::NAME => Ok(Workload::MicroRead(micro_read::Spec {
+/// Build the workload of `name` with its options (`queries`: a comma-separated subset of
+/// micro-read's; `oltp`: the sysbench options; `engine`: as typed, for tables drivers create).
+pub fn workload(
+    name: &str,
+    table_size: u64,
+    seed: u64,
+    queries: Option<&str>,
+    o: &OltpArgs,
+    engine: Option<&str>,
+) -> Result<Workload> {
+    let name = check_workload(name)?;
+    if name == micro_read::NAME {
+        return Ok(Workload::MicroRead(micro_read::Spec {
             table_size,
             seed,
             queries: match queries {
@@ -180,9 +190,95 @@ pub fn workload(name: &str, table_size: u64, seed: u64, queries: Option<&str>) -
                     .collect::<Result<Vec<_>>>()?,
                 None => micro_read::Query::ALL.to_vec(),
             },
-        })),
-        other => Err(Error::usage(format!("unknown workload '{other}'"))),
+        }));
     }
+    let kind = oltp::Kind::parse(name)
+        .ok_or_else(|| Error::usage(format!("unknown workload '{name}'")))?;
+    if queries.is_some() {
+        return Err(Error::usage(format!(
+            "--queries applies to micro-read only; {name} runs one kind of event (see docs/oltp.md)"
+        )));
+    }
+    let at_least_1 = [
+        ("--tables", o.tables),
+        ("--range-size", o.range_size),
+        ("--rand-spec-iter", o.rand_spec_iter),
+        ("--random-points", o.random_points),
+        ("--number-of-ranges", o.number_of_ranges),
+        ("--bulk-rows", o.bulk_rows),
+    ];
+    for (flag, v) in at_least_1 {
+        if v == 0 {
+            return Err(Error::usage(format!("{flag}: must be at least 1")));
+        }
+    }
+    if o.tables > 10_000 {
+        return Err(Error::usage("--tables: at most 10000"));
+    }
+    if o.rand_spec_pct > 100 || o.rand_spec_res >= 100 {
+        return Err(Error::usage(
+            "--rand-spec-pct must be 0..100 and --rand-spec-res 0..99 (percentages)",
+        ));
+    }
+    if !(o.rand_pareto_h > 0.0 && o.rand_pareto_h < 1.0) {
+        return Err(Error::usage(
+            "--rand-pareto-h: must be between 0 and 1 (exclusive)",
+        ));
+    }
+    if matches!(
+        kind,
+        oltp::Kind::SelectRandomPoints | oltp::Kind::SelectRandomRanges
+    ) && o.tables != 1
+    {
+        return Err(Error::usage(format!(
+            "{name} supports --tables 1 only (as in sysbench)"
+        )));
+    }
+    if table_size > i32::MAX as u64 {
+        return Err(Error::usage(
+            "--table-size: at most 2147483647 rows per table (sysbench's id is a signed INTEGER)",
+        ));
+    }
+    Ok(Workload::Oltp(oltp::Spec {
+        kind,
+        seed,
+        table_size: table_size as u32,
+        tables: o.tables,
+        range_size: o.range_size,
+        point_selects: o.point_selects,
+        simple_ranges: o.simple_ranges,
+        sum_ranges: o.sum_ranges,
+        order_ranges: o.order_ranges,
+        distinct_ranges: o.distinct_ranges,
+        index_updates: o.index_updates,
+        non_index_updates: o.non_index_updates,
+        delete_inserts: o.delete_inserts,
+        range_selects: o.range_selects,
+        skip_trx: o.skip_trx,
+        auto_inc: o.auto_inc,
+        secondary: o.secondary,
+        create_secondary: o.create_secondary,
+        rand_type: o.rand_type,
+        rand_spec_iter: o.rand_spec_iter,
+        rand_spec_pct: o.rand_spec_pct,
+        rand_spec_res: o.rand_spec_res,
+        rand_pareto_h: o.rand_pareto_h,
+        random_points: o.random_points,
+        number_of_ranges: o.number_of_ranges,
+        delta: o.delta,
+        bulk_rows: o.bulk_rows,
+        engine: engine.map(str::to_string),
+    }))
+}
+
+/// `--table-size`, or the workload's default: sysbench's 10000 rows per table for the
+/// sysbench workloads, the method's size for micro-read.
+pub fn table_size_for(workload: &str, d: &DataArgs, method: Method) -> Result<u64> {
+    let n = table_size(d, method)?;
+    if d.table_size.is_none() && workload != micro_read::NAME {
+        return Ok(10_000);
+    }
+    Ok(n)
 }
 
 pub fn check_workload(name: &str) -> Result<&'static str> {
@@ -323,9 +419,27 @@ impl RunConfig {
         if runs == 0 {
             return Err(Error::usage("--runs: at least one measured run is needed"));
         }
-        let table_size = table_size(&a.data, a.method)?;
-        let workload_spec =
-            self::workload(&workload, table_size, a.data.seed, a.queries.as_deref())?;
+        let table_size = table_size_for(&workload, &a.data, a.method)?;
+        let workload_spec = self::workload(
+            &workload,
+            table_size,
+            a.data.seed,
+            a.queries.as_deref(),
+            &a.oltp,
+            a.target.engine.as_deref(),
+        )?;
+        if let Some(n) = a.events.filter(|n| *n > 0) {
+            return Err(Error::usage(format!(
+                "--events {n}: stopping after a number of events is not supported yet; use --duration (or sysbench's --time)"
+            )));
+        }
+        if let Some(p) = a.percentile {
+            if ![50.0, 90.0, 95.0, 99.0, 99.9, 100.0].contains(&p) {
+                return Err(Error::usage(format!(
+                    "--percentile {p}: only the always-reported percentiles are accepted (50, 90, 95, 99, 99.9, 100); others are not supported yet"
+                )));
+            }
+        }
         let (report_interval, live) = match &a.report_interval {
             Some(s) => (flag("--report-interval", parse::duration(s))?, true),
             None => (Duration::from_secs(1), false),
@@ -361,6 +475,7 @@ impl RunConfig {
             sched_batch: !a.no_sched_batch && pacing == Pacing::ClosedLoop,
             pacing,
             load_connections: a.data.load_connections,
+            load_method: a.data.load_method,
             results_dir: a.results_dir.clone(),
             server,
             server_pid: sa.server_pid,

@@ -23,8 +23,22 @@ pub trait RowSource: Send + Sync {
     fn row(&self, id: u64, out: &mut Vec<Value>);
 }
 
+/// How rows travel to the server.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum LoadMethod {
+    /// Multi-row INSERT statements of `batch_rows` rows.
+    Insert,
+    /// Streamed: MySQL `LOAD DATA LOCAL INFILE`, PostgreSQL `COPY FROM STDIN`, one statement per
+    /// chunk of `10 x batch_rows` rows (SQLite: the same as insert).
+    Stream,
+}
+
 #[derive(Debug, Clone)]
 pub struct LoadOptions {
+    pub method: LoadMethod,
     /// Loader connections (SQLite always uses one).
     pub connections: usize,
     /// Rows per INSERT statement / per SQLite transaction.
@@ -39,6 +53,9 @@ pub struct LoadStats {
     pub table: String,
     pub rows: u64,
     pub connections: usize,
+    /// How the rows were sent: `insert` when the server refused a streamed load (for example
+    /// MySQL with local_infile=OFF) and the loader fell back.
+    pub method: LoadMethod,
     pub elapsed_s: f64,
     pub rows_per_s: f64,
 }
@@ -55,11 +72,16 @@ pub fn load(
     } else {
         opts.connections.max(1)
     };
-    let batch = opts.batch_rows.max(1) as u64;
-    let chunk = batch * 10;
+    let chunk = opts.batch_rows.max(1) as u64 * 10;
+    // A streamed load sends a whole chunk per statement.
+    let batch = match opts.method {
+        LoadMethod::Stream if target.dbms != Dbms::Sqlite => chunk,
+        _ => opts.batch_rows.max(1) as u64,
+    };
     let next = AtomicU64::new(1);
     let done = AtomicU64::new(0);
     let failed = AtomicBool::new(false);
+    let fell_back = AtomicBool::new(false);
     let first_error: Mutex<Option<String>> = Mutex::new(None);
     let start = Instant::now();
     let bar = opts.progress.then(|| progress_bar(src.table(), rows));
@@ -81,6 +103,8 @@ pub fn load(
                     &done,
                     &failed,
                     &opts.session_sql,
+                    opts.method,
+                    &fell_back,
                 ));
                 if let Err(e) = r {
                     failed.store(true, Ordering::SeqCst);
@@ -122,6 +146,11 @@ pub fn load(
         table: src.table().to_string(),
         rows,
         connections: conns,
+        method: if fell_back.load(Ordering::Relaxed) || target.dbms == Dbms::Sqlite {
+            LoadMethod::Insert
+        } else {
+            opts.method
+        },
         elapsed_s: elapsed,
         rows_per_s: rows as f64 / elapsed.max(1e-9),
     })
@@ -138,8 +167,19 @@ async fn load_worker(
     done: &AtomicU64,
     failed: &AtomicBool,
     session_sql: &[String],
+    mut method: LoadMethod,
+    fell_back: &AtomicBool,
 ) -> std::result::Result<(), String> {
-    let mut conn = Conn::connect(target).await.map_err(|e| e.message)?;
+    // The lean MySQL client does not speak LOAD DATA LOCAL INFILE: streamed loads go through
+    // mysql_async (loader connections are separate from the measured ones).
+    let mut conn = if method == LoadMethod::Stream && target.dbms == Dbms::Mysql {
+        let mut t = target.clone();
+        t.mysql_driver = crate::target::url::MysqlDriver::MysqlAsync;
+        Conn::connect(&t).await
+    } else {
+        Conn::connect(target).await
+    }
+    .map_err(|e| e.message)?;
     for sql in session_sql {
         conn.execute(sql).await.map_err(|e| e.message)?;
     }
@@ -158,9 +198,23 @@ async fn load_worker(
                 row.clear();
                 src.row(i, row);
             }
-            conn.insert_rows(src.table(), src.columns(), &buf)
-                .await
-                .map_err(|e| e.message)?;
+            let r = match method {
+                LoadMethod::Insert => conn.insert_rows(src.table(), src.columns(), &buf).await,
+                LoadMethod::Stream => conn.load_rows(src.table(), src.columns(), &buf).await,
+            };
+            match r {
+                Ok(()) => {}
+                // The server does not allow LOAD DATA LOCAL (1148, 3948, 4166): insert instead.
+                // Nothing of the batch was loaded, so it is sent again.
+                Err(e) if method == LoadMethod::Stream && refuses_local_infile(&e.message) => {
+                    method = LoadMethod::Insert;
+                    fell_back.store(true, Ordering::Relaxed);
+                    conn.insert_rows(src.table(), src.columns(), &buf)
+                        .await
+                        .map_err(|e| e.message)?;
+                }
+                Err(e) => return Err(e.message),
+            }
             done.fetch_add(end - id + 1, Ordering::Relaxed);
             id = end + 1;
             if failed.load(Ordering::Relaxed) {
@@ -168,6 +222,12 @@ async fn load_worker(
             }
         }
     }
+}
+
+fn refuses_local_infile(msg: &str) -> bool {
+    ["ERROR 1148", "ERROR 3948", "ERROR 4166", "ERROR 2068"]
+        .iter()
+        .any(|c| msg.contains(c))
 }
 
 /// A progress bar on stderr with rows/s and ETA (hidden when stderr is not a terminal).

@@ -1,5 +1,7 @@
 //! The terminal table, like the read report's raw-numbers table: operations down, thread
-//! counts across, aggregate ops/s in each cell.
+//! counts across, aggregate ops/s in each cell. For operations of several statements (the
+//! sysbench transactions) the ops/s row is transactions per second (sysbench's tps) and a
+//! second row gives statements per second (sysbench's qps).
 
 use super::ResultDoc;
 
@@ -64,6 +66,39 @@ pub fn render(doc: &ResultDoc, pick: Pick) -> String {
             }
         }
         out.push('\n');
+        // Operations of several statements (sysbench's transactions): a second row with the
+        // statements per second of the same runs, sysbench's "queries per sec.".
+        let multi = doc
+            .points
+            .iter()
+            .filter(|p| p.operation == op)
+            .flat_map(|p| &p.runs)
+            .any(|r| r.statements != r.ops);
+        if multi {
+            out.push_str(&format!("{:<w0$}", "  queries/s"));
+            for t in &threads {
+                let cell = doc
+                    .points
+                    .iter()
+                    .find(|p| p.operation == op && p.threads == *t)
+                    .map(|p| {
+                        let (ops, st) = p
+                            .runs
+                            .iter()
+                            .fold((0u64, 0u64), |a, r| (a.0 + r.ops, a.1 + r.statements));
+                        let tps = match pick {
+                            Pick::Max => p.aggregate.ops_per_s_max,
+                            Pick::Median => p.aggregate.ops_per_s_median,
+                        };
+                        tps * st as f64 / ops.max(1) as f64
+                    });
+                match cell {
+                    Some(v) => out.push_str(&format!(" {:>10.0}", v)),
+                    None => out.push_str(&format!(" {:>10}", "-")),
+                }
+            }
+            out.push('\n');
+        }
     }
     out
 }

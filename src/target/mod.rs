@@ -214,6 +214,29 @@ impl Conn {
         }
     }
 
+    /// Bulk-load rows by streaming them: MySQL `LOAD DATA LOCAL INFILE`, PostgreSQL
+    /// `COPY ... FROM STDIN` (text format); SQLite has no such path and inserts.
+    pub async fn load_rows(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        rows: &[Vec<Value>],
+    ) -> DbResult<()> {
+        if let Conn::Sqlite(c) = self {
+            return c.insert_rows(table, columns, rows);
+        }
+        let mut buf = Vec::with_capacity(rows.len() * 200);
+        for row in rows {
+            push_tsv(&mut buf, row);
+        }
+        let data = bytes::Bytes::from(buf);
+        match self {
+            Conn::Mysql(c) => c.load_tsv(table, columns, data).await,
+            Conn::Postgres(c) => c.copy_tsv(table, columns, data).await,
+            Conn::Sqlite(_) => unreachable!("handled above"),
+        }
+    }
+
     /// The server's version string.
     pub async fn server_version(&mut self) -> DbResult<String> {
         let sql = match self.dbms() {
@@ -283,6 +306,39 @@ pub fn push_literal(s: &mut String, dbms: Dbms, v: &Value) {
     }
 }
 
+/// Append one row in the tab-separated text form that MySQL's LOAD DATA (default FIELDS and
+/// LINES options) and PostgreSQL's COPY text format both read: `\N` for NULL, backslash
+/// escapes for backslash, tab, newline and carriage return.
+pub fn push_tsv(out: &mut Vec<u8>, row: &[Value]) {
+    use std::io::Write;
+    for (i, v) in row.iter().enumerate() {
+        if i > 0 {
+            out.push(b'\t');
+        }
+        match v {
+            Value::Null => out.extend_from_slice(b"\\N"),
+            Value::Int(n) => {
+                let _ = write!(out, "{n}");
+            }
+            Value::Text(t) => {
+                for &b in t.as_bytes() {
+                    match b {
+                        b'\\' => out.extend_from_slice(b"\\\\"),
+                        b'\t' => out.extend_from_slice(b"\\t"),
+                        b'\n' => out.extend_from_slice(b"\\n"),
+                        b'\r' => out.extend_from_slice(b"\\r"),
+                        _ => out.push(b),
+                    }
+                }
+            }
+            Value::Date { y, m, d } => {
+                let _ = write!(out, "{y:04}-{m:02}-{d:02}");
+            }
+        }
+    }
+    out.push(b'\n');
+}
+
 /// Rewrite `?` placeholders (outside quotes) as `$1..$n` for PostgreSQL.
 pub fn numbered_placeholders(sql: &str) -> String {
     let mut out = String::with_capacity(sql.len() + 8);
@@ -323,6 +379,25 @@ mod tests {
             numbered_placeholders("x = '?' AND y = ?"),
             "x = '?' AND y = $1"
         );
+    }
+
+    #[test]
+    fn tsv() {
+        let mut out = Vec::new();
+        push_tsv(
+            &mut out,
+            &[
+                Value::Int(-3),
+                Value::Text("a\tb\\c\nd".into()),
+                Value::Null,
+                Value::Date {
+                    y: 2001,
+                    m: 2,
+                    d: 3,
+                },
+            ],
+        );
+        assert_eq!(out, b"-3\ta\\tb\\\\c\\nd\t\\N\t2001-02-03\n");
     }
 
     #[test]

@@ -187,3 +187,43 @@ impl AsyncConn {
             .collect())
     }
 }
+
+impl MysqlConn {
+    /// Streamed bulk load; only through mysql_async (the loader connects with it for this).
+    pub async fn load_tsv(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        data: bytes::Bytes,
+    ) -> DbResult<()> {
+        match self {
+            MysqlConn::Async(c) => c.load_tsv(table, columns, data).await,
+            MysqlConn::Wire(_) => Err(DbError::new(
+                ErrorClass::Other,
+                "LOAD DATA LOCAL INFILE is not supported by the lean MySQL client (use ?driver=mysql_async)",
+            )),
+        }
+    }
+}
+
+/// Streamed bulk load (the loader's `stream` method), kept apart from the query path above.
+impl AsyncConn {
+    /// `LOAD DATA LOCAL INFILE` of `data` (tab-separated rows, see `target::push_tsv`) into
+    /// `table`: the client hands the rows over from memory, no file is written.
+    pub async fn load_tsv(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        data: bytes::Bytes,
+    ) -> DbResult<()> {
+        use futures_util::StreamExt;
+        self.conn.set_infile_handler(async move {
+            Ok(futures_util::stream::once(async move { Ok(data) }).boxed())
+        });
+        let sql = format!(
+            "LOAD DATA LOCAL INFILE 'enginebench-rows' INTO TABLE {table} ({})",
+            columns.join(",")
+        );
+        self.conn.query_drop(sql).await.map_err(err)
+    }
+}

@@ -168,6 +168,29 @@ impl PgConn {
     }
 }
 
+impl PgConn {
+    /// `COPY table (columns) FROM STDIN` of `data` (tab-separated text rows, see
+    /// `target::push_tsv`).
+    pub async fn copy_tsv(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        data: bytes::Bytes,
+    ) -> DbResult<()> {
+        use futures_util::SinkExt;
+        let sql = format!("COPY {table} ({}) FROM STDIN", columns.join(","));
+        let sink = self
+            .client
+            .copy_in::<_, bytes::Bytes>(&sql)
+            .await
+            .map_err(err)?;
+        futures_util::pin_mut!(sink);
+        sink.send(data).await.map_err(err)?;
+        sink.as_mut().finish().await.map_err(err)?;
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -2,6 +2,7 @@
 //! statements, the metadata table that says what was loaded, and post-load housekeeping.
 
 pub mod micro_read;
+pub mod oltp;
 pub mod rng;
 
 use crate::error::{Context, Error, Result};
@@ -14,28 +15,48 @@ use crate::target::{Conn, DbResult, Dbms, TargetSpec};
 pub const META_TABLE: &str = "enginebench_meta";
 
 /// The workloads this build knows.
-pub const WORKLOADS: [&str; 1] = ["micro-read"];
+pub const WORKLOADS: [&str; 12] = [
+    "micro-read",
+    "oltp_point_select",
+    "oltp_read_only",
+    "oltp_read_write",
+    "oltp_write_only",
+    "oltp_update_index",
+    "oltp_update_non_index",
+    "oltp_insert",
+    "oltp_delete",
+    "select_random_points",
+    "select_random_ranges",
+    "bulk_insert",
+];
 
 /// A resolved workload: its name and options, validated. Every workload plugs in here.
 #[derive(Debug, Clone)]
 pub enum Workload {
     MicroRead(micro_read::Spec),
+    Oltp(oltp::Spec),
 }
 
 /// One connection's driver, for whichever workload runs (enum dispatch: no boxing per call).
+/// Variants differ in size; there is one driver per connection and it never moves while
+/// running, so the size does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum AnyDriver {
     MicroRead(micro_read::MicroDriver),
+    Oltp(oltp::OltpDriver),
 }
 
 impl Driver for AnyDriver {
     async fn setup(&mut self, conn: &mut Conn) -> DbResult<()> {
         match self {
             AnyDriver::MicroRead(d) => d.setup(conn).await,
+            AnyDriver::Oltp(d) => d.setup(conn).await,
         }
     }
     async fn step(&mut self, conn: &mut Conn) -> DbResult<Step> {
         match self {
             AnyDriver::MicroRead(d) => d.step(conn).await,
+            AnyDriver::Oltp(d) => d.step(conn).await,
         }
     }
 }
@@ -44,6 +65,7 @@ impl Workload {
     pub fn name(&self) -> &'static str {
         match self {
             Workload::MicroRead(_) => micro_read::NAME,
+            Workload::Oltp(s) => s.kind.name(),
         }
     }
 
@@ -51,6 +73,8 @@ impl Workload {
     pub fn operations(&self) -> Vec<String> {
         match self {
             Workload::MicroRead(s) => s.queries.iter().map(|q| q.name().to_string()).collect(),
+            // One point per thread count: the event (transaction) is the operation.
+            Workload::Oltp(s) => vec![s.kind.name().to_string()],
         }
     }
 
@@ -58,6 +82,7 @@ impl Workload {
     pub fn main_table(&self) -> &'static str {
         match self {
             Workload::MicroRead(_) => "normal",
+            Workload::Oltp(_) => "sbtest1",
         }
     }
 
@@ -65,6 +90,7 @@ impl Workload {
     pub fn options(&self) -> serde_json::Value {
         match self {
             Workload::MicroRead(_) => serde_json::json!({}),
+            Workload::Oltp(s) => s.options_json(),
         }
     }
 
@@ -85,17 +111,20 @@ impl Workload {
                         .collect(),
                 )
             }
+            Workload::Oltp(s) => oltp::prepare(s, conn, target, engine, opts).await,
         }
     }
 
     pub async fn cleanup(&self, conn: &mut Conn) -> Result<()> {
         match self {
             Workload::MicroRead(_) => micro_read::cleanup(conn).await,
+            Workload::Oltp(s) => oltp::cleanup(s, conn).await,
         }
     }
 
-    /// The driver of connection `worker` for operation number `op` of `operations()`.
-    pub fn driver(&self, op: usize, worker: usize) -> AnyDriver {
+    /// The driver of connection `worker` (of `threads`) for operation number `op` of
+    /// `operations()`.
+    pub fn driver(&self, op: usize, worker: usize, threads: usize) -> AnyDriver {
         match self {
             Workload::MicroRead(s) => AnyDriver::MicroRead(micro_read::MicroDriver::new(
                 s.queries[op],
@@ -103,6 +132,7 @@ impl Workload {
                 s.seed,
                 worker,
             )),
+            Workload::Oltp(s) => AnyDriver::Oltp(oltp::OltpDriver::new(s, worker, threads)),
         }
     }
 
@@ -110,6 +140,7 @@ impl Workload {
     pub fn notes(&self) -> Vec<String> {
         match self {
             Workload::MicroRead(s) => s.notes(),
+            Workload::Oltp(s) => s.notes(),
         }
     }
 }

@@ -6,6 +6,7 @@ mod cli;
 mod common;
 mod micro_read;
 mod mysqlwire;
+mod oltp;
 mod open_loop;
 mod report;
 mod servers;
