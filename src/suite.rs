@@ -318,7 +318,7 @@ pub fn run(a: &SuiteArgs) -> Result<ExitCode> {
             Ok(s) => s,
             Err(e) if matches!(e.failure, Failure::Interrupted(_)) => {
                 interrupted = true;
-                break;
+                break 'servers;
             }
             Err(e) => {
                 failed.push(format!("{}: {}", entry.server, e.message));
@@ -378,6 +378,7 @@ pub fn run(a: &SuiteArgs) -> Result<ExitCode> {
                 }
             }
         }
+        eprintln!("suite: stopping the {}", server.describe());
         server.stop()?;
     }
     let summary = summarize(&plan, &cells, &out_dir);

@@ -166,15 +166,14 @@ fn pg_bindir() -> Option<PathBuf> {
 /// A free TCP port in 20000-32767 (below the ephemeral range, so outgoing connections do not
 /// take it). The remaining race is handled by retrying the start on a bind error.
 fn free_port(attempt: usize) -> u16 {
-    let seed = std::process::id() as u64 ^ (Instant::now().elapsed().as_nanos() as u64);
-    let t = std::time::SystemTime::now()
+    // Random enough that concurrent runs rarely pick the same port: time, pid and attempt.
+    let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos() as u64)
         .unwrap_or(0);
+    let seed = nanos ^ ((std::process::id() as u64) << 20) ^ (attempt as u64 * 104_729);
     for i in 0..200u64 {
-        let p = 20000
-            + ((seed.wrapping_mul(31) ^ t).wrapping_add(i * 7919 + attempt as u64 * 104729) % 12768)
-                as u16;
+        let p = 20000 + (seed.wrapping_add(i * 7919) % 12768) as u16;
         if std::net::TcpListener::bind(("127.0.0.1", p)).is_ok() {
             return p;
         }
@@ -346,6 +345,9 @@ impl Server {
         let sock = self.socket_dir.join("mdb.sock");
         for attempt in 0..PORT_TRIES {
             let port = free_port(attempt);
+            if port == 0 {
+                return Err(Error::usage("no free TCP port on 127.0.0.1 in 20000-32767"));
+            }
             let log_off = std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0);
             let mut c = Command::new(&mariadbd);
             // --defaults-file must come first; it replaces --no-defaults (no /etc/mysql files).
@@ -466,6 +468,9 @@ impl Server {
         self.options_text = conf;
         for attempt in 0..PORT_TRIES {
             let port = free_port(attempt);
+            if port == 0 {
+                return Err(Error::usage("no free TCP port on 127.0.0.1 in 20000-32767"));
+            }
             let log_off = std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0);
             let mut c = Command::new(bin.join("postgres"));
             c.arg("-D")
