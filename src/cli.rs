@@ -182,7 +182,7 @@ pub struct DataArgs {
     pub load_connections: usize,
 
     /// How the loader sends rows: multi-row INSERTs, or streamed (MySQL LOAD DATA LOCAL
-    /// INFILE, PostgreSQL COPY FROM STDIN; SQLite always inserts). docs/benchmarks-oltp.md
+    /// INFILE, PostgreSQL COPY FROM STDIN; SQLite always inserts). BENCHMARKS.md
     /// has the measurements behind the default.
     #[arg(long, value_enum, default_value_t = crate::load::LoadMethod::Stream)]
     pub load_method: crate::load::LoadMethod,
