@@ -267,6 +267,53 @@ fn cell_result(dir: &Path) -> Option<serde_json::Value> {
     None
 }
 
+/// The suite's HTML report: the cells of one (server, variant, engine) differ only in their
+/// thread count, so their points are merged into one series named after the cell group.
+fn write_report(cells: &[Cell], out_dir: &Path) {
+    let mut groups: Vec<(String, crate::report::ResultDoc)> = Vec::new();
+    for c in cells {
+        let Some(doc) = cell_dir_result(&out_dir.join(&c.name)) else {
+            continue;
+        };
+        let group = c
+            .name
+            .rsplit_once("-t")
+            .map(|(g, _)| g.to_string())
+            .unwrap_or_else(|| c.name.clone());
+        match groups.iter_mut().find(|(g, _)| *g == group) {
+            Some((_, merged)) => merged.points.extend(doc.points),
+            None => groups.push((group, doc)),
+        }
+    }
+    if groups.is_empty() {
+        return;
+    }
+    for (_, d) in &mut groups {
+        d.points.sort_by_key(|p| p.threads);
+    }
+    let (labels, docs): (Vec<String>, Vec<crate::report::ResultDoc>) = groups.into_iter().unzip();
+    let path = out_dir.join("report.html");
+    let html = crate::report::html::render_labeled(&docs, labels);
+    match std::fs::write(&path, &html) {
+        Ok(()) => eprintln!(
+            "report: {} ({} KiB)",
+            path.display(),
+            html.len().div_ceil(1024)
+        ),
+        Err(e) => eprintln!("warning: cannot write {}: {e}", path.display()),
+    }
+}
+
+fn cell_dir_result(dir: &Path) -> Option<crate::report::ResultDoc> {
+    for e in std::fs::read_dir(dir).ok()?.flatten() {
+        let p = e.path().join("result.json");
+        if p.exists() {
+            return crate::report::load(&p).ok();
+        }
+    }
+    None
+}
+
 enum CellEnd {
     Complete,
     Failed(String),
@@ -386,6 +433,7 @@ pub fn run(a: &SuiteArgs) -> Result<ExitCode> {
     let _ = std::fs::write(&path, &summary);
     print!("{summary}");
     eprintln!("summary: {}", path.display());
+    write_report(&cells, &out_dir);
     if interrupted {
         eprintln!("suite interrupted: run the same command again to resume");
         return Ok(ExitCode::from(128 + interrupt::signal().unwrap_or(2) as u8));

@@ -50,7 +50,11 @@ th{background:#f3f3f3}td.l,th.l{text-align:left}.charts{display:flex;flex-wrap:w
 
 /// Render the report for one or more results.
 pub fn render(docs: &[ResultDoc]) -> String {
-    let labels = labels(docs);
+    render_labeled(docs, labels(docs))
+}
+
+/// Render with labels chosen by the caller (a suite names its series after its cells).
+pub fn render_labeled(docs: &[ResultDoc], labels: Vec<String>) -> String {
     let rs: Vec<Labeled> = docs
         .iter()
         .zip(labels)

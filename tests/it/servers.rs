@@ -394,6 +394,24 @@ fn suite_two_engines_two_thread_counts_resumes() {
     let summary = std::fs::read_to_string(dir.path().join("s/summary.md")).unwrap();
     assert!(summary.contains("mariadb-small-myisam-t2"), "{summary}");
     assert!(summary.contains("max_connections = 300"), "{summary}");
+    // The suite's report: one series per engine, each with both thread counts.
+    let html = std::fs::read_to_string(dir.path().join("s/report.html")).unwrap();
+    assert!(
+        html.contains(">mariadb-small-innodb<") && html.contains(">mariadb-small-myisam<"),
+        "series named after the cell groups"
+    );
+    let first_chart = html
+        .split("<svg class=\"chart\"")
+        .nth(1)
+        .unwrap()
+        .split("</svg>")
+        .next()
+        .unwrap();
+    assert_eq!(
+        first_chart.matches("class=\"pt\"").count(),
+        4,
+        "2 engines x 2 thread counts"
+    );
     // Again: everything is complete, nothing runs.
     let again = eb(dir.path(), &["suite", "plan.toml", "--results-dir", "s"]);
     assert_eq!(again.code, 0, "{}", again.stderr);
