@@ -25,5 +25,6 @@ pub fn run(cli: cli::Cli) -> Result<ExitCode> {
         cli::Command::List => commands::list(),
         cli::Command::Report(a) => commands::report(a),
         cli::Command::Compare(a) => commands::compare(a),
+        cli::Command::Check(a) => commands::check(a),
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod micro_read;
 pub mod rng;
+pub mod tpcc;
 
 use crate::error::{Context, Error, Result};
 use crate::load::{LoadOptions, LoadStats};
@@ -14,28 +15,32 @@ use crate::target::{Conn, DbResult, Dbms, TargetSpec};
 pub const META_TABLE: &str = "enginebench_meta";
 
 /// The workloads this build knows.
-pub const WORKLOADS: [&str; 1] = ["micro-read"];
+pub const WORKLOADS: [&str; 2] = ["micro-read", "tpcc"];
 
 /// A resolved workload: its name and options, validated. Every workload plugs in here.
 #[derive(Debug, Clone)]
 pub enum Workload {
     MicroRead(micro_read::Spec),
+    Tpcc(tpcc::Spec),
 }
 
 /// One connection's driver, for whichever workload runs (enum dispatch: no boxing per call).
 pub enum AnyDriver {
     MicroRead(micro_read::MicroDriver),
+    Tpcc(tpcc::TpccDriver),
 }
 
 impl Driver for AnyDriver {
     async fn setup(&mut self, conn: &mut Conn) -> DbResult<()> {
         match self {
             AnyDriver::MicroRead(d) => d.setup(conn).await,
+            AnyDriver::Tpcc(d) => d.setup(conn).await,
         }
     }
     async fn step(&mut self, conn: &mut Conn) -> DbResult<Step> {
         match self {
             AnyDriver::MicroRead(d) => d.step(conn).await,
+            AnyDriver::Tpcc(d) => d.step(conn).await,
         }
     }
 }
@@ -44,6 +49,16 @@ impl Workload {
     pub fn name(&self) -> &'static str {
         match self {
             Workload::MicroRead(_) => micro_read::NAME,
+            Workload::Tpcc(_) => tpcc::NAME,
+        }
+    }
+
+    /// The kinds of operation a step reports (`Step::kind` indexes this list); results break
+    /// counts and latencies down by kind when there is more than one.
+    pub fn kinds(&self) -> Vec<&'static str> {
+        match self {
+            Workload::MicroRead(_) => Vec::new(),
+            Workload::Tpcc(_) => tpcc::KINDS.to_vec(),
         }
     }
 
@@ -51,6 +66,7 @@ impl Workload {
     pub fn operations(&self) -> Vec<String> {
         match self {
             Workload::MicroRead(s) => s.queries.iter().map(|q| q.name().to_string()).collect(),
+            Workload::Tpcc(_) => vec!["mix".to_string()],
         }
     }
 
@@ -58,6 +74,7 @@ impl Workload {
     pub fn main_table(&self) -> &'static str {
         match self {
             Workload::MicroRead(_) => "normal",
+            Workload::Tpcc(_) => "stock",
         }
     }
 
@@ -65,6 +82,7 @@ impl Workload {
     pub fn options(&self) -> serde_json::Value {
         match self {
             Workload::MicroRead(_) => serde_json::json!({}),
+            Workload::Tpcc(s) => s.options(),
         }
     }
 
@@ -85,12 +103,14 @@ impl Workload {
                         .collect(),
                 )
             }
+            Workload::Tpcc(s) => tpcc::prepare(conn, target, s, engine, opts).await,
         }
     }
 
     pub async fn cleanup(&self, conn: &mut Conn) -> Result<()> {
         match self {
             Workload::MicroRead(_) => micro_read::cleanup(conn).await,
+            Workload::Tpcc(_) => tpcc::cleanup(conn).await,
         }
     }
 
@@ -103,6 +123,7 @@ impl Workload {
                 s.seed,
                 worker,
             )),
+            Workload::Tpcc(s) => AnyDriver::Tpcc(tpcc::TpccDriver::new(s, worker)),
         }
     }
 
@@ -110,6 +131,7 @@ impl Workload {
     pub fn notes(&self) -> Vec<String> {
         match self {
             Workload::MicroRead(s) => s.notes(),
+            Workload::Tpcc(s) => s.notes(),
         }
     }
 }

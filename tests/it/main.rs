@@ -6,3 +6,4 @@ mod cli;
 mod common;
 mod micro_read;
 mod report;
+mod tpcc;
