@@ -7,24 +7,22 @@ use serde_json::Value as Json;
 use crate::common::*;
 use enginebench::target::Conn;
 
-fn one(c: &mut Conn, sql: &str) -> i64 {
-    block(async {
-        c.query_one(sql)
-            .await
-            .unwrap()
-            .unwrap()
-            .parse::<f64>()
-            .unwrap()
-            .round() as i64
-    })
+async fn one(c: &mut Conn, sql: &str) -> i64 {
+    c.query_one(sql)
+        .await
+        .unwrap()
+        .unwrap()
+        .parse::<f64>()
+        .unwrap()
+        .round() as i64
 }
 
 fn ytd_cents(url: &str) -> (i64, i64) {
     block(async {
         let mut c = Conn::connect(&spec(url)).await.unwrap();
         (
-            one(&mut c, "SELECT ROUND(SUM(w_ytd) * 100) FROM warehouse"),
-            one(&mut c, "SELECT ROUND(SUM(d_ytd) * 100) FROM district"),
+            one(&mut c, "SELECT ROUND(SUM(w_ytd) * 100) FROM warehouse").await,
+            one(&mut c, "SELECT ROUND(SUM(d_ytd) * 100) FROM district").await,
         )
     })
 }
@@ -45,16 +43,17 @@ fn whole_cycle(url: &str) {
     assert!(out.stderr.contains("into order_line"), "{}", out.stderr);
     block(async {
         let mut c = Conn::connect(&spec(url)).await.unwrap();
-        assert_eq!(one(&mut c, "SELECT count(*) FROM item"), 100_000);
-        assert_eq!(one(&mut c, "SELECT count(*) FROM stock"), 100_000);
-        assert_eq!(one(&mut c, "SELECT count(*) FROM customer"), 30_000);
-        assert_eq!(one(&mut c, "SELECT count(*) FROM new_orders"), 9_000);
+        assert_eq!(one(&mut c, "SELECT count(*) FROM item").await, 100_000);
+        assert_eq!(one(&mut c, "SELECT count(*) FROM stock").await, 100_000);
+        assert_eq!(one(&mut c, "SELECT count(*) FROM customer").await, 30_000);
+        assert_eq!(one(&mut c, "SELECT count(*) FROM new_orders").await, 9_000);
         // Every customer has exactly one order (o_c_id is a permutation).
         assert_eq!(
             one(
                 &mut c,
                 "SELECT count(DISTINCT o_c_id) FROM orders WHERE o_d_id = 3"
-            ),
+            )
+            .await,
             3000
         );
     });
