@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::runner::interrupt;
-use crate::target::{Conn, Dbms, TargetSpec, Value};
+use crate::target::{Conn, Dbms, ErrorClass, TargetSpec, Value};
 
 /// Where the rows of one table come from.
 pub trait RowSource: Send + Sync {
@@ -172,10 +172,19 @@ async fn load_worker(
                     n += 1;
                 }
             }
-            if n > 0 {
-                conn.insert_rows(src.table(), src.columns(), &buf[..n])
+            let mut attempt = 0;
+            while n > 0 {
+                match conn
+                    .insert_rows(src.table(), src.columns(), &buf[..n])
                     .await
-                    .map_err(|e| e.message)?;
+                {
+                    Ok(()) => break,
+                    // MariaDB's bulk insert into an empty table (unique_checks=0) locks the
+                    // table, so the first concurrent multi-row INSERTs can deadlock (seen with
+                    // TPC-C's tables); the statement was rolled back whole: send it again.
+                    Err(e) if e.class == ErrorClass::Deadlock && attempt < 10 => attempt += 1,
+                    Err(e) => return Err(e.message),
+                }
             }
             inserted.fetch_add(n as u64, Ordering::Relaxed);
             done.fetch_add(end - id + 1, Ordering::Relaxed);

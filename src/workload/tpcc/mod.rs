@@ -477,18 +477,7 @@ pub async fn prepare(
             now: now.clone(),
         };
         let n = data::row_count(name, spec.warehouses as u64);
-        // InnoDB: concurrent multi-row INSERTs into history (no primary key) deadlock now and
-        // then (measured here); one connection loads its 30,000 rows per warehouse quickly.
-        let one = LoadOptions {
-            connections: 1,
-            ..opts.clone()
-        };
-        let o = if name == "history" && conn.dbms() == Dbms::Mysql {
-            &one
-        } else {
-            opts
-        };
-        stats.push(load::load(target, &src, n, o)?);
+        stats.push(load::load(target, &src, n, opts)?);
     }
     for st in &indexes {
         conn.execute(st)
