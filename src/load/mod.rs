@@ -173,7 +173,10 @@ async fn load_worker(
                 }
             }
             let mut attempt = 0;
-            while n > 0 {
+            loop {
+                if n == 0 {
+                    break;
+                }
                 match conn
                     .insert_rows(src.table(), src.columns(), &buf[..n])
                     .await

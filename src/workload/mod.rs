@@ -27,7 +27,7 @@ pub enum Workload {
 /// One connection's driver, for whichever workload runs (enum dispatch: no boxing per call).
 pub enum AnyDriver {
     MicroRead(micro_read::MicroDriver),
-    Tpcc(tpcc::TpccDriver),
+    Tpcc(Box<tpcc::TpccDriver>),
 }
 
 impl Driver for AnyDriver {
@@ -123,7 +123,7 @@ impl Workload {
                 s.seed,
                 worker,
             )),
-            Workload::Tpcc(s) => AnyDriver::Tpcc(tpcc::TpccDriver::new(s, worker)),
+            Workload::Tpcc(s) => AnyDriver::Tpcc(Box::new(tpcc::TpccDriver::new(s, worker))),
         }
     }
 

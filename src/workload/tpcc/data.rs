@@ -96,7 +96,7 @@ fn astring(r: &mut Rng, lo: u64, hi: u64) -> String {
             left = 8;
         }
         // 8 bits per character, reduced to 0..62 by multiply-shift (bias irrelevant here).
-        let b = (bits & 0xFF) as usize * 62 >> 8;
+        let b = ((bits & 0xFF) as usize * 62) >> 8;
         bits >>= 8;
         left -= 1;
         s.push(ALNUM[b] as char);
