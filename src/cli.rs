@@ -47,6 +47,18 @@ pub enum Command {
     /// Run a plan: a matrix of servers/profiles x engines x thread counts from a TOML file, one
     /// result folder per cell; re-running skips the cells already complete.
     Suite(SuiteArgs),
+    /// Check a loaded workload's data for consistency (tpcc: TPC-C 3.3.2.1 to 3.3.2.4).
+    /// Exit 0 when every condition holds, 1 when one fails (each failure is printed, naming
+    /// the warehouse and district), 2 when the tables are missing or the target unreachable.
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    /// Workload name (only tpcc has consistency conditions).
+    pub workload: String,
+    #[command(flatten)]
+    pub target: TargetArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -186,6 +198,9 @@ pub struct DataArgs {
     /// has the measurements behind the default.
     #[arg(long, value_enum, default_value_t = crate::load::LoadMethod::Stream)]
     pub load_method: crate::load::LoadMethod,
+    /// tpcc: warehouses to load (default 1 with --method quick, 10 with --method classic).
+    #[arg(long, value_name = "N")]
+    pub warehouses: Option<u32>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -278,6 +293,20 @@ pub struct RunArgs {
     /// Operations to run, comma-separated (default: all of the workload's, in order).
     #[arg(long, value_name = "LIST")]
     pub queries: Option<String>,
+
+    /// tpcc: the transaction mix as five weights for NewOrder, Payment, OrderStatus, Delivery,
+    /// StockLevel [default: 45,43,4,4,4].
+    #[arg(long, value_name = "LIST")]
+    pub weights: Option<String>,
+
+    /// tpcc: transaction isolation set on every connection: read-committed, repeatable-read or
+    /// serializable [default: the server's].
+    #[arg(long, value_name = "LEVEL")]
+    pub isolation: Option<String>,
+
+    /// tpcc: keying and think times of TPC-C 5.2.5 (not implemented: rejected).
+    #[arg(long)]
+    pub spec_timing: bool,
 
     /// Print a line per interval while running (e.g. 1s, 10s); the per-interval time series in
     /// the result uses this length too [default: 1s, not printed].

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::SystemTime;
 
 use crate::cli::{
-    CleanupArgs, CompareArgs, Format, PrepareArgs, ReportArgs, ReportFormat, RunArgs,
+    CheckArgs, CleanupArgs, CompareArgs, Format, PrepareArgs, ReportArgs, ReportFormat, RunArgs,
 };
 use crate::config::{self, RunConfig};
 use crate::error::{Context, Error, Failure, Result};
@@ -15,8 +15,8 @@ use crate::measure::host::HostFacts;
 use crate::measure::proc::{self, ProcSample};
 use crate::measure::LatencyHist;
 use crate::report::{
-    self, Aggregate, ClientCpu, HostCpu, PhaseSummary, Point, ResultDoc, RunRecord, ServerInfo,
-    ServerProcess, Status, TargetInfo, ToolInfo,
+    self, Aggregate, ClientCpu, HostCpu, KindRecord, PhaseSummary, Point, ResultDoc, RunRecord,
+    ServerInfo, ServerProcess, Status, TargetInfo, ToolInfo,
 };
 use crate::runner::{interrupt, IntervalSample, Session, SessionConfig};
 use crate::server::{capture, Server};
@@ -83,6 +83,7 @@ pub fn prepare(a: &PrepareArgs) -> Result<ExitCode> {
         None,
         &a.oltp,
         a.target.engine.as_deref(),
+        &config::Extra::from_data(&a.data, a.method, spec.dbms),
     )?;
     warn_password(&spec);
     interrupt::install();
@@ -95,7 +96,7 @@ pub fn prepare(a: &PrepareArgs) -> Result<ExitCode> {
             .await?;
         if loaded.is_empty() {
             eprintln!(
-                "{} already prepared with {rows} rows and seed {}: nothing to do",
+                "{} already prepared with the same size and seed {}: nothing to do",
                 workload.name(),
                 a.data.seed
             );
@@ -106,7 +107,15 @@ pub fn prepare(a: &PrepareArgs) -> Result<ExitCode> {
 }
 
 pub fn cleanup(a: &CleanupArgs) -> Result<ExitCode> {
-    let workload = config::workload(&a.workload, 1, 0, None, &a.oltp, None)?;
+    let workload = config::workload(
+        &a.workload,
+        1,
+        0,
+        None,
+        &a.oltp,
+        None,
+        &config::Extra::default(),
+    )?;
     let spec = config::resolve_target(&a.target)?;
     warn_password(&spec);
     runtime().block_on(async {
@@ -114,6 +123,37 @@ pub fn cleanup(a: &CleanupArgs) -> Result<ExitCode> {
         workload.cleanup(&mut conn).await?;
         eprintln!("dropped the tables of {}", a.workload);
         Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// `check`: the workload's consistency conditions; exit 1 when one fails.
+pub fn check(a: &CheckArgs) -> Result<ExitCode> {
+    let name = config::check_workload(&a.workload)?;
+    if name != crate::workload::tpcc::NAME {
+        return Err(Error::usage(format!(
+            "check: {name} has no consistency conditions (only tpcc has)"
+        )));
+    }
+    let spec = config::resolve_target(&a.target)?;
+    warn_password(&spec);
+    runtime().block_on(async {
+        let mut conn = connect(&spec).await?;
+        let r = crate::workload::tpcc::check::run(&mut conn).await?;
+        for f in &r.failures {
+            println!("FAILED: {f}");
+        }
+        if r.failures.is_empty() {
+            println!(
+                "tpcc consistency: conditions 3.3.2.1 to 3.3.2.4 hold for {} warehouse(s), {} district(s)",
+                r.warehouses, r.districts
+            );
+            Ok(ExitCode::SUCCESS)
+        } else {
+            Err(Error::run(format!(
+                "tpcc consistency: {} condition(s) failed (listed above)",
+                r.failures.len()
+            )))
+        }
     })
 }
 
@@ -195,6 +235,12 @@ pub fn list() -> Result<ExitCode> {
     for k in crate::workload::oltp::Kind::ALL {
         println!("  {:<30} {}", k.name(), k.describe());
     }
+    println!("tpcc         TPC-C: the five transactions in the 45/43/4/4/4 mix (no keying or think times)");
+    println!(
+        "  {:<30} {}",
+        "mix",
+        crate::workload::tpcc::KINDS.join(", ")
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -668,6 +714,9 @@ fn measure_all(
                     workers_lost: res.workers_lost,
                     interrupted: res.interrupted,
                     histogram_hdr_v2: res.hist.encode(),
+                    by_kind: BTreeMap::new(),
+                    tpm_c: None,
+                    tpm_total: None,
                 };
                 let mut rec = rec;
                 let client_s = res.client_cpu.total_s();
@@ -694,6 +743,34 @@ fn measure_all(
                     ),
                     _ => String::new(),
                 };
+                let kinds = cfg.workload_spec.kinds();
+                if kinds.len() > 1 {
+                    for (k, name) in kinds.iter().enumerate() {
+                        let ks = res.by_kind.get(k);
+                        rec.by_kind.insert(
+                            name.to_string(),
+                            KindRecord {
+                                ops: ks.map_or(0, |s| s.ops),
+                                rolled_back: ks.map_or(0, |s| s.rolled_back),
+                                errors: ks.map_or(0, |s| s.errors),
+                                latency_us: ks.map_or_else(
+                                    || LatencyHist::new().summary(),
+                                    |s| s.hist.summary(),
+                                ),
+                            },
+                        );
+                    }
+                }
+                if let crate::workload::Workload::Tpcc(_) = &cfg.workload_spec {
+                    let per_min = 60.0 / elapsed_s.max(1e-9);
+                    let no = res.by_kind.get(crate::workload::tpcc::NEW_ORDER as usize);
+                    let committed = no.map_or(0, |s| s.ops - s.rolled_back);
+                    rec.tpm_c = Some(committed as f64 * per_min);
+                    rec.tpm_total = Some(res.ops as f64 * per_min);
+                }
+                if let (Some(c), Some(t)) = (rec.tpm_c, rec.tpm_total) {
+                    eprintln!("tpcc threads {threads} run {r}: tpmC {c:.0}  tpmTotal {t:.0}");
+                }
                 eprintln!(
                     "{:<30} threads {:>4}  run {r}/{}  {:>10.1} ops/s  p95 {:>7} us  {:.1} rows/op  client {:.1} us/op{server_part}{}{}",
                     op_name,

@@ -29,5 +29,6 @@ pub fn run(cli: cli::Cli) -> Result<ExitCode> {
         cli::Command::Compare(a) => commands::compare(a),
         cli::Command::Server(a) => commands::server(a),
         cli::Command::Suite(a) => suite::run(a),
+        cli::Command::Check(a) => commands::check(a),
     }
 }

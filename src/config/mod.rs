@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::report::table::Pick;
 use crate::runner::{Arrivals, Pacing};
 use crate::target::{Dbms, TargetSpec, DEFAULT_TARGET};
-use crate::workload::{micro_read, oltp, Workload, WORKLOADS};
+use crate::workload::{micro_read, oltp, tpcc, Workload, WORKLOADS};
 
 /// Values a method preset fills in when the flag is not given.
 struct Preset {
@@ -168,8 +168,42 @@ fn flag<T>(name: &str, r: std::result::Result<T, String>) -> Result<T> {
     r.map_err(|e| Error::usage(format!("{name}: {e}")))
 }
 
+/// Flags that only some workloads take (all `None`/false: each workload's defaults).
+#[derive(Debug, Clone, Default)]
+pub struct Extra<'a> {
+    pub method: Option<Method>,
+    /// `--table-size` was given (tpcc sizes its data by warehouses instead).
+    pub table_size_given: bool,
+    pub warehouses: Option<u32>,
+    pub weights: Option<&'a str>,
+    pub isolation: Option<&'a str>,
+    pub spec_timing: bool,
+    pub dbms: Option<Dbms>,
+}
+
+impl<'a> Extra<'a> {
+    pub fn from_data(d: &DataArgs, method: Method, dbms: Dbms) -> Self {
+        Extra {
+            method: Some(method),
+            table_size_given: d.table_size.is_some(),
+            warehouses: d.warehouses,
+            dbms: Some(dbms),
+            ..Extra::default()
+        }
+    }
+}
+
+/// TPC-C warehouses by method when --warehouses is not given.
+fn default_warehouses(m: Option<Method>) -> u32 {
+    match m {
+        Some(Method::Classic) => 10,
+        _ => 1,
+    }
+}
+
 /// Build the workload of `name` with its options (`queries`: a comma-separated subset of
-/// micro-read's; `oltp`: the sysbench options; `engine`: as typed, for tables drivers create).
+/// micro-read's; `oltp`: the sysbench options; `engine`: as typed, for tables drivers create;
+/// `x`: the flags only some workloads take).
 pub fn workload(
     name: &str,
     table_size: u64,
@@ -177,8 +211,58 @@ pub fn workload(
     queries: Option<&str>,
     o: &OltpArgs,
     engine: Option<&str>,
+    x: &Extra,
 ) -> Result<Workload> {
     let name = check_workload(name)?;
+    if name != tpcc::NAME {
+        for (given, flag) in [
+            (x.warehouses.is_some(), "--warehouses"),
+            (x.weights.is_some(), "--weights"),
+            (x.isolation.is_some(), "--isolation"),
+            (x.spec_timing, "--spec-timing"),
+        ] {
+            if given {
+                return Err(Error::usage(format!(
+                    "{flag} applies to the tpcc workload only"
+                )));
+            }
+        }
+    }
+    if name == tpcc::NAME {
+        if x.table_size_given {
+            return Err(Error::usage(
+                "--table-size does not apply to tpcc: its size is --warehouses",
+            ));
+        }
+        if queries.is_some() {
+            return Err(Error::usage(
+                "--queries does not apply to tpcc: set the transaction mix with --weights",
+            ));
+        }
+        if x.spec_timing {
+            return Err(Error::usage(
+                "--spec-timing (keying and think times of TPC-C 5.2.5) is not implemented yet; run without it (see docs/tpcc.md)",
+            ));
+        }
+        let warehouses = x.warehouses.unwrap_or(default_warehouses(x.method));
+        if warehouses == 0 || warehouses > 10_000 {
+            return Err(Error::usage(format!(
+                "--warehouses: {warehouses} is out of range (1 to 10000)"
+            )));
+        }
+        return Ok(Workload::Tpcc(tpcc::Spec {
+            warehouses,
+            seed,
+            weights: match x.weights {
+                Some(w) => tpcc::parse_weights(w)?,
+                None => tpcc::DEFAULT_WEIGHTS,
+            },
+            isolation: match x.isolation {
+                Some(i) => Some(tpcc::Isolation::parse(i, x.dbms.unwrap_or(Dbms::Mysql))?),
+                None => None,
+            },
+        }));
+    }
     if name == micro_read::NAME {
         return Ok(Workload::MicroRead(micro_read::Spec {
             table_size,
@@ -419,7 +503,13 @@ impl RunConfig {
         if runs == 0 {
             return Err(Error::usage("--runs: at least one measured run is needed"));
         }
-        let table_size = table_size_for(&workload, &a.data, a.method)?;
+        let mut table_size = table_size_for(&workload, &a.data, a.method)?;
+        let extra = Extra {
+            weights: a.weights.as_deref(),
+            isolation: a.isolation.as_deref(),
+            spec_timing: a.spec_timing,
+            ..Extra::from_data(&a.data, a.method, spec.dbms)
+        };
         let workload_spec = self::workload(
             &workload,
             table_size,
@@ -427,7 +517,12 @@ impl RunConfig {
             a.queries.as_deref(),
             &a.oltp,
             a.target.engine.as_deref(),
+            &extra,
         )?;
+        // tpcc's size is its number of warehouses.
+        if let Workload::Tpcc(t) = &workload_spec {
+            table_size = t.warehouses as u64;
+        }
         if let Some(n) = a.events.filter(|n| *n > 0) {
             return Err(Error::usage(format!(
                 "--events {n}: stopping after a number of events is not supported yet; use --duration (or sysbench's --time)"

@@ -13,13 +13,15 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::runner::interrupt;
-use crate::target::{Conn, Dbms, TargetSpec, Value};
+use crate::target::{Conn, Dbms, ErrorClass, TargetSpec, Value};
 
 /// Where the rows of one table come from.
 pub trait RowSource: Send + Sync {
     fn table(&self) -> &str;
     fn columns(&self) -> &[&'static str];
-    /// Fill `out` with the values of row `id` (1-based), in `columns()` order.
+    /// Fill `out` with the values of row `id` (1-based), in `columns()` order. Leaving `out`
+    /// empty means "no row for this id" (fixed id slots per parent row, e.g. TPC-C's 5..15
+    /// order lines per order in 15 slots): the loader skips it.
     fn row(&self, id: u64, out: &mut Vec<Value>);
 }
 
@@ -80,6 +82,7 @@ pub fn load(
     };
     let next = AtomicU64::new(1);
     let done = AtomicU64::new(0);
+    let inserted = AtomicU64::new(0);
     let failed = AtomicBool::new(false);
     let fell_back = AtomicBool::new(false);
     let first_error: Mutex<Option<String>> = Mutex::new(None);
@@ -101,6 +104,7 @@ pub fn load(
                     chunk,
                     &next,
                     &done,
+                    &inserted,
                     &failed,
                     &opts.session_sql,
                     opts.method,
@@ -142,6 +146,7 @@ pub fn load(
         )));
     }
     let elapsed = start.elapsed().as_secs_f64();
+    let rows = inserted.load(Ordering::SeqCst);
     Ok(LoadStats {
         table: src.table().to_string(),
         rows,
@@ -165,6 +170,7 @@ async fn load_worker(
     chunk: u64,
     next: &AtomicU64,
     done: &AtomicU64,
+    inserted: &AtomicU64,
     failed: &AtomicBool,
     session_sql: &[String],
     mut method: LoadMethod,
@@ -198,23 +204,37 @@ async fn load_worker(
                 row.clear();
                 src.row(i, row);
             }
-            let r = match method {
-                LoadMethod::Insert => conn.insert_rows(src.table(), src.columns(), &buf).await,
-                LoadMethod::Stream => conn.load_rows(src.table(), src.columns(), &buf).await,
-            };
-            match r {
-                Ok(()) => {}
-                // The server does not allow LOAD DATA LOCAL (1148, 3948, 4166): insert instead.
-                // Nothing of the batch was loaded, so it is sent again.
-                Err(e) if method == LoadMethod::Stream && refuses_local_infile(&e.message) => {
-                    method = LoadMethod::Insert;
-                    fell_back.store(true, Ordering::Relaxed);
-                    conn.insert_rows(src.table(), src.columns(), &buf)
-                        .await
-                        .map_err(|e| e.message)?;
+            // Compact: rows left empty do not exist; swapping keeps every buffer's allocation.
+            let mut n = 0;
+            for i in 0..buf.len() {
+                if !buf[i].is_empty() {
+                    buf.swap(n, i);
+                    n += 1;
                 }
-                Err(e) => return Err(e.message),
             }
+            let mut attempt = 0;
+            while n > 0 {
+                let rows = &buf[..n];
+                let r = match method {
+                    LoadMethod::Insert => conn.insert_rows(src.table(), src.columns(), rows).await,
+                    LoadMethod::Stream => conn.load_rows(src.table(), src.columns(), rows).await,
+                };
+                match r {
+                    Ok(()) => break,
+                    // The server does not allow LOAD DATA LOCAL (1148, 3948, 4166): insert
+                    // instead. Nothing of the batch was loaded, so it is sent again.
+                    Err(e) if method == LoadMethod::Stream && refuses_local_infile(&e.message) => {
+                        method = LoadMethod::Insert;
+                        fell_back.store(true, Ordering::Relaxed);
+                    }
+                    // MariaDB's bulk insert into an empty table (unique_checks=0) locks the
+                    // table, so the first concurrent multi-row INSERTs can deadlock (seen with
+                    // TPC-C's tables); the statement was rolled back whole: send it again.
+                    Err(e) if e.class == ErrorClass::Deadlock && attempt < 10 => attempt += 1,
+                    Err(e) => return Err(e.message),
+                }
+            }
+            inserted.fetch_add(n as u64, Ordering::Relaxed);
             done.fetch_add(end - id + 1, Ordering::Relaxed);
             id = end + 1;
             if failed.load(Ordering::Relaxed) {

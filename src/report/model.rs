@@ -161,6 +161,26 @@ pub struct RunRecord {
     pub interrupted: bool,
     /// The latency histogram (HdrHistogram V2, base64): merges exactly with other runs.
     pub histogram_hdr_v2: String,
+    /// Per operation kind (TPC-C: per transaction type), for workloads with several kinds.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_kind: BTreeMap<String, KindRecord>,
+    /// TPC-C: committed NewOrders per minute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpm_c: Option<f64>,
+    /// TPC-C: finished transactions of every type per minute (user rollbacks included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpm_total: Option<f64>,
+}
+
+/// One operation kind within a run: ops finished (rolled_back of them ended in a requested
+/// rollback), errors, and latency of the finished ones.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct KindRecord {
+    pub ops: u64,
+    #[serde(default)]
+    pub rolled_back: u64,
+    pub errors: u64,
+    pub latency_us: LatencySummary,
 }
 
 /// The schedule of one open-loop run, over all connections.

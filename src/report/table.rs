@@ -100,5 +100,26 @@ pub fn render(doc: &ResultDoc, pick: Pick) -> String {
             out.push('\n');
         }
     }
+    // TPC-C's own figures: tpmC and tpmTotal per thread count (same aggregate as the cells).
+    for p in &doc.points {
+        let tpm: Vec<(f64, f64)> = p
+            .runs
+            .iter()
+            .filter_map(|r| Some((r.tpm_c?, r.tpm_total?)))
+            .collect();
+        if tpm.is_empty() {
+            continue;
+        }
+        let pick_of = |v: Vec<f64>| match pick {
+            Pick::Max => v.iter().copied().fold(0.0, f64::max),
+            Pick::Median => super::model::median(&v),
+        };
+        let c = pick_of(tpm.iter().map(|t| t.0).collect());
+        let t = pick_of(tpm.iter().map(|t| t.1).collect());
+        out.push_str(&format!(
+            "threads {:>4}: tpmC {c:.0}  tpmTotal {t:.0}\n",
+            p.threads
+        ));
+    }
     out
 }

@@ -39,6 +39,11 @@ pub trait Driver {
 pub struct Step {
     pub rows: u64,
     pub statements: u64,
+    /// Which of the workload's operation kinds this was (index into `Workload::kinds()`).
+    pub kind: u8,
+    /// The operation ended in a rollback the workload asked for (TPC-C's 1 % of NewOrders):
+    /// a success of the benchmark, counted apart from commits, never an error.
+    pub rolled_back: bool,
 }
 
 impl Step {
@@ -46,7 +51,50 @@ impl Step {
         Step {
             rows,
             statements: 1,
+            ..Step::default()
         }
+    }
+}
+
+/// Per operation kind (TPC-C's transaction types): counts and latencies of one worker or of
+/// all, merged with `add` like the totals.
+#[derive(Debug, Clone)]
+pub struct KindStats {
+    pub ops: u64,
+    pub rolled_back: u64,
+    pub errors: u64,
+    pub hist: LatencyHist,
+}
+
+impl KindStats {
+    fn new() -> Self {
+        KindStats {
+            ops: 0,
+            rolled_back: 0,
+            errors: 0,
+            hist: LatencyHist::new(),
+        }
+    }
+    pub fn add(&mut self, o: &KindStats) {
+        self.ops += o.ops;
+        self.rolled_back += o.rolled_back;
+        self.errors += o.errors;
+        self.hist.add(&o.hist);
+    }
+}
+
+/// The slot of `kind`, grown on first use (workloads without kinds only ever use slot 0).
+fn kind_slot(v: &mut Vec<KindStats>, kind: u8) -> &mut KindStats {
+    let k = kind as usize;
+    if v.len() <= k {
+        v.resize_with(k + 1, KindStats::new);
+    }
+    &mut v[k]
+}
+
+fn merge_kinds(total: &mut Vec<KindStats>, other: &[KindStats]) {
+    for (k, o) in other.iter().enumerate() {
+        kind_slot(total, k as u8).add(o);
     }
 }
 
@@ -106,6 +154,7 @@ struct WorkerStats {
     error_samples: Vec<String>,
     /// Set when the worker's connection was lost; the worker has exited.
     lost: Option<DbError>,
+    by_kind: Vec<KindStats>,
 }
 
 /// One finished interval of a phase: counts add across workers (and across machines).
@@ -139,6 +188,8 @@ pub struct PhaseResult {
     pub workers_lost: usize,
     pub error_samples: Vec<String>,
     pub interrupted: bool,
+    /// Per operation kind, indexed like `Workload::kinds()` (may be shorter).
+    pub by_kind: Vec<KindStats>,
 }
 
 /// Connected workers, ready to run phases.
@@ -292,6 +343,7 @@ impl Session {
             end: start,
             error_samples: Vec::new(),
             lost: None,
+            by_kind: Vec::new(),
         };
         let mut done = 0;
         let mut lost = 0;
@@ -408,6 +460,7 @@ impl Session {
             workers_lost: lost,
             error_samples: total.error_samples,
             interrupted: interrupt::signal().is_some(),
+            by_kind: total.by_kind,
         })
     }
 
@@ -435,6 +488,7 @@ fn merge_stats(total: &mut WorkerStats, s: WorkerStats) {
     total.response.add(&s.response);
     total.schedule.merge(&s.schedule);
     total.end = total.end.max(s.end);
+    merge_kinds(&mut total.by_kind, &s.by_kind);
     for e in s.error_samples {
         if total.error_samples.len() < ERROR_SAMPLES && !total.error_samples.contains(&e) {
             total.error_samples.push(e);
@@ -501,6 +555,7 @@ async fn worker<D: Driver>(
         let mut samples: Vec<String> = Vec::new();
         let mut lost: Option<DbError> = None;
         let mut end = start;
+        let mut by_kind: Vec<KindStats> = Vec::new();
         loop {
             let intended = match &schedule {
                 Some(s) => {
@@ -558,9 +613,14 @@ async fn worker<D: Driver>(
                     iops += 1;
                     rows += step.rows;
                     statements += step.statements;
+                    let k = kind_slot(&mut by_kind, step.kind);
+                    k.ops += 1;
+                    k.rolled_back += step.rolled_back as u64;
+                    k.hist.record_us(us);
                 }
                 Err(e) => {
                     stats_errors.add(e.class);
+                    kind_slot(&mut by_kind, e.kind).errors += 1;
                     ierr += 1;
                     if e.class == ErrorClass::ConnectionLost {
                         lost = Some(e);
@@ -596,6 +656,7 @@ async fn worker<D: Driver>(
             end,
             error_samples: samples,
             lost: lost.map(|e| DbError::new(e.class, target.scrub(&e.message))),
+            by_kind,
         };
         let was_lost = stats.lost.is_some();
         let _ = tx.send(Msg::PhaseDone { worker: w, stats });

@@ -97,6 +97,9 @@ impl ErrorClass {
 pub struct DbError {
     pub class: ErrorClass,
     pub message: String,
+    /// Which of the workload's operation kinds failed (index into `Workload::kinds()`); set by
+    /// the driver before it returns the error, 0 otherwise.
+    pub kind: u8,
 }
 
 impl DbError {
@@ -104,6 +107,7 @@ impl DbError {
         Self {
             class,
             message: crate::error::one_line(&message.into()),
+            kind: 0,
         }
     }
 }
@@ -137,6 +141,7 @@ impl Conn {
         r.map_err(|e| DbError {
             class: e.class,
             message: spec.scrub(&e.message),
+            kind: 0,
         })
     }
 
@@ -163,6 +168,22 @@ impl Conn {
             Conn::Sqlite(c) => c.exec_rows(id, params),
             Conn::Mysql(c) => c.exec_rows(id, params).await,
             Conn::Postgres(c) => c.exec_rows(id, params).await,
+        }
+    }
+
+    /// Execute a prepared statement and append every column of every row to `out` as an
+    /// integer (NULL as `None`); returns the row count. For values the client must read
+    /// (ids, counters, money as integer cents): the SQL casts them to an integer type.
+    pub async fn exec_ints(
+        &mut self,
+        id: StmtId,
+        params: &[Value],
+        out: &mut Vec<Option<i64>>,
+    ) -> DbResult<u64> {
+        match self {
+            Conn::Sqlite(c) => c.exec_ints(id, params, out),
+            Conn::Mysql(c) => c.exec_ints(id, params, out).await,
+            Conn::Postgres(c) => c.exec_ints(id, params, out).await,
         }
     }
 

@@ -63,6 +63,19 @@ impl MysqlConn {
             MysqlConn::Async(c) => c.query(sql).await,
         }
     }
+
+    /// Every column of every row as an integer (NULL as `None`); returns the row count.
+    pub async fn exec_ints(
+        &mut self,
+        id: StmtId,
+        params: &[Value],
+        out: &mut Vec<Option<i64>>,
+    ) -> DbResult<u64> {
+        match self {
+            MysqlConn::Wire(c) => c.exec_ints(id.0, params, out).await,
+            MysqlConn::Async(c) => c.exec_ints(id, params, out).await,
+        }
+    }
 }
 
 /// A connection through `mysql_async`.
@@ -161,6 +174,57 @@ impl AsyncConn {
             })
             .await
             .map_err(err)?;
+        Ok(n)
+    }
+
+    /// Every column of every row as an integer (NULL as `None`); returns the row count.
+    pub async fn exec_ints(
+        &mut self,
+        id: StmtId,
+        params: &[Value],
+        out: &mut Vec<Option<i64>>,
+    ) -> DbResult<u64> {
+        self.params.clear();
+        self.params.extend(params.iter().map(to_mysql));
+        let p = if self.params.is_empty() {
+            Params::Empty
+        } else {
+            Params::Positional(std::mem::take(&mut self.params))
+        };
+        let stmt = &self.stmts[id.0];
+        let mut n = 0u64;
+        let mut bad = false;
+        let mut result = self.conn.exec_iter(stmt, p).await.map_err(err)?;
+        result
+            .for_each(|row| {
+                for v in row.unwrap_raw() {
+                    out.push(match v {
+                        None | Some(mysql_async::Value::NULL) => None,
+                        Some(mysql_async::Value::Int(i)) => Some(i),
+                        Some(mysql_async::Value::UInt(u)) => Some(u as i64),
+                        Some(mysql_async::Value::Bytes(b)) => {
+                            let parsed = std::str::from_utf8(&b)
+                                .ok()
+                                .and_then(|s| s.trim().parse::<i64>().ok());
+                            bad |= parsed.is_none();
+                            parsed
+                        }
+                        Some(_) => {
+                            bad = true;
+                            None
+                        }
+                    });
+                }
+                n += 1
+            })
+            .await
+            .map_err(err)?;
+        if bad {
+            return Err(DbError::new(
+                ErrorClass::Other,
+                "expected integer columns in the result",
+            ));
+        }
         Ok(n)
     }
 

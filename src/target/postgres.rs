@@ -152,6 +152,40 @@ impl PgConn {
         Ok(n)
     }
 
+    pub async fn exec_ints(
+        &mut self,
+        id: StmtId,
+        params: &[Value],
+        out: &mut Vec<Option<i64>>,
+    ) -> DbResult<u64> {
+        let stmt = &self.stmts[id.0];
+        let stream = self
+            .client
+            .query_raw(stmt, params.iter())
+            .await
+            .map_err(err)?;
+        futures_util::pin_mut!(stream);
+        let mut n = 0u64;
+        while let Some(row) = stream.try_next().await.map_err(err)? {
+            for (i, c) in row.columns().iter().enumerate() {
+                let v = match *c.type_() {
+                    Type::INT2 => row.try_get::<_, Option<i16>>(i).map(|v| v.map(i64::from)),
+                    Type::INT4 => row.try_get::<_, Option<i32>>(i).map(|v| v.map(i64::from)),
+                    Type::INT8 => row.try_get::<_, Option<i64>>(i),
+                    ref t => {
+                        return Err(DbError::new(
+                            ErrorClass::Other,
+                            format!("column {} is {t}, not an integer type", c.name()),
+                        ))
+                    }
+                };
+                out.push(v.map_err(err)?);
+            }
+            n += 1;
+        }
+        Ok(n)
+    }
+
     pub async fn execute(&mut self, sql: &str) -> DbResult<()> {
         self.client.batch_execute(sql).await.map_err(err)
     }

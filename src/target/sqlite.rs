@@ -120,6 +120,39 @@ impl SqliteConn {
         Ok(n)
     }
 
+    pub fn exec_ints(
+        &mut self,
+        id: StmtId,
+        params: &[Value],
+        out: &mut Vec<Option<i64>>,
+    ) -> DbResult<u64> {
+        let mut stmt = self.conn.prepare_cached(&self.stmts[id.0]).map_err(err)?;
+        let cols = stmt.column_count();
+        let mut rows = stmt
+            .query(rusqlite::params_from_iter(params.iter()))
+            .map_err(err)?;
+        let mut n = 0u64;
+        while let Some(row) = rows.next().map_err(err)? {
+            for i in 0..cols {
+                out.push(match row.get_ref(i).map_err(err)? {
+                    ValueRef::Null => None,
+                    ValueRef::Integer(v) => Some(v),
+                    ValueRef::Real(v) => Some(v.round() as i64),
+                    ValueRef::Text(t) | ValueRef::Blob(t) => Some(
+                        std::str::from_utf8(t)
+                            .ok()
+                            .and_then(|s| s.trim().parse().ok())
+                            .ok_or_else(|| {
+                                DbError::new(ErrorClass::Other, "expected an integer column")
+                            })?,
+                    ),
+                });
+            }
+            n += 1;
+        }
+        Ok(n)
+    }
+
     pub fn execute(&mut self, sql: &str) -> DbResult<()> {
         self.conn.execute_batch(sql).map_err(err)
     }

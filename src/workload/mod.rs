@@ -4,6 +4,7 @@
 pub mod micro_read;
 pub mod oltp;
 pub mod rng;
+pub mod tpcc;
 
 use crate::error::{Context, Error, Result};
 use crate::load::{LoadOptions, LoadStats};
@@ -15,7 +16,7 @@ use crate::target::{Conn, DbResult, Dbms, TargetSpec};
 pub const META_TABLE: &str = "enginebench_meta";
 
 /// The workloads this build knows.
-pub const WORKLOADS: [&str; 12] = [
+pub const WORKLOADS: [&str; 13] = [
     "micro-read",
     "oltp_point_select",
     "oltp_read_only",
@@ -28,6 +29,7 @@ pub const WORKLOADS: [&str; 12] = [
     "select_random_points",
     "select_random_ranges",
     "bulk_insert",
+    "tpcc",
 ];
 
 /// A resolved workload: its name and options, validated. Every workload plugs in here.
@@ -35,6 +37,7 @@ pub const WORKLOADS: [&str; 12] = [
 pub enum Workload {
     MicroRead(micro_read::Spec),
     Oltp(oltp::Spec),
+    Tpcc(tpcc::Spec),
 }
 
 /// One connection's driver, for whichever workload runs (enum dispatch: no boxing per call).
@@ -44,6 +47,7 @@ pub enum Workload {
 pub enum AnyDriver {
     MicroRead(micro_read::MicroDriver),
     Oltp(oltp::OltpDriver),
+    Tpcc(Box<tpcc::TpccDriver>),
 }
 
 impl Driver for AnyDriver {
@@ -51,12 +55,14 @@ impl Driver for AnyDriver {
         match self {
             AnyDriver::MicroRead(d) => d.setup(conn).await,
             AnyDriver::Oltp(d) => d.setup(conn).await,
+            AnyDriver::Tpcc(d) => d.setup(conn).await,
         }
     }
     async fn step(&mut self, conn: &mut Conn) -> DbResult<Step> {
         match self {
             AnyDriver::MicroRead(d) => d.step(conn).await,
             AnyDriver::Oltp(d) => d.step(conn).await,
+            AnyDriver::Tpcc(d) => d.step(conn).await,
         }
     }
 }
@@ -66,6 +72,16 @@ impl Workload {
         match self {
             Workload::MicroRead(_) => micro_read::NAME,
             Workload::Oltp(s) => s.kind.name(),
+            Workload::Tpcc(_) => tpcc::NAME,
+        }
+    }
+
+    /// The kinds of operation a step reports (`Step::kind` indexes this list); results break
+    /// counts and latencies down by kind when there is more than one.
+    pub fn kinds(&self) -> Vec<&'static str> {
+        match self {
+            Workload::MicroRead(_) | Workload::Oltp(_) => Vec::new(),
+            Workload::Tpcc(_) => tpcc::KINDS.to_vec(),
         }
     }
 
@@ -75,6 +91,7 @@ impl Workload {
             Workload::MicroRead(s) => s.queries.iter().map(|q| q.name().to_string()).collect(),
             // One point per thread count: the event (transaction) is the operation.
             Workload::Oltp(s) => vec![s.kind.name().to_string()],
+            Workload::Tpcc(_) => vec!["mix".to_string()],
         }
     }
 
@@ -83,6 +100,7 @@ impl Workload {
         match self {
             Workload::MicroRead(_) => "normal",
             Workload::Oltp(_) => "sbtest1",
+            Workload::Tpcc(_) => "stock",
         }
     }
 
@@ -91,6 +109,7 @@ impl Workload {
         match self {
             Workload::MicroRead(_) => serde_json::json!({}),
             Workload::Oltp(s) => s.options_json(),
+            Workload::Tpcc(s) => s.options(),
         }
     }
 
@@ -112,6 +131,7 @@ impl Workload {
                 )
             }
             Workload::Oltp(s) => oltp::prepare(s, conn, target, engine, opts).await,
+            Workload::Tpcc(s) => tpcc::prepare(conn, target, s, engine, opts).await,
         }
     }
 
@@ -119,6 +139,7 @@ impl Workload {
         match self {
             Workload::MicroRead(_) => micro_read::cleanup(conn).await,
             Workload::Oltp(s) => oltp::cleanup(s, conn).await,
+            Workload::Tpcc(_) => tpcc::cleanup(conn).await,
         }
     }
 
@@ -133,6 +154,7 @@ impl Workload {
                 worker,
             )),
             Workload::Oltp(s) => AnyDriver::Oltp(oltp::OltpDriver::new(s, worker, threads)),
+            Workload::Tpcc(s) => AnyDriver::Tpcc(Box::new(tpcc::TpccDriver::new(s, worker))),
         }
     }
 
@@ -141,6 +163,7 @@ impl Workload {
         match self {
             Workload::MicroRead(s) => s.notes(),
             Workload::Oltp(s) => s.notes(),
+            Workload::Tpcc(s) => s.notes(),
         }
     }
 }

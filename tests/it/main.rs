@@ -10,3 +10,4 @@ mod oltp;
 mod open_loop;
 mod report;
 mod servers;
+mod tpcc;

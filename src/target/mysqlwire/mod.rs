@@ -554,6 +554,38 @@ impl WireConn {
         Ok(rows)
     }
 
+    /// Execute a prepared statement; append every column of every row as an integer (NULL as
+    /// `None`) and return the row count. A value that is not an integer is an error.
+    pub async fn exec_ints(
+        &mut self,
+        idx: usize,
+        params: &[Value],
+        out: &mut Vec<Option<i64>>,
+    ) -> DbResult<u64> {
+        self.write_execute(idx, params)?;
+        self.send().await?;
+        let mut rows = 0;
+        let mut bad = false;
+        self.read_results(true, |cols, row| {
+            rows += 1;
+            for v in decode_binary_row(cols, row) {
+                out.push(v.and_then(|s| {
+                    let p = s.trim().parse::<i64>().ok();
+                    bad |= p.is_none();
+                    p
+                }));
+            }
+        })
+        .await?;
+        if bad {
+            return Err(DbError::new(
+                ErrorClass::Other,
+                "exec_ints: a column is not an integer",
+            ));
+        }
+        Ok(rows)
+    }
+
     /// Execute a prepared statement and return its rows, values as text the way the text
     /// protocol shows them (for tests and checks; not the hot path).
     pub async fn exec_fetch(

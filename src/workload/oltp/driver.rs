@@ -326,6 +326,7 @@ impl OltpDriver {
         Ok(Step {
             rows: 0,
             statements: 1,
+            ..Step::default()
         })
     }
 }
@@ -445,6 +446,7 @@ impl Driver for OltpDriver {
         Ok(Step {
             rows,
             statements: self.plan.len() as u64 + if trx.is_some() { 2 } else { 0 },
+            ..Step::default()
         })
     }
 }

@@ -1,0 +1,566 @@
+//! `tpcc`: TPC-C (clauses 1 to 4 of the specification) without keying and think times.
+//!
+//! Data: the nine tables of tpcc-mysql (schema files per DBMS under `schema/`), loaded per
+//! clause 4.3 through the shared loader (`data.rs`). Run: one operation, "mix", in which each
+//! connection is a terminal that draws the five transactions from a shuffled deck of the
+//! weights (45/43/4/4/4 by default). Terminal k has home warehouse (k mod W) + 1 and, for
+//! StockLevel, the fixed district (k div W) mod 10 + 1. `check` verifies the consistency
+//! conditions 3.3.2.1 to 3.3.2.4. What differs from the spec and from tpcc-mysql is in
+//! docs/tpcc.md.
+
+pub mod check;
+pub mod data;
+pub mod delivery;
+pub mod new_order;
+pub mod order_status;
+pub mod payment;
+pub mod stock_level;
+
+use crate::error::{Context, Error, Result};
+use crate::load::{self, LoadOptions, LoadStats};
+use crate::runner::{Driver, Step};
+use crate::target::{Conn, DbError, DbResult, Dbms, ErrorClass, StmtId, TargetSpec, Value};
+use crate::workload::rng::Rng;
+
+pub use data::CConst;
+
+pub const NAME: &str = "tpcc";
+
+/// The transaction types, in the order of `--weights` and of `Step::kind`.
+pub const KINDS: [&str; 5] = [
+    "NewOrder",
+    "Payment",
+    "OrderStatus",
+    "Delivery",
+    "StockLevel",
+];
+pub const NEW_ORDER: u8 = 0;
+pub const PAYMENT: u8 = 1;
+pub const ORDER_STATUS: u8 = 2;
+pub const DELIVERY: u8 = 3;
+pub const STOCK_LEVEL: u8 = 4;
+
+/// TPC-C 5.2.3: the minimum mix (45 % NewOrder is what remains).
+pub const DEFAULT_WEIGHTS: [u32; 5] = [45, 43, 4, 4, 4];
+
+const SCHEMA_MYSQL: &str = include_str!("schema/mysql.sql");
+const SCHEMA_POSTGRES: &str = include_str!("schema/postgres.sql");
+const SCHEMA_SQLITE: &str = include_str!("schema/sqlite.sql");
+
+/// Transaction isolation set on every session (`None`: the server's default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Isolation {
+    ReadCommitted,
+    RepeatableRead,
+    Serializable,
+}
+
+impl Isolation {
+    pub fn parse(s: &str, dbms: Dbms) -> Result<Isolation> {
+        let i = match s {
+            "read-committed" => Isolation::ReadCommitted,
+            "repeatable-read" => Isolation::RepeatableRead,
+            "serializable" => Isolation::Serializable,
+            _ => {
+                return Err(Error::usage(format!(
+                "--isolation: unknown level '{s}'; use read-committed, repeatable-read or serializable"
+            )))
+            }
+        };
+        if dbms == Dbms::Sqlite && i != Isolation::Serializable {
+            return Err(Error::usage(
+                "--isolation: SQLite transactions are always serializable; use --isolation serializable or leave it out",
+            ));
+        }
+        Ok(i)
+    }
+
+    fn sql(self) -> &'static str {
+        match self {
+            Isolation::ReadCommitted => "READ COMMITTED",
+            Isolation::RepeatableRead => "REPEATABLE READ",
+            Isolation::Serializable => "SERIALIZABLE",
+        }
+    }
+}
+
+/// `--weights`: five non-negative integers in KINDS order, not all zero.
+pub fn parse_weights(s: &str) -> Result<[u32; 5]> {
+    let bad = |why: &str| {
+        Error::usage(format!(
+            "--weights: {why}; give five integers for {} (e.g. 45,43,4,4,4)",
+            KINDS.join(",")
+        ))
+    };
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    if parts.len() != 5 {
+        return Err(bad(&format!("'{s}' has {} values, not 5", parts.len())));
+    }
+    let mut w = [0u32; 5];
+    for (slot, p) in w.iter_mut().zip(&parts) {
+        *slot = p
+            .parse::<u32>()
+            .ok()
+            .filter(|v| *v <= 10_000)
+            .ok_or_else(|| bad(&format!("'{p}' is not an integer in 0..=10000")))?;
+    }
+    if w.iter().all(|v| *v == 0) {
+        return Err(bad("all weights are 0"));
+    }
+    Ok(w)
+}
+
+/// The resolved options of a tpcc run.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    pub warehouses: u32,
+    pub seed: u64,
+    pub weights: [u32; 5],
+    pub isolation: Option<Isolation>,
+}
+
+impl Spec {
+    pub fn c(&self) -> CConst {
+        CConst::from_seed(self.seed)
+    }
+
+    pub fn options(&self) -> serde_json::Value {
+        serde_json::json!({
+            "warehouses": self.warehouses,
+            "weights": KINDS.iter().zip(self.weights).map(|(k, w)| (k.to_string(), serde_json::json!(w))).collect::<serde_json::Map<_, _>>(),
+            "isolation": self.isolation,
+            "c_constants": self.c(),
+            "keying_and_think_times": false,
+        })
+    }
+
+    pub fn notes(&self) -> Vec<String> {
+        vec![
+            "tpcc: no keying or think times (every terminal runs transactions back to back), so tpmC is not comparable with audited TPC-C results; terminals are connections, not 10 per warehouse.".into(),
+            "tpcc: tpmC counts committed NewOrders per minute (the 1 % user rollbacks excluded); tpmTotal counts every finished transaction, rollbacks included. Transactions failed by deadlock, lock-wait timeout, serialization failure or busy are counted as errors of their type and retried with the same input.".into(),
+            "tpcc: the mix is drawn from a shuffled deck of the weights per terminal, so each terminal's shares are exact over every full deck.".into(),
+            "tpcc: money is read as integer cents and written as cents / 100.0 by the SQL; SQLite stores DECIMAL columns as REAL.".into(),
+        ]
+    }
+}
+
+/// Statement template tokens: `{int}` an integer type for CAST, `{text}` a text type,
+/// `{for_update}` a locking read where the DBMS has one (SQLite has none: BEGIN IMMEDIATE
+/// takes the write lock for the whole transaction instead).
+pub fn sql_for(dbms: Dbms, template: &str) -> String {
+    let (int, text, fu) = match dbms {
+        Dbms::Mysql => ("SIGNED", "CHAR", " FOR UPDATE"),
+        Dbms::Postgres => ("BIGINT", "TEXT", " FOR UPDATE"),
+        Dbms::Sqlite => ("INTEGER", "TEXT", ""),
+    };
+    template
+        .replace("{int}", int)
+        .replace("{text}", text)
+        .replace("{for_update}", fu)
+}
+
+async fn prep(conn: &mut Conn, template: &str) -> DbResult<StmtId> {
+    let sql = sql_for(conn.dbms(), template);
+    conn.prepare(&sql).await
+}
+
+/// Per-step scratch: reused buffers and what the step did.
+pub struct Ctx {
+    dbms: Dbms,
+    ints: Vec<Option<i64>>,
+    rows: u64,
+    statements: u64,
+}
+
+impl Ctx {
+    /// Column `i` of the last integer result (NULL as 0).
+    fn int(&self, i: usize) -> i64 {
+        self.ints.get(i).copied().flatten().unwrap_or(0)
+    }
+
+    async fn exec(&mut self, conn: &mut Conn, id: StmtId, params: &[Value]) -> DbResult<u64> {
+        self.statements += 1;
+        let n = conn.exec_rows(id, params).await?;
+        self.rows += n;
+        Ok(n)
+    }
+
+    fn step(&self) -> Step {
+        Step {
+            rows: self.rows,
+            statements: self.statements,
+            ..Step::default()
+        }
+    }
+}
+
+/// Run a prepared statement whose columns are integers into `cx.ints`; returns the row count.
+async fn ints(cx: &mut Ctx, conn: &mut Conn, id: StmtId, params: &[Value]) -> DbResult<u64> {
+    cx.statements += 1;
+    cx.ints.clear();
+    let n = conn.exec_ints(id, params, &mut cx.ints).await?;
+    cx.rows += n;
+    Ok(n)
+}
+
+/// Start a transaction. SQLite: BEGIN IMMEDIATE for the read-write ones, so that lock
+/// conflicts show up as busy at the start rather than as deadlocks in the middle.
+async fn begin(cx: &mut Ctx, conn: &mut Conn, writes: bool) -> DbResult<()> {
+    cx.statements += 1;
+    conn.execute(match (cx.dbms, writes) {
+        (Dbms::Sqlite, true) => "BEGIN IMMEDIATE",
+        (Dbms::Sqlite, false) => "BEGIN",
+        (Dbms::Mysql, _) => "START TRANSACTION",
+        (Dbms::Postgres, _) => "BEGIN",
+    })
+    .await
+}
+
+async fn commit(cx: &mut Ctx, conn: &mut Conn) -> DbResult<()> {
+    cx.statements += 1;
+    conn.execute("COMMIT").await
+}
+
+/// The errors after which the same transaction input is run again.
+pub fn retryable(class: ErrorClass) -> bool {
+    matches!(
+        class,
+        ErrorClass::Deadlock
+            | ErrorClass::LockWaitTimeout
+            | ErrorClass::SerializationFailure
+            | ErrorClass::Busy
+    )
+}
+
+/// The mix: a deck with `weights[k]` cards of kind k, reshuffled when used up, so that
+/// every full deck has the configured shares exactly (like tpcc-mysql's card deck).
+#[derive(Debug, Clone)]
+pub struct Deck {
+    cards: Vec<u8>,
+    next: usize,
+}
+
+impl Deck {
+    pub fn new(weights: &[u32; 5]) -> Self {
+        let mut cards = Vec::new();
+        for (k, w) in weights.iter().enumerate() {
+            cards.extend(std::iter::repeat(k as u8).take(*w as usize));
+        }
+        let next = cards.len();
+        Deck { cards, next }
+    }
+
+    pub fn draw(&mut self, r: &mut Rng) -> u8 {
+        if self.next >= self.cards.len() {
+            // Fisher-Yates.
+            for i in (1..self.cards.len()).rev() {
+                let j = r.range(0, i as u64) as usize;
+                self.cards.swap(i, j);
+            }
+            self.next = 0;
+        }
+        self.next += 1;
+        self.cards[self.next - 1]
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Input {
+    NewOrder(new_order::Input),
+    Payment(payment::Input),
+    OrderStatus(order_status::Input),
+    Delivery(delivery::Input),
+    StockLevel(stock_level::Input),
+}
+
+impl Input {
+    fn kind(&self) -> u8 {
+        match self {
+            Input::NewOrder(_) => NEW_ORDER,
+            Input::Payment(_) => PAYMENT,
+            Input::OrderStatus(_) => ORDER_STATUS,
+            Input::Delivery(_) => DELIVERY,
+            Input::StockLevel(_) => STOCK_LEVEL,
+        }
+    }
+}
+
+struct Stmts {
+    new_order: new_order::Stmts,
+    payment: payment::Stmts,
+    order_status: order_status::Stmts,
+    delivery: delivery::Stmts,
+    stock_level: stock_level::Stmts,
+}
+
+/// One terminal.
+pub struct TpccDriver {
+    spec: Spec,
+    c: CConst,
+    home_w: i64,
+    stock_d: i64,
+    rng: Rng,
+    deck: Deck,
+    stmts: Option<Stmts>,
+    cx: Ctx,
+    /// The input of a transaction that failed with a retryable error: run again next step.
+    pending: Option<Input>,
+    pub retries: u64,
+    pub delivery_skipped: u64,
+}
+
+impl TpccDriver {
+    pub fn new(spec: &Spec, worker: usize) -> Self {
+        let w = spec.warehouses.max(1) as usize;
+        TpccDriver {
+            c: spec.c(),
+            home_w: (worker % w) as i64 + 1,
+            stock_d: ((worker / w) % 10) as i64 + 1,
+            rng: Rng::keyed(spec.seed, 5000, worker as u64),
+            deck: Deck::new(&spec.weights),
+            spec: spec.clone(),
+            stmts: None,
+            cx: Ctx {
+                dbms: Dbms::Sqlite,
+                ints: Vec::with_capacity(16),
+                rows: 0,
+                statements: 0,
+            },
+            pending: None,
+            retries: 0,
+            delivery_skipped: 0,
+        }
+    }
+
+    fn next_input(&mut self) -> Input {
+        let r = &mut self.rng;
+        let w = self.home_w;
+        let ws = self.spec.warehouses as i64;
+        match self.deck.draw(r) {
+            NEW_ORDER => Input::NewOrder(new_order::input(r, w, ws, &self.c)),
+            PAYMENT => Input::Payment(payment::input(r, w, ws, &self.c)),
+            ORDER_STATUS => Input::OrderStatus(order_status::input(r, w, &self.c)),
+            DELIVERY => Input::Delivery(delivery::input(r, w)),
+            _ => Input::StockLevel(stock_level::input(r, w, self.stock_d)),
+        }
+    }
+}
+
+impl Driver for TpccDriver {
+    async fn setup(&mut self, conn: &mut Conn) -> DbResult<()> {
+        self.cx.dbms = conn.dbms();
+        if let Some(i) = self.spec.isolation {
+            match conn.dbms() {
+                Dbms::Mysql => {
+                    conn.execute(&format!(
+                        "SET SESSION TRANSACTION ISOLATION LEVEL {}",
+                        i.sql()
+                    ))
+                    .await?
+                }
+                Dbms::Postgres => {
+                    conn.execute(&format!(
+                        "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL {}",
+                        i.sql()
+                    ))
+                    .await?
+                }
+                Dbms::Sqlite => {}
+            }
+        }
+        self.stmts = Some(Stmts {
+            new_order: new_order::Stmts::prepare(conn).await?,
+            payment: payment::Stmts::prepare(conn).await?,
+            order_status: order_status::Stmts::prepare(conn).await?,
+            delivery: delivery::Stmts::prepare(conn).await?,
+            stock_level: stock_level::Stmts::prepare(conn).await?,
+        });
+        Ok(())
+    }
+
+    async fn step(&mut self, conn: &mut Conn) -> DbResult<Step> {
+        let input = match self.pending.take() {
+            Some(i) => {
+                self.retries += 1;
+                i
+            }
+            None => self.next_input(),
+        };
+        let kind = input.kind();
+        self.cx.rows = 0;
+        self.cx.statements = 0;
+        let st = self.stmts.as_ref().expect("setup ran");
+        let cx = &mut self.cx;
+        let r = match &input {
+            Input::NewOrder(i) => new_order::run(&st.new_order, cx, conn, i).await,
+            Input::Payment(i) => payment::run(&st.payment, cx, conn, i).await,
+            Input::OrderStatus(i) => order_status::run(&st.order_status, cx, conn, i).await,
+            Input::Delivery(i) => {
+                delivery::run(&st.delivery, cx, conn, i, &mut self.delivery_skipped).await
+            }
+            Input::StockLevel(i) => stock_level::run(&st.stock_level, cx, conn, i).await,
+        };
+        match r {
+            Ok(step) => Ok(Step { kind, ..step }),
+            Err(mut e) => {
+                if e.class != ErrorClass::ConnectionLost {
+                    // Whatever the server still holds of the transaction goes.
+                    let _ = conn.execute("ROLLBACK").await;
+                }
+                if retryable(e.class) {
+                    self.pending = Some(input);
+                }
+                e.kind = kind;
+                Err(e)
+            }
+        }
+    }
+}
+
+/// What a prepared database must match to be reused.
+fn meta_info(spec: &Spec, engine: Option<&str>) -> String {
+    serde_json::json!({
+        "warehouses": spec.warehouses,
+        "seed": spec.seed,
+        "engine": engine,
+        "c_constants": spec.c(),
+        "data_version": 1,
+    })
+    .to_string()
+}
+
+fn schema(dbms: Dbms) -> &'static str {
+    match dbms {
+        Dbms::Mysql => SCHEMA_MYSQL,
+        Dbms::Postgres => SCHEMA_POSTGRES,
+        Dbms::Sqlite => SCHEMA_SQLITE,
+    }
+}
+
+/// The load time as a timestamp literal every DBMS accepts.
+fn now_literal() -> String {
+    let s = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    s.trim_end_matches('Z').replace('T', " ")
+}
+
+/// Create and load the nine tables unless identical ones are there; per-table load stats.
+pub async fn prepare(
+    conn: &mut Conn,
+    target: &TargetSpec,
+    spec: &Spec,
+    engine: Option<&str>,
+    opts: &LoadOptions,
+) -> Result<Vec<LoadStats>> {
+    let want = meta_info(spec, engine);
+    if conn
+        .table_exists("order_line")
+        .await
+        .ctx("checking for the tables")?
+        && crate::workload::read_meta(conn, NAME).await?.as_deref() == Some(want.as_str())
+    {
+        return Ok(Vec::new());
+    }
+    cleanup(conn).await?;
+    let (tables, indexes) =
+        crate::workload::ddl(schema(conn.dbms()), &crate::workload::engine_clause(engine));
+    for st in &tables {
+        conn.execute(st).await.ctx("creating the TPC-C tables")?;
+    }
+    let now = now_literal();
+    let mut stats = Vec::new();
+    for name in data::TABLES {
+        let src = data::Table {
+            name,
+            seed: spec.seed,
+            c: spec.c(),
+            now: now.clone(),
+        };
+        let n = data::row_count(name, spec.warehouses as u64);
+        stats.push(load::load(target, &src, n, opts)?);
+    }
+    for st in &indexes {
+        conn.execute(st)
+            .await
+            .ctx("creating the TPC-C secondary indexes")?;
+    }
+    crate::workload::after_load(conn, &data::TABLES).await?;
+    crate::workload::write_meta(conn, NAME, &want).await?;
+    Ok(stats)
+}
+
+/// Drop the tables and their metadata.
+pub async fn cleanup(conn: &mut Conn) -> Result<()> {
+    for t in data::TABLES {
+        conn.execute(&format!("DROP TABLE IF EXISTS {t}"))
+            .await
+            .ctx(format!("dropping table {t}"))?;
+    }
+    crate::workload::delete_meta(conn, NAME).await
+}
+
+/// Map a DbError of the admin connection into a run error.
+pub fn db(e: DbError, what: &str) -> Error {
+    Error::run(format!("{what}: {}", e.message))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deck_shares_are_exact_per_deck_and_within_1pp_over_10000() {
+        let w = DEFAULT_WEIGHTS;
+        let mut deck = Deck::new(&w);
+        let mut r = Rng::new(7);
+        let n = 10_050; // not a whole number of decks on purpose
+        let mut counts = [0u64; 5];
+        for _ in 0..n {
+            counts[deck.draw(&mut r) as usize] += 1;
+        }
+        let total: u32 = w.iter().sum();
+        for k in 0..5 {
+            let got = counts[k] as f64 / n as f64 * 100.0;
+            let want = w[k] as f64 / total as f64 * 100.0;
+            assert!(
+                (got - want).abs() < 1.0,
+                "{}: {got:.2} % vs {want} %",
+                KINDS[k]
+            );
+        }
+    }
+
+    #[test]
+    fn weights_parse() {
+        assert_eq!(parse_weights("45,43,4,4,4").unwrap(), DEFAULT_WEIGHTS);
+        assert_eq!(parse_weights(" 1, 0,0,0,0").unwrap(), [1, 0, 0, 0, 0]);
+        assert!(parse_weights("1,2,3").is_err());
+        assert!(parse_weights("0,0,0,0,0").is_err());
+        assert!(parse_weights("a,1,1,1,1").is_err());
+        assert!(Isolation::parse("read-committed", Dbms::Sqlite).is_err());
+        assert!(Isolation::parse("serializable", Dbms::Sqlite).is_ok());
+        assert!(Isolation::parse("snapshot", Dbms::Mysql).is_err());
+    }
+
+    #[test]
+    fn terminals_home_warehouse_and_district() {
+        let spec = Spec {
+            warehouses: 3,
+            seed: 1,
+            weights: DEFAULT_WEIGHTS,
+            isolation: None,
+        };
+        let homes: Vec<i64> = (0..7).map(|k| TpccDriver::new(&spec, k).home_w).collect();
+        assert_eq!(homes, vec![1, 2, 3, 1, 2, 3, 1]);
+        assert_eq!(TpccDriver::new(&spec, 4).stock_d, 2);
+    }
+
+    #[test]
+    fn templates() {
+        assert_eq!(
+            sql_for(Dbms::Sqlite, "CAST(? AS {int}) FROM t{for_update}"),
+            "CAST(? AS INTEGER) FROM t"
+        );
+        assert_eq!(sql_for(Dbms::Mysql, "x{for_update}"), "x FOR UPDATE");
+    }
+}

@@ -1,0 +1,199 @@
+//! tpcc for real on SQLite, MariaDB (InnoDB) and PostgreSQL with 1 warehouse: the load passes
+//! `check`, a short run of the mix passes it again, Payment moves the YTD columns, the measured
+//! mix is near the configured one, and a broken district makes `check` fail naming it.
+
+use serde_json::Value as Json;
+
+use crate::common::*;
+use enginebench::target::Conn;
+
+async fn one(c: &mut Conn, sql: &str) -> i64 {
+    c.query_one(sql)
+        .await
+        .unwrap()
+        .unwrap()
+        .parse::<f64>()
+        .unwrap()
+        .round() as i64
+}
+
+fn ytd_cents(url: &str) -> (i64, i64) {
+    block(async {
+        let mut c = Conn::connect(&spec(url)).await.unwrap();
+        (
+            one(&mut c, "SELECT ROUND(SUM(w_ytd) * 100) FROM warehouse").await,
+            one(&mut c, "SELECT ROUND(SUM(d_ytd) * 100) FROM district").await,
+        )
+    })
+}
+
+fn whole_cycle(url: &str) {
+    let dir = tempdir();
+    let d = dir.path();
+    let t0 = std::time::Instant::now();
+    let out = eb(
+        d,
+        &["prepare", "tpcc", "--target", url, "--warehouses", "1"],
+    );
+    assert_eq!(out.code, 0, "prepare failed: {}", out.stderr);
+    eprintln!(
+        "tpcc load of 1 warehouse on {url}: {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
+    assert!(out.stderr.contains("into order_line"), "{}", out.stderr);
+    block(async {
+        let mut c = Conn::connect(&spec(url)).await.unwrap();
+        assert_eq!(one(&mut c, "SELECT count(*) FROM item").await, 100_000);
+        assert_eq!(one(&mut c, "SELECT count(*) FROM stock").await, 100_000);
+        assert_eq!(one(&mut c, "SELECT count(*) FROM customer").await, 30_000);
+        assert_eq!(one(&mut c, "SELECT count(*) FROM new_orders").await, 9_000);
+        // Every customer has exactly one order (o_c_id is a permutation).
+        assert_eq!(
+            one(
+                &mut c,
+                "SELECT count(DISTINCT o_c_id) FROM orders WHERE o_d_id = 3"
+            )
+            .await,
+            3000
+        );
+    });
+    let out = eb(d, &["check", "tpcc", "--target", url]);
+    assert_eq!(
+        out.code, 0,
+        "check after load: {}{}",
+        out.stdout, out.stderr
+    );
+    assert!(out
+        .stdout
+        .contains("hold for 1 warehouse(s), 10 district(s)"));
+
+    let (w0, d0) = ytd_cents(url);
+    assert_eq!(w0, d0);
+    let out = eb(
+        d,
+        &[
+            "run",
+            "tpcc",
+            "--target",
+            url,
+            "--threads",
+            "2",
+            "--warmup",
+            "0",
+            "--duration",
+            "3s",
+            "--runs",
+            "1",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.code, 0, "run failed: {}", out.stderr);
+    let doc: Json = serde_json::from_str(&out.stdout).unwrap();
+    assert_schema_valid(&doc);
+    let run = &doc["points"][0]["runs"][0];
+    let by_kind = run["by_kind"].as_object().unwrap();
+    let ops: Vec<f64> = [
+        "NewOrder",
+        "Payment",
+        "OrderStatus",
+        "Delivery",
+        "StockLevel",
+    ]
+    .iter()
+    .map(|k| by_kind[*k]["ops"].as_f64().unwrap())
+    .collect();
+    let total: f64 = ops.iter().sum();
+    assert!(total >= 20.0, "too few transactions: {run}");
+    assert_eq!(total as u64, run["ops"].as_u64().unwrap());
+    // A short run: the bound is the deck's (each of the 2 terminals is at most one partial
+    // deck away from the exact shares, plus one pending retry), not 1 point; the 1-point bound
+    // over 10,000 transactions is the unit test of the deck in src/workload/tpcc/mod.rs.
+    let weights = [45.0, 43.0, 4.0, 4.0, 4.0];
+    for (k, w) in weights.iter().enumerate() {
+        let expected = total * w / 100.0;
+        assert!(
+            (ops[k] - expected).abs() <= 2.0 * w + 2.0,
+            "kind {k}: {} vs {expected:.1} expected ({run})",
+            ops[k]
+        );
+    }
+    let tpmc = run["tpm_c"].as_f64().unwrap();
+    assert!(tpmc > 0.0);
+    assert!(out.stderr.contains("tpmC") || doc["points"][0]["runs"][0]["tpm_total"].is_number());
+
+    // Payment moved the money, and the money still adds up.
+    let (w1, d1) = ytd_cents(url);
+    assert!(w1 > w0, "W_YTD did not grow: {w0} -> {w1}");
+    assert_eq!(w1, d1);
+    let out = eb(d, &["check", "tpcc", "--target", url]);
+    assert_eq!(out.code, 0, "check after run: {}{}", out.stdout, out.stderr);
+
+    // A broken district is named.
+    block(async {
+        let mut c = Conn::connect(&spec(url)).await.unwrap();
+        c.execute(
+            "UPDATE district SET d_next_o_id = d_next_o_id + 5 WHERE d_w_id = 1 AND d_id = 7",
+        )
+        .await
+        .unwrap();
+    });
+    let out = eb(d, &["check", "tpcc", "--target", url]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("condition 2 (TPC-C 3.3.2.2) fails for warehouse 1 district 7"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(out.stdout.matches("FAILED").count(), 1, "{}", out.stdout);
+}
+
+#[test]
+fn tpcc_sqlite_load_run_check() {
+    let dir = tempdir();
+    let url = format!("sqlite://{}/tpcc.db", dir.path().display());
+    whole_cycle(&url);
+}
+
+#[test]
+fn tpcc_mariadb_load_run_check() {
+    let Some(base) = server_url("EB_TEST_MYSQL_URL") else {
+        return;
+    };
+    let _g = server_lock();
+    whole_cycle(&fresh_db(&base, "eb_tpcc"));
+}
+
+#[test]
+fn tpcc_postgres_load_run_check() {
+    let Some(base) = server_url("EB_TEST_PG_URL") else {
+        return;
+    };
+    let _g = server_lock();
+    whole_cycle(&fresh_db(&base, "eb_tpcc"));
+}
+
+#[test]
+fn tpcc_bad_flags_exit_2() {
+    let dir = tempdir();
+    let d = dir.path();
+    for args in [
+        vec!["run", "tpcc", "--weights", "1,2"],
+        vec!["run", "tpcc", "--spec-timing"],
+        vec!["run", "tpcc", "--isolation", "read-committed"],
+        vec!["run", "tpcc", "--table-size", "10"],
+        vec!["run", "micro-read", "--warehouses", "2"],
+        vec!["check", "micro-read"],
+    ] {
+        let out = eb(d, &args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert_eq!(
+            out.stderr.trim().lines().count(),
+            1,
+            "{args:?}: {}",
+            out.stderr
+        );
+        assert!(!out.stderr.contains("panicked"));
+    }
+}
