@@ -798,10 +798,11 @@ fn measure_all(
             let mut aggregate = Aggregate::of(&runs, merged.summary());
             aggregate.response_us = merged_response.map(|h| h.summary());
             // After the point's last run, with every worker idle.
-            let (engine_status, table_sizes) = rt.block_on(async {
+            let (engine_status, table_sizes, disk_usage) = rt.block_on(async {
                 (
                     capture::engine_status(admin, &state.engine).await,
                     capture::table_sizes(admin).await,
+                    capture::disk_usage(admin).await,
                 )
             });
             state.doc.points.push(Point {
@@ -813,6 +814,7 @@ fn measure_all(
                 aggregate,
                 engine_status,
                 table_sizes,
+                disk_usage,
             });
             state.save()?;
         }

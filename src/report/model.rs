@@ -104,6 +104,9 @@ pub struct Point {
     /// Sizes of the benchmark database's tables after the point's last run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub table_sizes: Vec<TableSize>,
+    /// The server's data folder on disk after a forced flush (local servers only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_usage: Option<crate::server::capture::DiskUsage>,
 }
 
 /// The warm-up, kept only as a summary: it is never part of any aggregate.

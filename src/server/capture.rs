@@ -146,6 +146,97 @@ pub async fn engine_status(conn: &mut Conn, engine: &str) -> Option<String> {
     (!text.is_empty()).then(|| text.join("\n"))
 }
 
+/// Space the server's data folder takes on disk after the engine-specific forced flush.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq)]
+pub struct DiskUsage {
+    /// The server's data directory (read from the server).
+    pub path: String,
+    /// Allocated blocks (st_blocks × 512) of every file under it: page-compressed InnoDB files
+    /// are sparse, so their length would overstate them.
+    pub allocated_bytes: u64,
+    /// Whether the forced flush finished (InnoDB dirty pages reached 0 within 30 s; RocksDB
+    /// memtables flushed; PostgreSQL CHECKPOINT done).
+    pub flushed: bool,
+    pub flush_s: f64,
+}
+
+/// Force the engine's data to disk, then measure the data folder's allocated size. Only for a
+/// server whose data directory this machine can read (a local server); None otherwise.
+/// MariaDB: innodb_max_dirty_pages_pct is set to 0 until no page is dirty and then restored,
+/// and RocksDB memtables are flushed; PostgreSQL: CHECKPOINT (servers.md: without the flush
+/// about half of the written data is missing from the files).
+pub async fn disk_usage(conn: &mut Conn) -> Option<DiskUsage> {
+    let dir_sql = match conn.dbms() {
+        Dbms::Mysql => "SELECT @@datadir",
+        Dbms::Postgres => "SHOW data_directory",
+        Dbms::Sqlite => return None,
+    };
+    let dir = conn.query_one(dir_sql).await.ok().flatten()?;
+    if std::fs::read_dir(&dir).is_err() {
+        return None;
+    }
+    let t0 = std::time::Instant::now();
+    let flushed = match conn.dbms() {
+        Dbms::Mysql => {
+            let _ = conn
+                .execute("SET GLOBAL rocksdb_force_flush_memtable_now=1")
+                .await;
+            let old = conn
+                .query_one("SELECT @@innodb_max_dirty_pages_pct")
+                .await
+                .ok()
+                .flatten();
+            let mut ok = conn
+                .execute("SET GLOBAL innodb_max_dirty_pages_pct=0")
+                .await
+                .is_ok();
+            let dirty_sql = "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS \
+                             WHERE VARIABLE_NAME = 'INNODB_BUFFER_POOL_PAGES_DIRTY'";
+            while ok {
+                match conn.query_one(dirty_sql).await.ok().flatten().as_deref() {
+                    Some("0") | None => break,
+                    _ if t0.elapsed() > std::time::Duration::from_secs(30) => ok = false,
+                    _ => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
+                }
+            }
+            if let Some(v) = old {
+                let _ = conn
+                    .execute(&format!("SET GLOBAL innodb_max_dirty_pages_pct={v}"))
+                    .await;
+            }
+            ok
+        }
+        _ => conn.execute("CHECKPOINT").await.is_ok(),
+    };
+    Some(DiskUsage {
+        allocated_bytes: allocated_bytes(std::path::Path::new(&dir)),
+        path: dir,
+        flushed,
+        flush_s: t0.elapsed().as_secs_f64(),
+    })
+}
+
+/// Sum of allocated blocks under `dir` (files that vanish while walking are skipped).
+pub fn allocated_bytes(dir: &std::path::Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let mut total = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let Ok(m) = e.metadata() else { continue };
+            if m.is_dir() {
+                stack.push(e.path());
+            } else {
+                total += m.blocks() * 512;
+            }
+        }
+    }
+    total
+}
+
 /// Size of a table as the server reports it.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq)]
 pub struct TableSize {

@@ -319,6 +319,10 @@ fn run_managed(kind: &str) {
     }
     for p in doc["points"].as_array().unwrap() {
         assert!(!p["table_sizes"].as_array().unwrap().is_empty());
+        // The data folder's allocated size, measured after the forced flush.
+        let du = &p["disk_usage"];
+        assert_eq!(du["flushed"], true, "{du}");
+        assert!(du["allocated_bytes"].as_u64().unwrap() > 1_000_000, "{du}");
         for r in p["runs"].as_array().unwrap() {
             let sp = &r["server_process"];
             assert!(sp["cpu_us_per_op"].as_f64().unwrap() > 0.0, "{sp}");
