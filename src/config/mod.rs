@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::report::table::Pick;
 use crate::runner::{Arrivals, Pacing};
 use crate::target::{Dbms, TargetSpec, DEFAULT_TARGET};
-use crate::workload::{micro_read, oltp, tpcc, Workload, WORKLOADS};
+use crate::workload::{micro_read, oltp, tpcc, Workload};
 
 /// Values a method preset fills in when the flag is not given.
 struct Preset {
@@ -366,14 +366,12 @@ pub fn table_size_for(workload: &str, d: &DataArgs, method: Method) -> Result<u6
 }
 
 pub fn check_workload(name: &str) -> Result<&'static str> {
-    WORKLOADS
-        .iter()
-        .copied()
+    crate::workload::names()
         .find(|w| *w == name)
         .ok_or_else(|| {
             Error::usage(format!(
                 "unknown workload '{name}'; known workloads: {} (see `enginebench list`)",
-                WORKLOADS.join(", ")
+                crate::workload::names().collect::<Vec<_>>().join(", ")
             ))
         })
 }

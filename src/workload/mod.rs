@@ -15,22 +15,12 @@ use crate::target::{Conn, DbResult, Dbms, TargetSpec};
 /// reuses a prepared table only when it is exactly what the run asks for.
 pub const META_TABLE: &str = "enginebench_meta";
 
-/// The workloads this build knows.
-pub const WORKLOADS: [&str; 13] = [
-    "micro-read",
-    "oltp_point_select",
-    "oltp_read_only",
-    "oltp_read_write",
-    "oltp_write_only",
-    "oltp_update_index",
-    "oltp_update_non_index",
-    "oltp_insert",
-    "oltp_delete",
-    "select_random_points",
-    "select_random_ranges",
-    "bulk_insert",
-    "tpcc",
-];
+/// The workloads this build knows, in the order `list` shows them.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    std::iter::once(micro_read::NAME)
+        .chain(oltp::Kind::NAMES)
+        .chain(std::iter::once(tpcc::NAME))
+}
 
 /// A resolved workload: its name and options, validated. Every workload plugs in here.
 #[derive(Debug, Clone)]
