@@ -186,23 +186,31 @@ fn thread_counts(rs: &[Labeled], op: &str) -> Vec<usize> {
     set.into_iter().collect()
 }
 
+/// One series per result: `point_xy` of each of its points of operation `op`.
+fn series_per_result(
+    rs: &[Labeled],
+    op: &str,
+    point_xy: impl Fn(&super::Point) -> (f64, f64),
+) -> Vec<Series> {
+    rs.iter()
+        .map(|r| Series {
+            name: r.label.clone(),
+            points: r
+                .doc
+                .points
+                .iter()
+                .filter(|p| p.operation == op)
+                .map(&point_xy)
+                .collect(),
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect()
+}
+
 fn throughput(h: &mut String, rs: &[Labeled]) {
     h.push_str("<h2>Throughput vs threads</h2><p class=note>Maximum ops/s over the measured runs of each point, one line per result; the table gives max / median and the coefficient of variation over runs. Hover a point for its value.</p>");
     for op in operations(rs) {
-        let series: Vec<Series> = rs
-            .iter()
-            .map(|r| Series {
-                name: r.label.clone(),
-                points: r
-                    .doc
-                    .points
-                    .iter()
-                    .filter(|p| p.operation == op)
-                    .map(|p| (p.threads as f64, p.aggregate.ops_per_s_max))
-                    .collect(),
-            })
-            .filter(|s| !s.points.is_empty())
-            .collect();
+        let series = series_per_result(rs, &op, |p| (p.threads as f64, p.aggregate.ops_per_s_max));
         let chart = Chart {
             title: op.clone(),
             x_label: "threads".into(),
@@ -254,25 +262,12 @@ fn throughput(h: &mut String, rs: &[Labeled]) {
 fn latency(h: &mut String, rs: &[Labeled]) {
     h.push_str("<h2>Latency</h2><p class=note>Percentiles over all measured runs of a point (merged histograms). The chart puts p99 against throughput across the thread sweep.</p>");
     for op in operations(rs) {
-        let series: Vec<Series> = rs
-            .iter()
-            .map(|r| Series {
-                name: r.label.clone(),
-                points: r
-                    .doc
-                    .points
-                    .iter()
-                    .filter(|p| p.operation == op)
-                    .map(|p| {
-                        (
-                            p.aggregate.ops_per_s_median,
-                            p.aggregate.latency_us.p99_us as f64,
-                        )
-                    })
-                    .collect(),
-            })
-            .filter(|s| !s.points.is_empty())
-            .collect();
+        let series = series_per_result(rs, &op, |p| {
+            (
+                p.aggregate.ops_per_s_median,
+                p.aggregate.latency_us.p99_us as f64,
+            )
+        });
         let y_scale = match auto_scale(series.iter().flat_map(|s| s.points.iter().map(|p| p.1))) {
             Scale::Linear => Scale::Linear,
             _ => Scale::Log10,

@@ -82,8 +82,15 @@ impl MysqlConn {
 pub struct AsyncConn {
     conn: mysql_async::Conn,
     stmts: Vec<Statement>,
-    /// Reused parameter vector: cleared and refilled for every execution.
-    params: Vec<mysql_async::Value>,
+}
+
+/// Statement parameters for mysql_async (it takes them by value, so a new vector each time).
+fn bind(params: &[Value]) -> Params {
+    if params.is_empty() {
+        Params::Empty
+    } else {
+        Params::Positional(params.iter().map(to_mysql).collect())
+    }
 }
 
 /// Map a driver error to its class (server error codes from the MariaDB manual).
@@ -146,7 +153,6 @@ impl AsyncConn {
         Ok(Self {
             conn,
             stmts: Vec::new(),
-            params: Vec::with_capacity(8),
         })
     }
 
@@ -157,13 +163,7 @@ impl AsyncConn {
     }
 
     pub async fn exec_rows(&mut self, id: StmtId, params: &[Value]) -> DbResult<u64> {
-        self.params.clear();
-        self.params.extend(params.iter().map(to_mysql));
-        let p = if self.params.is_empty() {
-            Params::Empty
-        } else {
-            Params::Positional(std::mem::take(&mut self.params))
-        };
+        let p = bind(params);
         let stmt = &self.stmts[id.0];
         let mut n = 0u64;
         let mut result = self.conn.exec_iter(stmt, p).await.map_err(err)?;
@@ -184,13 +184,7 @@ impl AsyncConn {
         params: &[Value],
         out: &mut Vec<Option<i64>>,
     ) -> DbResult<u64> {
-        self.params.clear();
-        self.params.extend(params.iter().map(to_mysql));
-        let p = if self.params.is_empty() {
-            Params::Empty
-        } else {
-            Params::Positional(std::mem::take(&mut self.params))
-        };
+        let p = bind(params);
         let stmt = &self.stmts[id.0];
         let mut n = 0u64;
         let mut bad = false;
