@@ -247,6 +247,34 @@ pub fn list() -> Result<ExitCode> {
 /// Other processes using more than this many CPUs during a run flag it `disturbed`.
 const DISTURBED_CPUS: f64 = 0.10;
 
+/// Name each interval's per-kind counts after the workload's kinds and, for TPC-C, add the
+/// interval's tpmC (committed NewOrders per minute).
+fn name_interval_kinds(
+    mut intervals: Vec<crate::runner::IntervalSample>,
+    workload: &crate::workload::Workload,
+) -> Vec<crate::runner::IntervalSample> {
+    let kinds = workload.kinds();
+    if kinds.len() < 2 {
+        return intervals;
+    }
+    let tpcc = matches!(workload, crate::workload::Workload::Tpcc(_));
+    for i in &mut intervals {
+        let ticks = std::mem::take(&mut i.kind_ticks);
+        for (k, name) in kinds.iter().enumerate() {
+            i.by_kind
+                .insert(name.to_string(), ticks.get(k).copied().unwrap_or_default());
+        }
+        if tpcc && i.len_s > 0.0 {
+            let no = ticks
+                .get(crate::workload::tpcc::NEW_ORDER as usize)
+                .copied()
+                .unwrap_or_default();
+            i.tpm_c = Some((no.ops - no.rolled_back) as f64 * 60.0 / i.len_s);
+        }
+    }
+    intervals
+}
+
 fn server_process(a: Option<ProcSample>, b: Option<ProcSample>, ops: u64) -> Option<ServerProcess> {
     let (a, b) = (a?, b?);
     let user_s = (b.user_s - a.user_s).max(0.0);
@@ -710,13 +738,14 @@ fn measure_all(
                     host_cpu: HostCpu::default(),
                     disturbed: false,
                     server_counters: delta(&before, &after),
-                    intervals: res.intervals,
+                    intervals: name_interval_kinds(res.intervals, &cfg.workload_spec),
                     workers_lost: res.workers_lost,
                     interrupted: res.interrupted,
                     histogram_hdr_v2: res.hist.encode(),
                     by_kind: BTreeMap::new(),
                     tpm_c: None,
                     tpm_total: None,
+                    workload_counters: res.counters.clone(),
                 };
                 let mut rec = rec;
                 let client_s = res.client_cpu.total_s();
@@ -769,7 +798,14 @@ fn measure_all(
                     rec.tpm_total = Some(res.ops as f64 * per_min);
                 }
                 if let (Some(c), Some(t)) = (rec.tpm_c, rec.tpm_total) {
-                    eprintln!("tpcc threads {threads} run {r}: tpmC {c:.0}  tpmTotal {t:.0}");
+                    let extra: String = rec
+                        .workload_counters
+                        .iter()
+                        .map(|(k, v)| format!("  {k} {v}"))
+                        .collect();
+                    eprintln!(
+                        "tpcc threads {threads} run {r}: tpmC {c:.0}  tpmTotal {t:.0}{extra}"
+                    );
                 }
                 eprintln!(
                     "{:<30} threads {:>4}  run {r}/{}  {:>10.1} ops/s  p95 {:>7} us  {:.1} rows/op  client {:.1} us/op{server_part}{}{}",

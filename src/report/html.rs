@@ -74,6 +74,7 @@ pub fn render_labeled(docs: &[ResultDoc], labels: Vec<String>) -> String {
     throughput(&mut h, &rs);
     latency(&mut h, &rs);
     time_series(&mut h, &rs);
+    super::html_tpcc::section(&mut h, &rs);
     fairness(&mut h, &rs);
     if rs.len() == 2 {
         comparison(&mut h, &rs);
@@ -320,7 +321,7 @@ fn time_series(h: &mut String, rs: &[Labeled]) {
                 .iter()
                 .map(|run| Series {
                     name: format!("run {}", run.run),
-                    points: run.intervals.iter().map(|i| (i.t_s, i.ops_per_s)).collect(),
+                    points: full_intervals(run).map(|i| (i.t_s, i.ops_per_s)).collect(),
                 })
                 .collect();
             let chart = Chart {
@@ -339,6 +340,20 @@ fn time_series(h: &mut String, rs: &[Labeled]) {
             escape(&op)
         );
     }
+}
+
+/// A run's intervals without a short last one: operations started before the deadline end
+/// just after it, and a few milliseconds of them would plot as a meaningless spike or dip.
+pub(super) fn full_intervals(
+    run: &super::RunRecord,
+) -> impl Iterator<Item = &crate::runner::IntervalSample> {
+    let nominal = run.intervals.first().map_or(0.0, |i| i.t_s);
+    let mut prev = 0.0;
+    run.intervals.iter().filter(move |i| {
+        let len = i.t_s - prev;
+        prev = i.t_s;
+        len >= 0.5 * nominal
+    })
 }
 
 fn fairness(h: &mut String, rs: &[Labeled]) {

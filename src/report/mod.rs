@@ -4,6 +4,7 @@
 pub mod compare;
 pub mod csv;
 pub mod html;
+mod html_tpcc;
 pub mod json;
 pub mod model;
 pub mod svg;

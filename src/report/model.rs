@@ -173,6 +173,10 @@ pub struct RunRecord {
     /// TPC-C: finished transactions of every type per minute (user rollbacks included).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpm_total: Option<f64>,
+    /// Growth of the workload's own counters during the run (TPC-C: retries, Delivery's
+    /// skipped districts), summed over connections.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub workload_counters: BTreeMap<String, u64>,
 }
 
 /// One operation kind within a run: ops finished (rolled_back of them ended in a requested

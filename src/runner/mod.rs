@@ -10,6 +10,7 @@
 pub mod interrupt;
 pub mod pacing;
 
+use std::collections::BTreeMap;
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -31,6 +32,11 @@ pub trait Driver {
     async fn setup(&mut self, conn: &mut Conn) -> DbResult<()>;
     /// One operation (a query, or a whole transaction); says what it did.
     async fn step(&mut self, conn: &mut Conn) -> DbResult<Step>;
+    /// The workload's own cumulative counters (TPC-C: retries, Delivery's skipped districts).
+    /// The runner reports how much each grew during a phase, summed over workers.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
 }
 
 /// What one operation did: rows the client read and statements it sent (a transaction of
@@ -134,6 +140,7 @@ enum Msg {
         ops: u64,
         errors: u64,
         hist: LatencyHist,
+        kinds: Vec<KindTick>,
     },
     PhaseDone {
         worker: usize,
@@ -155,6 +162,34 @@ struct WorkerStats {
     /// Set when the worker's connection was lost; the worker has exited.
     lost: Option<DbError>,
     by_kind: Vec<KindStats>,
+    /// Growth of the driver's own counters during the phase.
+    counters: Vec<(&'static str, u64)>,
+}
+
+/// Operations of one kind in one interval (indexed like `Workload::kinds()`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct KindTick {
+    pub ops: u64,
+    pub rolled_back: u64,
+}
+
+fn add_ticks(into: &mut Vec<KindTick>, from: &[KindTick]) {
+    if into.len() < from.len() {
+        into.resize(from.len(), KindTick::default());
+    }
+    for (a, b) in into.iter_mut().zip(from) {
+        a.ops += b.ops;
+        a.rolled_back += b.rolled_back;
+    }
+}
+
+/// What the workers reported for one interval index so far.
+#[derive(Default)]
+struct Tick {
+    ops: u64,
+    errors: u64,
+    hist: LatencyHist,
+    kinds: Vec<KindTick>,
 }
 
 /// One finished interval of a phase: counts add across workers (and across machines).
@@ -166,6 +201,18 @@ pub struct IntervalSample {
     pub errors: u64,
     pub ops_per_s: f64,
     pub latency_us: LatencySummary,
+    /// Operations per kind in this interval, by kind name (workloads with several kinds).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_kind: BTreeMap<String, KindTick>,
+    /// TPC-C: committed NewOrders of this interval per minute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpm_c: Option<f64>,
+    /// Per kind, indexed like `Workload::kinds()`; named into `by_kind` by the caller.
+    #[serde(skip)]
+    pub kind_ticks: Vec<KindTick>,
+    /// Length of the interval (the last one of a phase may be shorter).
+    #[serde(skip)]
+    pub len_s: f64,
 }
 
 /// What one phase measured.
@@ -190,6 +237,8 @@ pub struct PhaseResult {
     pub interrupted: bool,
     /// Per operation kind, indexed like `Workload::kinds()` (may be shorter).
     pub by_kind: Vec<KindStats>,
+    /// Growth of the workload's own counters during the phase, summed over workers.
+    pub counters: BTreeMap<String, u64>,
 }
 
 /// Connected workers, ready to run phases.
@@ -328,8 +377,7 @@ impl Session {
             .iter()
             .map(|a| if *a { 0 } else { u32::MAX })
             .collect();
-        let mut pending: std::collections::BTreeMap<u32, (u64, u64, LatencyHist)> =
-            Default::default();
+        let mut pending: BTreeMap<u32, Tick> = Default::default();
         let mut next_final: u32 = 0;
         let mut intervals = Vec::new();
         let mut total = WorkerStats {
@@ -344,41 +392,45 @@ impl Session {
             error_samples: Vec::new(),
             lost: None,
             by_kind: Vec::new(),
+            counters: Vec::new(),
         };
         let mut done = 0;
         let mut lost = 0;
         let interval_s = interval.as_secs_f64();
-        let mut finalize =
-            |upto: u32,
-             end: Option<Instant>,
-             pending: &mut std::collections::BTreeMap<u32, (u64, u64, LatencyHist)>,
-             next_final: &mut u32,
-             intervals: &mut Vec<IntervalSample>| {
-                while *next_final < upto {
-                    let idx = *next_final;
-                    *next_final += 1;
-                    let (ops, errors, hist) =
-                        pending.remove(&idx).unwrap_or((0, 0, LatencyHist::new()));
-                    let mut t_s = (idx + 1) as f64 * interval_s;
-                    let mut len_s = interval_s;
-                    if let Some(end) = end {
-                        let end_s = end.duration_since(start).as_secs_f64();
-                        if end_s < t_s {
-                            len_s = (end_s - idx as f64 * interval_s).max(1e-6);
-                            t_s = end_s;
-                        }
+        let mut finalize = |upto: u32,
+                            end: Option<Instant>,
+                            pending: &mut BTreeMap<u32, Tick>,
+                            next_final: &mut u32,
+                            intervals: &mut Vec<IntervalSample>| {
+            while *next_final < upto {
+                let idx = *next_final;
+                *next_final += 1;
+                let tick = pending.remove(&idx).unwrap_or_default();
+                let (ops, errors) = (tick.ops, tick.errors);
+                let mut t_s = (idx + 1) as f64 * interval_s;
+                let mut len_s = interval_s;
+                if let Some(end) = end {
+                    let end_s = end.duration_since(start).as_secs_f64();
+                    if end_s < t_s {
+                        len_s = (end_s - idx as f64 * interval_s).max(1e-6);
+                        t_s = end_s;
                     }
-                    let s = IntervalSample {
-                        t_s,
-                        ops,
-                        errors,
-                        ops_per_s: ops as f64 / len_s,
-                        latency_us: hist.summary(),
-                    };
-                    on_interval(&s);
-                    intervals.push(s);
                 }
-            };
+                let s = IntervalSample {
+                    t_s,
+                    ops,
+                    errors,
+                    ops_per_s: ops as f64 / len_s,
+                    latency_us: tick.hist.summary(),
+                    by_kind: BTreeMap::new(),
+                    tpm_c: None,
+                    kind_ticks: tick.kinds,
+                    len_s,
+                };
+                on_interval(&s);
+                intervals.push(s);
+            }
+        };
         while done < live {
             let msg = match self.rx.recv_timeout(Duration::from_millis(200)) {
                 Ok(m) => m,
@@ -392,13 +444,13 @@ impl Session {
                     ops,
                     errors,
                     hist,
+                    kinds,
                 } => {
-                    let e = pending
-                        .entry(idx)
-                        .or_insert_with(|| (0, 0, LatencyHist::new()));
-                    e.0 += ops;
-                    e.1 += errors;
-                    e.2.add(&hist);
+                    let e = pending.entry(idx).or_default();
+                    e.ops += ops;
+                    e.errors += errors;
+                    e.hist.add(&hist);
+                    add_ticks(&mut e.kinds, &kinds);
                     latest[worker] = latest[worker].max(idx);
                 }
                 Msg::PhaseDone { worker, mut stats } => {
@@ -461,6 +513,11 @@ impl Session {
             error_samples: total.error_samples,
             interrupted: interrupt::signal().is_some(),
             by_kind: total.by_kind,
+            counters: total
+                .counters
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect(),
         })
     }
 
@@ -489,6 +546,12 @@ fn merge_stats(total: &mut WorkerStats, s: WorkerStats) {
     total.schedule.merge(&s.schedule);
     total.end = total.end.max(s.end);
     merge_kinds(&mut total.by_kind, &s.by_kind);
+    for (name, v) in s.counters {
+        match total.counters.iter_mut().find(|(n, _)| *n == name) {
+            Some(c) => c.1 += v,
+            None => total.counters.push((name, v)),
+        }
+    }
     for e in s.error_samples {
         if total.error_samples.len() < ERROR_SAMPLES && !total.error_samples.contains(&e) {
             total.error_samples.push(e);
@@ -556,6 +619,8 @@ async fn worker<D: Driver>(
         let mut lost: Option<DbError> = None;
         let mut end = start;
         let mut by_kind: Vec<KindStats> = Vec::new();
+        let mut ikinds: Vec<KindTick> = Vec::new();
+        let counters0 = driver.counters();
         loop {
             let intended = match &schedule {
                 Some(s) => {
@@ -598,6 +663,7 @@ async fn worker<D: Driver>(
                     ops: iops,
                     errors: ierr,
                     hist: h,
+                    kinds: std::mem::take(&mut ikinds),
                 });
                 (iops, ierr, cur_idx) = (0, 0, idx);
             }
@@ -617,6 +683,12 @@ async fn worker<D: Driver>(
                     k.ops += 1;
                     k.rolled_back += step.rolled_back as u64;
                     k.hist.record_us(us);
+                    let i = step.kind as usize;
+                    if ikinds.len() <= i {
+                        ikinds.resize(i + 1, KindTick::default());
+                    }
+                    ikinds[i].ops += 1;
+                    ikinds[i].rolled_back += step.rolled_back as u64;
                 }
                 Err(e) => {
                     stats_errors.add(e.class);
@@ -639,6 +711,7 @@ async fn worker<D: Driver>(
             ops: iops,
             errors: ierr,
             hist: h,
+            kinds: std::mem::take(&mut ikinds),
         });
         if let Some(s) = schedule.as_mut() {
             // What was due before the deadline but never started: the backlog.
@@ -657,6 +730,7 @@ async fn worker<D: Driver>(
             error_samples: samples,
             lost: lost.map(|e| DbError::new(e.class, target.scrub(&e.message))),
             by_kind,
+            counters: counter_growth(&counters0, driver.counters()),
         };
         let was_lost = stats.lost.is_some();
         let _ = tx.send(Msg::PhaseDone { worker: w, stats });
@@ -664,6 +738,21 @@ async fn worker<D: Driver>(
             return;
         }
     }
+}
+
+/// How much each counter grew from `before` to `after` (a counter new since `before` counts
+/// from 0).
+fn counter_growth(
+    before: &[(&'static str, u64)],
+    after: Vec<(&'static str, u64)>,
+) -> Vec<(&'static str, u64)> {
+    after
+        .into_iter()
+        .map(|(name, v)| {
+            let v0 = before.iter().find(|(n, _)| *n == name).map_or(0, |c| c.1);
+            (name, v.saturating_sub(v0))
+        })
+        .collect()
 }
 
 /// SCHED_BATCH for the calling thread: the kernel stops preempting it in favour of the server

@@ -55,6 +55,13 @@ impl Driver for AnyDriver {
             AnyDriver::Tpcc(d) => d.step(conn).await,
         }
     }
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        match self {
+            AnyDriver::Tpcc(d) => d.counters(),
+            #[allow(unreachable_patterns)]
+            _ => Vec::new(),
+        }
+    }
 }
 
 impl Workload {

@@ -345,3 +345,68 @@ fn csv_and_table_snapshots() {
          micro-read,READ_PK_POINT,1,1,100,100,0.500,200.0,0,2,3,4,5,6,7,2.5,3.25,,,,0.250,true\n"
     );
 }
+
+/// A TPC-C result shows tpmC vs threads, NewOrders over time and the per-transaction table,
+/// rendered in a real browser with every chart plotted.
+#[test]
+fn tpcc_report_in_headless_chromium() {
+    let dir = tempdir();
+    let d = dir.path();
+    let url = format!("sqlite://{}/tpcc.db", d.display());
+    let results = d.join("r");
+    let r = eb(
+        d,
+        &[
+            "run",
+            "tpcc",
+            "--target",
+            &url,
+            "--warehouses",
+            "1",
+            "--threads",
+            "1,2",
+            "--warmup",
+            "0",
+            "--duration",
+            "2s",
+            "--runs",
+            "2",
+            "--report-interval",
+            "500ms",
+            "--results-dir",
+            results.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let page = result_file(&results).parent().unwrap().join("report.html");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<h2>TPC-C</h2>") && html.contains("delivery_skipped_districts"));
+    for kind in [
+        "NewOrder",
+        "Payment",
+        "OrderStatus",
+        "Delivery",
+        "StockLevel",
+    ] {
+        assert!(
+            html.contains(&format!("<td class=l>{kind}</td>")),
+            "{kind} row"
+        );
+    }
+    let Some(bin) = chromium() else { return };
+    let work = tempdir();
+    let seen = browse(&bin, &page, work.path());
+    assert!(seen.console.is_empty(), "console: {:?}", seen.console);
+    assert!(seen.page_requests.is_empty(), "{:?}", seen.page_requests);
+    let charts: Vec<&str> = seen.dom.split("<svg class=\"chart\"").skip(1).collect();
+    let tpcc: Vec<&&str> = charts
+        .iter()
+        .filter(|c| c.contains("tpmC vs threads") || c.contains("NewOrders over time"))
+        .collect();
+    assert_eq!(tpcc.len(), 2, "tpmC vs threads + NewOrders over time");
+    for c in tpcc {
+        let body = c.split("</svg>").next().unwrap();
+        // Two thread counts; two runs of about four intervals each.
+        assert!(body.matches("class=\"pt\"").count() >= 2, "{body}");
+    }
+}

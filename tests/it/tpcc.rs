@@ -120,6 +120,34 @@ fn whole_cycle(url: &str) {
     }
     let tpmc = run["tpm_c"].as_f64().unwrap();
     assert!(tpmc > 0.0);
+    // NewOrders per interval: the intervals' committed NewOrders add up to the run's, and their
+    // tpmC is that count per minute of interval.
+    let intervals = run["intervals"].as_array().unwrap();
+    assert!(intervals.len() >= 2, "{run}");
+    let no_committed: u64 = intervals
+        .iter()
+        .map(|i| {
+            let k = &i["by_kind"]["NewOrder"];
+            k["ops"].as_u64().unwrap() - k["rolled_back"].as_u64().unwrap()
+        })
+        .sum();
+    let k = &by_kind["NewOrder"];
+    assert_eq!(
+        no_committed,
+        k["ops"].as_u64().unwrap() - k["rolled_back"].as_u64().unwrap()
+    );
+    let kind_sum: u64 = intervals
+        .iter()
+        .flat_map(|i| i["by_kind"].as_object().unwrap().values())
+        .map(|k| k["ops"].as_u64().unwrap())
+        .sum();
+    assert_eq!(kind_sum, run["ops"].as_u64().unwrap());
+    assert!(intervals.iter().all(|i| i["tpm_c"].is_number()), "{run}");
+    // The workload's own counters are reported (values depend on contention).
+    let counters = run["workload_counters"].as_object().unwrap();
+    assert!(
+        counters.contains_key("retries") && counters.contains_key("delivery_skipped_districts")
+    );
     assert!(out.stderr.contains("tpmC") || doc["points"][0]["runs"][0]["tpm_total"].is_number());
 
     // Payment moved the money, and the money still adds up.

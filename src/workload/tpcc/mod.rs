@@ -306,6 +306,8 @@ pub struct TpccDriver {
     cx: Ctx,
     /// The input of a transaction that failed with a retryable error: run again next step.
     pending: Option<Input>,
+    /// Failed attempts in a row of the pending input (sets the back-off).
+    attempts: u32,
     pub retries: u64,
     pub delivery_skipped: u64,
 }
@@ -328,6 +330,7 @@ impl TpccDriver {
                 statements: 0,
             },
             pending: None,
+            attempts: 0,
             retries: 0,
             delivery_skipped: 0,
         }
@@ -348,6 +351,13 @@ impl TpccDriver {
 }
 
 impl Driver for TpccDriver {
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("retries", self.retries),
+            ("delivery_skipped_districts", self.delivery_skipped),
+        ]
+    }
+
     async fn setup(&mut self, conn: &mut Conn) -> DbResult<()> {
         self.cx.dbms = conn.dbms();
         if let Some(i) = self.spec.isolation {
@@ -402,7 +412,10 @@ impl Driver for TpccDriver {
             Input::StockLevel(i) => stock_level::run(&st.stock_level, cx, conn, i).await,
         };
         match r {
-            Ok(step) => Ok(Step { kind, ..step }),
+            Ok(step) => {
+                self.attempts = 0;
+                Ok(Step { kind, ..step })
+            }
             Err(mut e) => {
                 if e.class != ErrorClass::ConnectionLost {
                     // Whatever the server still holds of the transaction goes.
@@ -410,12 +423,27 @@ impl Driver for TpccDriver {
                 }
                 if retryable(e.class) {
                     self.pending = Some(input);
+                    self.attempts += 1;
+                    // Back off before the retry, so that conflicting terminals do not collide
+                    // again at once. The wait belongs to the failed attempt: it is in the
+                    // run's wall time, not in any success latency.
+                    let wait = backoff(self.attempts, &mut self.rng);
+                    tokio::time::sleep(wait).await;
+                } else {
+                    self.attempts = 0;
                 }
                 e.kind = kind;
                 Err(e)
             }
         }
     }
+}
+
+/// Exponential back-off with jitter: 0.5–1 ms after the first failure, doubling up to
+/// 32–64 ms.
+fn backoff(attempts: u32, rng: &mut Rng) -> std::time::Duration {
+    let cap_us = 1000u64 << attempts.saturating_sub(1).min(6);
+    std::time::Duration::from_micros(rng.range(cap_us / 2, cap_us))
 }
 
 /// What a prepared database must match to be reused.

@@ -1,0 +1,148 @@
+//! The TPC-C part of the HTML report: tpmC against threads, committed NewOrders per interval
+//! (the reports' curve over time), and per-transaction counts and latencies.
+
+use std::fmt::Write;
+
+use super::html::Labeled;
+use super::model::{Point, RunRecord};
+use super::svg::{escape, Chart, Scale, Series};
+
+/// Points of a result that carry tpmC.
+fn tpcc_points<'a>(r: &'a Labeled) -> impl Iterator<Item = &'a Point> {
+    r.doc
+        .points
+        .iter()
+        .filter(|p| p.runs.iter().any(|run| run.tpm_c.is_some()))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// The run whose tpmC is the median of the point's runs (the lower one for an even count).
+fn median_run(p: &Point) -> Option<&RunRecord> {
+    let mut runs: Vec<&RunRecord> = p.runs.iter().filter(|r| r.tpm_c.is_some()).collect();
+    runs.sort_by(|a, b| a.tpm_c.unwrap_or(0.0).total_cmp(&b.tpm_c.unwrap_or(0.0)));
+    runs.get(runs.len().saturating_sub(1) / 2).copied()
+}
+
+/// Writes the section when any result holds TPC-C runs; nothing otherwise.
+pub fn section(h: &mut String, rs: &[Labeled]) {
+    if !rs.iter().any(|r| tpcc_points(r).next().is_some()) {
+        return;
+    }
+    h.push_str("<h2>TPC-C</h2><p class=note>tpmC: committed NewOrder transactions per minute (the 1 % the spec rolls back are not counted); no keying or think times, so tpmC here is a throughput figure, not a TPC-C result. Median over the measured runs of each point.</p>");
+
+    let series: Vec<Series> = rs
+        .iter()
+        .map(|r| Series {
+            name: r.label.clone(),
+            points: tpcc_points(r)
+                .map(|p| {
+                    let v = p.runs.iter().filter_map(|run| run.tpm_c).collect();
+                    (p.threads as f64, median(v))
+                })
+                .collect(),
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    let chart = Chart {
+        title: "tpmC vs threads".into(),
+        x_label: "threads".into(),
+        y_label: "tpmC (NewOrders/min)".into(),
+        x_scale: Scale::Log2,
+        y_scale: Scale::Linear,
+        series,
+    };
+    let _ = write!(h, "<div class=charts>{}", chart.to_svg());
+
+    // Over time: committed NewOrders per interval, at each result's highest thread count.
+    for r in rs {
+        let Some(p) = tpcc_points(r).max_by_key(|p| p.threads) else {
+            continue;
+        };
+        let series: Vec<Series> = p
+            .runs
+            .iter()
+            .map(|run| Series {
+                name: format!("run {}", run.run),
+                points: super::html::full_intervals(run)
+                    .filter_map(|i| Some((i.t_s, i.tpm_c?)))
+                    .collect(),
+            })
+            .filter(|s| !s.points.is_empty())
+            .collect();
+        if series.is_empty() {
+            continue;
+        }
+        let chart = Chart {
+            title: format!("NewOrders over time — {} at {} threads", r.label, p.threads),
+            x_label: "time s".into(),
+            y_label: "tpmC (NewOrders/min)".into(),
+            x_scale: Scale::Linear,
+            y_scale: Scale::Linear,
+            series,
+        };
+        h.push_str(&chart.to_svg());
+    }
+    h.push_str("</div>");
+
+    // Per transaction type: share, outcomes and latency of the median run of each point.
+    h.push_str("<table><tr><th class=l>result</th><th>threads</th><th>tpmC</th><th class=l>transaction</th><th>count</th><th>share</th><th>rolled back</th><th>errors</th><th>p50 µs</th><th>p90 µs</th><th>p99 µs</th><th>max µs</th></tr>");
+    for r in rs {
+        for p in tpcc_points(r) {
+            let Some(run) = median_run(p) else { continue };
+            let total: u64 = run.by_kind.values().map(|k| k.ops).sum();
+            let mut first = true;
+            for (name, k) in &run.by_kind {
+                let (label, threads, tpm) = if first {
+                    (
+                        escape(&r.label),
+                        p.threads.to_string(),
+                        format!("{:.0}", run.tpm_c.unwrap_or(0.0)),
+                    )
+                } else {
+                    Default::default()
+                };
+                first = false;
+                let l = &k.latency_us;
+                let _ = write!(
+                    h,
+                    "<tr><td class=l>{label}</td><td>{threads}</td><td>{tpm}</td><td class=l>{}</td><td>{}</td><td>{:.1}%</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    escape(name),
+                    k.ops,
+                    100.0 * k.ops as f64 / total.max(1) as f64,
+                    k.rolled_back,
+                    k.errors,
+                    l.p50_us,
+                    l.p90_us,
+                    l.p99_us,
+                    l.max_us
+                );
+            }
+            if !run.workload_counters.is_empty() {
+                let counters: Vec<String> = run
+                    .workload_counters
+                    .iter()
+                    .map(|(k, v)| format!("{} {v}", escape(k)))
+                    .collect();
+                let _ = write!(
+                    h,
+                    "<tr><td></td><td></td><td></td><td class=l colspan=9>run {}: {}</td></tr>",
+                    run.run,
+                    counters.join(", ")
+                );
+            }
+        }
+    }
+    h.push_str("</table>");
+}
