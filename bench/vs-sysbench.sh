@@ -102,7 +102,7 @@ hz=$(getconf CLK_TCK)
 busy_ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
 proc_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 ctxsw() {
-    cat /proc/"$1"/task/*/status 2>/dev/null |
+    { cat /proc/"$1"/task/*/status 2>/dev/null || true; } |
         awk '/^(voluntary|nonvoluntary)_ctxt_switches/{s += $2} END {print s + 0}'
 }
 
@@ -138,6 +138,10 @@ measure() { # tool run
     q0=$(queries); c0=$(proc_ticks $pid); s0=$(server_ticks); b0=$(busy_ticks); x0=$(ctxsw $pid)
     sleep "$win_len"
     q1=$(queries); c1=$(proc_ticks $pid); s1=$(server_ticks); b1=$(busy_ticks); x1=$(ctxsw $pid)
+    # On a loaded machine the status queries themselves can take seconds: a client that ended
+    # inside the window would make every figure of this run wrong.
+    kill -0 "$pid" 2>/dev/null ||
+        die "$tool run $run ended before the measuring window did: raise EB_TIME or shorten EB_WINDOW"
     wait $pid || die "$tool run $run failed: see $logf"
     awk -v tool="$tool" -v run="$run" -v q=$((q1 - q0)) -v c=$((c1 - c0)) -v s=$((s1 - s0)) \
         -v b=$((b1 - b0)) -v x=$((x1 - x0)) -v hz="$hz" -v len="$win_len" 'BEGIN {
