@@ -304,7 +304,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "LEVEL")]
     pub isolation: Option<String>,
 
-    /// tpcc: keying and think times of TPC-C 5.2.5 (not implemented: rejected).
+    /// tpcc: wait TPC-C 5.2.5's keying and think times between transactions (outside the
+    /// latency), like the spec's terminals; use 10 connections per warehouse.
     #[arg(long)]
     pub spec_timing: bool,
 

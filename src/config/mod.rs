@@ -239,11 +239,6 @@ pub fn workload(
                 "--queries does not apply to tpcc: set the transaction mix with --weights",
             ));
         }
-        if x.spec_timing {
-            return Err(Error::usage(
-                "--spec-timing (keying and think times of TPC-C 5.2.5) is not implemented yet; run without it (see docs/tpcc.md)",
-            ));
-        }
         let warehouses = x.warehouses.unwrap_or(default_warehouses(x.method));
         if warehouses == 0 || warehouses > 10_000 {
             return Err(Error::usage(format!(
@@ -261,6 +256,7 @@ pub fn workload(
                 Some(i) => Some(tpcc::Isolation::parse(i, x.dbms.unwrap_or(Dbms::Mysql))?),
                 None => None,
             },
+            spec_timing: x.spec_timing,
         }));
     }
     if name == micro_read::NAME {

@@ -37,6 +37,12 @@ pub trait Driver {
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
     }
+    /// Closed loop only: how long the emulated user waits before the next operation (TPC-C's
+    /// think and keying times). The wait is outside every latency; a wait that reaches past
+    /// the phase's end ends the worker's phase at the deadline.
+    fn pause(&mut self) -> Option<Duration> {
+        None
+    }
 }
 
 /// What one operation did: rows the client read and statements it sent (a transaction of
@@ -630,7 +636,22 @@ async fn worker<D: Driver>(
                     }
                     Some(due)
                 }
-                None => None,
+                None => {
+                    if let Some(wait) = driver.pause() {
+                        let until = Instant::now() + wait;
+                        if until >= deadline {
+                            // The user is still thinking when the phase ends: the worker was
+                            // part of the whole phase.
+                            sleep_until(deadline).await;
+                            end = end.max(deadline);
+                            break;
+                        }
+                        if !sleep_until(until).await {
+                            break;
+                        }
+                    }
+                    None
+                }
             };
             let t0 = Instant::now();
             // An operation due before the deadline may start in the timer's last tick after it

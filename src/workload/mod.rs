@@ -62,6 +62,13 @@ impl Driver for AnyDriver {
             _ => Vec::new(),
         }
     }
+    fn pause(&mut self) -> Option<std::time::Duration> {
+        match self {
+            AnyDriver::Tpcc(d) => d.pause(),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
+    }
 }
 
 impl Workload {

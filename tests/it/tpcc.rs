@@ -208,7 +208,7 @@ fn tpcc_bad_flags_exit_2() {
     let d = dir.path();
     for args in [
         vec!["run", "tpcc", "--weights", "1,2"],
-        vec!["run", "tpcc", "--spec-timing"],
+        vec!["run", "micro-read", "--spec-timing"],
         vec!["run", "tpcc", "--isolation", "read-committed"],
         vec!["run", "tpcc", "--table-size", "10"],
         vec!["run", "micro-read", "--warehouses", "2"],
@@ -224,4 +224,77 @@ fn tpcc_bad_flags_exit_2() {
         );
         assert!(!out.stderr.contains("panicked"));
     }
+}
+
+/// --spec-timing: terminals wait keying and think times (TPC-C 5.2.5) outside the latency.
+/// In 3 s each of 10 terminals first keys for at least 2 s and then needs at least 2 s more of
+/// keying before a second transaction, so at most one transaction each, and no NewOrder (its
+/// keying time is 18 s); the run still ends on time.
+#[test]
+fn tpcc_spec_timing_paces_terminals() {
+    let dir = tempdir();
+    let d = dir.path();
+    let url = format!("sqlite://{}/tpcc.db", d.display());
+    let out = eb(d, &["prepare", "tpcc", "--target", &url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let t0 = std::time::Instant::now();
+    let out = eb(
+        d,
+        &[
+            "run",
+            "tpcc",
+            "--target",
+            &url,
+            "--spec-timing",
+            "--threads",
+            "10",
+            "--warmup",
+            "0",
+            "--duration",
+            "3s",
+            "--runs",
+            "1",
+            "--format",
+            "json",
+        ],
+    );
+    let wall = t0.elapsed().as_secs_f64();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: Json = serde_json::from_str(&out.stdout).unwrap();
+    assert_schema_valid(&doc);
+    let run = &doc["points"][0]["runs"][0];
+    let ops = run["ops"].as_u64().unwrap();
+    assert!(ops <= 10, "at most one transaction per terminal: {ops}");
+    assert_eq!(run["by_kind"]["NewOrder"]["ops"].as_u64().unwrap(), 0);
+    // The phase lasts its duration even though terminals mostly wait.
+    let elapsed = run["elapsed_s"].as_f64().unwrap();
+    assert!((2.9..4.0).contains(&elapsed), "elapsed {elapsed}");
+    assert!(wall < 20.0, "the run took {wall:.1} s");
+    assert_eq!(
+        doc["config"]["workload_options"]["keying_and_think_times"],
+        Json::Bool(true)
+    );
+    // Unpaced, the same terminals run far more than 10 transactions in 3 s.
+    let out = eb(
+        d,
+        &[
+            "run",
+            "tpcc",
+            "--target",
+            &url,
+            "--threads",
+            "10",
+            "--warmup",
+            "0",
+            "--duration",
+            "3s",
+            "--runs",
+            "1",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: Json = serde_json::from_str(&out.stdout).unwrap();
+    assert!(doc["points"][0]["runs"][0]["ops"].as_u64().unwrap() > 10);
 }

@@ -118,6 +118,25 @@ pub struct Spec {
     pub seed: u64,
     pub weights: [u32; 5],
     pub isolation: Option<Isolation>,
+    /// Keying and think times of TPC-C 5.2.5 (`--spec-timing`).
+    pub spec_timing: bool,
+}
+
+/// TPC-C 5.2.5.7: minimum keying time per transaction type (KINDS order).
+pub const KEYING_S: [f64; 5] = [18.0, 3.0, 2.0, 2.0, 2.0];
+/// TPC-C 5.2.5.7: minimum mean think time per transaction type (KINDS order).
+pub const THINK_MEAN_S: [f64; 5] = [12.0, 12.0, 10.0, 5.0, 5.0];
+/// TPC-C 5.2.5.3: 90th-percentile response-time limit per transaction type (KINDS order;
+/// Delivery's is for queueing the deferred transaction, which runs inline here).
+pub const RESPONSE_LIMIT_S: [f64; 5] = [5.0, 5.0, 5.0, 5.0, 20.0];
+
+/// TPC-C 5.2.5.4: think time drawn from a negative exponential distribution with mean `mean_s`,
+/// truncated at 10 times the mean.
+pub fn think_time(r: &mut Rng, mean_s: f64) -> std::time::Duration {
+    // Uniform in (0, 1]: -ln(u) is finite.
+    let u = (r.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    let u = 1.0 - u;
+    std::time::Duration::from_secs_f64((-u.ln() * mean_s).min(10.0 * mean_s))
 }
 
 impl Spec {
@@ -131,13 +150,18 @@ impl Spec {
             "weights": KINDS.iter().zip(self.weights).map(|(k, w)| (k.to_string(), serde_json::json!(w))).collect::<serde_json::Map<_, _>>(),
             "isolation": self.isolation,
             "c_constants": self.c(),
-            "keying_and_think_times": false,
+            "keying_and_think_times": self.spec_timing,
         })
     }
 
     pub fn notes(&self) -> Vec<String> {
+        let timing = if self.spec_timing {
+            "tpcc: keying and think times of TPC-C 5.2.5 (keying 18/3/2/2/2 s, negative-exponential think times with means 12/12/10/5/5 s, truncated at 10x) are waited between transactions, outside the measured latency; run 10 connections per warehouse for the spec's terminal count (maximum about 12.86 tpmC per warehouse). Still not an audited TPC-C: no screens, no deferred Delivery queue, no 8-hour steady state."
+        } else {
+            "tpcc: no keying or think times (every terminal runs transactions back to back), so tpmC is not comparable with audited TPC-C results; terminals are connections, not 10 per warehouse."
+        };
         vec![
-            "tpcc: no keying or think times (every terminal runs transactions back to back), so tpmC is not comparable with audited TPC-C results; terminals are connections, not 10 per warehouse.".into(),
+            timing.into(),
             "tpcc: tpmC counts committed NewOrders per minute (the 1 % user rollbacks excluded); tpmTotal counts every finished transaction, rollbacks included. Transactions failed by deadlock, lock-wait timeout, serialization failure or busy are counted as errors of their type and retried with the same input.".into(),
             "tpcc: the mix is drawn from a shuffled deck of the weights per terminal, so each terminal's shares are exact over every full deck.".into(),
             "tpcc: money is read as integer cents and written as cents / 100.0 by the SQL; SQLite stores DECIMAL columns as REAL.".into(),
@@ -308,6 +332,10 @@ pub struct TpccDriver {
     pending: Option<Input>,
     /// Failed attempts in a row of the pending input (sets the back-off).
     attempts: u32,
+    /// Spec timing: the input drawn by `pause` (keying time depends on it) for the next step.
+    next: Option<Input>,
+    /// Spec timing: the kind of the last finished transaction, whose think time comes next.
+    last_kind: Option<u8>,
     pub retries: u64,
     pub delivery_skipped: u64,
 }
@@ -331,6 +359,8 @@ impl TpccDriver {
             },
             pending: None,
             attempts: 0,
+            next: None,
+            last_kind: None,
             retries: 0,
             delivery_skipped: 0,
         }
@@ -351,6 +381,22 @@ impl TpccDriver {
 }
 
 impl Driver for TpccDriver {
+    /// Spec timing: the think time of the last transaction, then the keying time of the next
+    /// (drawn here). A retry follows its failure without either.
+    fn pause(&mut self) -> Option<std::time::Duration> {
+        if !self.spec.spec_timing || self.pending.is_some() {
+            return None;
+        }
+        let think = match self.last_kind.take() {
+            Some(k) => think_time(&mut self.rng, THINK_MEAN_S[k as usize]),
+            None => std::time::Duration::ZERO,
+        };
+        let next = self.next_input();
+        let keying = std::time::Duration::from_secs_f64(KEYING_S[next.kind() as usize]);
+        self.next = Some(next);
+        Some(think + keying)
+    }
+
     fn counters(&self) -> Vec<(&'static str, u64)> {
         vec![
             ("retries", self.retries),
@@ -395,7 +441,10 @@ impl Driver for TpccDriver {
                 self.retries += 1;
                 i
             }
-            None => self.next_input(),
+            None => match self.next.take() {
+                Some(i) => i,
+                None => self.next_input(),
+            },
         };
         let kind = input.kind();
         self.cx.rows = 0;
@@ -414,6 +463,7 @@ impl Driver for TpccDriver {
         match r {
             Ok(step) => {
                 self.attempts = 0;
+                self.last_kind = Some(kind);
                 Ok(Step { kind, ..step })
             }
             Err(mut e) => {
@@ -431,6 +481,7 @@ impl Driver for TpccDriver {
                     tokio::time::sleep(wait).await;
                 } else {
                     self.attempts = 0;
+                    self.last_kind = Some(kind);
                 }
                 e.kind = kind;
                 Err(e)
@@ -570,6 +621,24 @@ mod tests {
         assert!(Isolation::parse("snapshot", Dbms::Mysql).is_err());
     }
 
+    /// 5.2.5.4: negative exponential with the given mean, truncated at 10x the mean.
+    #[test]
+    fn think_time_mean_and_cap() {
+        let mut r = Rng::new(7);
+        let n = 200_000;
+        let mut sum = 0.0;
+        let mut max: f64 = 0.0;
+        for _ in 0..n {
+            let t = think_time(&mut r, 12.0).as_secs_f64();
+            sum += t;
+            max = max.max(t);
+        }
+        let mean = sum / n as f64;
+        // Truncation at 10x removes e^-10 of the mass: the mean stays within 0.5 % of 12 s.
+        assert!((mean - 12.0).abs() < 0.12, "mean {mean}");
+        assert!(max <= 120.0 && max > 100.0, "max {max}");
+    }
+
     #[test]
     fn terminals_home_warehouse_and_district() {
         let spec = Spec {
@@ -577,6 +646,7 @@ mod tests {
             seed: 1,
             weights: DEFAULT_WEIGHTS,
             isolation: None,
+            spec_timing: false,
         };
         let homes: Vec<i64> = (0..7).map(|k| TpccDriver::new(&spec, k).home_w).collect();
         assert_eq!(homes, vec![1, 2, 3, 1, 2, 3, 1]);
