@@ -558,7 +558,9 @@ impl RunConfig {
                 threads = vec![match (a.requesters, setting("requesters")) {
                     (Some(n), _) => n,
                     (None, Some(v)) => v.parse::<usize>().map_err(|_| {
-                        Error::usage(format!("--linkbench-config: requesters = '{v}' is not a count"))
+                        Error::usage(format!(
+                            "--linkbench-config: requesters = '{v}' is not a count"
+                        ))
                     })?,
                     (None, None) => linkbench::DEFAULT_REQUESTERS,
                 }];
@@ -655,9 +657,8 @@ fn linkbench_spec(seed: u64, queries: Option<&str>, x: &Extra) -> Result<Workloa
     }
     let (props, file_cli) = match x.linkbench_config {
         Some(f) => {
-            let text = std::fs::read_to_string(f).map_err(|e| {
-                Error::usage(format!("--linkbench-config: cannot read {f}: {e}"))
-            })?;
+            let text = std::fs::read_to_string(f)
+                .map_err(|e| Error::usage(format!("--linkbench-config: cannot read {f}: {e}")))?;
             linkbench::props::parse(&text, f)?
         }
         None => (linkbench::Props::default(), Vec::new()),
@@ -674,7 +675,8 @@ fn linkbench_spec(seed: u64, queries: Option<&str>, x: &Extra) -> Result<Workloa
             _ => 100_001,
         },
     };
-    let mut spec = linkbench::Spec::new(maxid1, seed, props, x.linkbench_config.map(str::to_string))?;
+    let mut spec =
+        linkbench::Spec::new(maxid1, seed, props, x.linkbench_config.map(str::to_string))?;
     spec.file_settings = file_cli;
     Ok(Workload::Linkbench(Box::new(spec)))
 }

@@ -1,11 +1,11 @@
 //! Workloads: one folder per benchmark. Shared here: DDL files split into table and index
 //! statements, the metadata table that says what was loaded, and post-load housekeeping.
 
+pub mod linkbench;
 pub mod micro_read;
 pub mod oltp;
 pub mod rng;
 pub mod tpcc;
-pub mod linkbench;
 
 use crate::error::{Context, Error, Result};
 use crate::load::{LoadOptions, LoadStats};

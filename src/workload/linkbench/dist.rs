@@ -61,8 +61,7 @@ impl Zipf {
             shape,
             alpha: 1.0 / (1.0 - shape),
             zetan,
-            eta: (1.0 - (2.0 / n as f64).powf(1.0 - shape))
-                / (1.0 - harmonic(2, shape) / zetan),
+            eta: (1.0 - (2.0 / n as f64).powf(1.0 - shape)) / (1.0 - harmonic(2, shape) / zetan),
             half_pow: 0.5f64.powf(shape),
         }
     }

@@ -124,7 +124,6 @@ impl Dists {
         }
     }
 
-
     fn link_read_id(&self, r: &mut Rng) -> u64 {
         if dist::unit(r) < self.read_blend {
             self.read_uncorr.id(r, &self.graph)
@@ -328,7 +327,7 @@ impl Requests {
         self.cards[i]
     }
 
-    pub fn next(&mut self) -> Input {
+    pub fn draw(&mut self) -> Input {
         let kind = self.kind();
         let r = &mut self.rng;
         match kind {
@@ -518,7 +517,7 @@ impl Driver for LinkbenchDriver {
                 self.retries += 1;
                 i
             }
-            None => self.req.next(),
+            None => self.req.draw(),
         };
         let kind = input.kind();
         let st = self.stmts.as_mut().expect("setup ran");
@@ -574,7 +573,7 @@ mod tests {
         let n = 200_000;
         let mut counts = [0u64; 10];
         for _ in 0..n {
-            counts[r.next().kind() as usize] += 1;
+            counts[r.draw().kind() as usize] += 1;
         }
         for k in 0..10 {
             let got = counts[k] as f64 / n as f64 * 100.0;
@@ -600,7 +599,10 @@ mod tests {
             hits[id as usize] += 1;
         }
         hits.sort_unstable_by(|a, b| b.cmp(a));
-        let top: u64 = hits[..(nodes / 100) as usize].iter().map(|h| *h as u64).sum();
+        let top: u64 = hits[..(nodes / 100) as usize]
+            .iter()
+            .map(|h| *h as u64)
+            .sum();
         let got = top as f64 / n as f64;
         let want = s.dists.node_read.zipf.top_share(nodes / 100);
         eprintln!("top 1 % of node ids: {got:.4} of getnode draws, Zipf(0.625) predicts {want:.4}");
@@ -623,7 +625,10 @@ mod tests {
         // Client 0's requester 4 would be client 1's requester 0 only with 4 threads each:
         // global ids differ for every (client, worker) pair.
         let z = Requests::new(&a, 3, 4);
-        assert_ne!(z.rng.clone().next_u64(), Requests::new(&b, 0, 4).rng.next_u64());
+        assert_ne!(
+            z.rng.clone().next_u64(),
+            Requests::new(&b, 0, 4).rng.next_u64()
+        );
     }
 
     #[test]
@@ -631,7 +636,9 @@ mod tests {
         let s = spec(100_001);
         let mut r = Rng::new(9);
         let g = &s.dists.graph;
-        let corr: u64 = (0..20_000).map(|_| g.degree(s.dists.read.id(&mut r, g))).sum();
+        let corr: u64 = (0..20_000)
+            .map(|_| g.degree(s.dists.read.id(&mut r, g)))
+            .sum();
         let unc: u64 = (0..20_000)
             .map(|_| g.degree(s.dists.read_uncorr.id(&mut r, g)))
             .sum();

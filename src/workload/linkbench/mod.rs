@@ -48,7 +48,7 @@ pub struct Spec {
 
 impl Spec {
     pub fn new(maxid1: u64, seed: u64, props: Props, config_file: Option<String>) -> Result<Spec> {
-        if maxid1 < 3 || maxid1 > (1u64 << 40) {
+        if !(3..=(1u64 << 40)).contains(&maxid1) {
             return Err(Error::usage(format!(
                 "--maxid1: {maxid1} is out of range (3 to 2^40; nodes are 1..maxid1-1)"
             )));
@@ -151,7 +151,9 @@ pub async fn prepare(
     let (tables, indexes) =
         crate::workload::ddl(schema(conn.dbms()), &crate::workload::engine_clause(engine));
     for st in &tables {
-        conn.execute(st).await.ctx("creating the LinkBench tables")?;
+        conn.execute(st)
+            .await
+            .ctx("creating the LinkBench tables")?;
     }
     let now = now_ms();
     let g = spec.dists.graph.clone();

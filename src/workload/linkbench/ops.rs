@@ -13,7 +13,8 @@ const LINK_UPDATE: &str = "UPDATE linktable SET visibility = ?, data = ?, time =
 const LINK_HIDE: &str =
     "UPDATE linktable SET visibility = ? WHERE link_type = ? AND id1 = ? AND id2 = ?";
 /// counttable + 1 (a link became visible), inserting the row when missing.
-const COUNT_ADD_MYSQL: &str = "INSERT INTO counttable (id, link_type, count, time, version) VALUES (?, ?, 1, ?, 0) \
+const COUNT_ADD_MYSQL: &str =
+    "INSERT INTO counttable (id, link_type, count, time, version) VALUES (?, ?, 1, ?, 0) \
 ON DUPLICATE KEY UPDATE count = count + 1, version = version + 1, time = VALUES(time)";
 const COUNT_ADD_STD: &str = "INSERT INTO counttable (id, link_type, count, time, version) VALUES (?, ?, 1, ?, 0) \
 ON CONFLICT (id, link_type) DO UPDATE SET count = counttable.count + 1, version = counttable.version + 1, time = excluded.time";
@@ -51,7 +52,9 @@ fn sql(dbms: Dbms, template: &str) -> String {
 
 fn multiget_sql(n: usize) -> String {
     let marks = vec!["?"; n].join(", ");
-    format!("SELECT {LINK_COLUMNS} FROM linktable WHERE id1 = ? AND link_type = ? AND id2 IN ({marks})")
+    format!(
+        "SELECT {LINK_COLUMNS} FROM linktable WHERE id1 = ? AND link_type = ? AND id2 IN ({marks})"
+    )
 }
 
 pub struct Stmts {
@@ -187,7 +190,8 @@ pub async fn run(
                 t.text(conn, begin_sql(st.dbms)).await?;
                 let key = [I(*link_type), I(*id1), I(*id2)];
                 let found = t.ints(conn, st.link_visibility, &key, &mut ints).await? > 0;
-                let was_visible = found && ints.first().copied().flatten() == Some(VISIBILITY_DEFAULT);
+                let was_visible =
+                    found && ints.first().copied().flatten() == Some(VISIBILITY_DEFAULT);
                 let text = Value::Text(data.clone());
                 if found {
                     params.clear();
@@ -213,7 +217,11 @@ pub async fn run(
                 }
                 t.text(conn, "COMMIT").await
             }
-            Input::DeleteLink { id1, link_type, id2 } => {
+            Input::DeleteLink {
+                id1,
+                link_type,
+                id2,
+            } => {
                 // LinkStoreMysql.deleteLinkImpl (no expunge): hide a visible link and
                 // decrement its count; commit whatever was found.
                 t.text(conn, begin_sql(st.dbms)).await?;
@@ -235,7 +243,11 @@ pub async fn run(
                 t.rows(conn, st.count, &[I(*id1), I(*link_type)]).await?;
                 Ok(())
             }
-            Input::GetLink { id1, link_type, id2s } => {
+            Input::GetLink {
+                id1,
+                link_type,
+                id2s,
+            } => {
                 let id = st.multiget(conn, id2s.len()).await?;
                 params.clear();
                 params.extend([I(*id1), I(*link_type)]);
@@ -285,13 +297,20 @@ pub async fn run(
                 t.rows(
                     conn,
                     st.node_update,
-                    &[I(2), I(*time), Value::Text(data.clone()), I(*id), I(NODE_TYPE)],
+                    &[
+                        I(2),
+                        I(*time),
+                        Value::Text(data.clone()),
+                        I(*id),
+                        I(NODE_TYPE),
+                    ],
                 )
                 .await?;
                 Ok(())
             }
             Input::DeleteNode { id } => {
-                t.rows(conn, st.node_delete, &[I(*id), I(NODE_TYPE)]).await?;
+                t.rows(conn, st.node_delete, &[I(*id), I(NODE_TYPE)])
+                    .await?;
                 Ok(())
             }
             Input::GetNode { id } => {

@@ -131,16 +131,21 @@ fn fixed(key: &str, v: &str) -> Option<std::result::Result<(), String>> {
         })
     };
     match key {
-        "read_function" | "read_uncorr_function" | "write_function" | "write_uncorr_function"
-        | "node_read_function" | "node_update_function" => {
-            want(lower.contains("zipf"), "ZipfDistribution here")
-        }
+        "read_function"
+        | "read_uncorr_function"
+        | "write_function"
+        | "write_uncorr_function"
+        | "node_read_function"
+        | "node_update_function" => want(lower.contains("zipf"), "ZipfDistribution here"),
         "node_delete_function" => want(lower.contains("uniform"), "UniformDistribution here"),
         "link_multiget_dist" => want(lower.contains("geometric"), "GeometricDistribution"),
         "link_add_datagen" | "link_up_datagen" | "node_add_datagen" | "node_up_datagen" => {
             want(lower.contains("motif"), "MotifDataGenerator")
         }
-        "nlinks_func" => want(lower == "real", "the measured (real) out-degree, approximated"),
+        "nlinks_func" => want(
+            lower == "real",
+            "the measured (real) out-degree, approximated",
+        ),
         "startid1" => want(v == "1", "startid1 = 1"),
         "id2gen_config" => want(v == "0", "id2gen_config = 0"),
         "randomid2max" => want(v == "0", "randomid2max = 0"),
@@ -163,7 +168,8 @@ pub fn parse(text: &str, file: &str) -> Result<(Props, Vec<(String, String)>)> {
         if line.is_empty() || line.starts_with('#') || line.starts_with('[') {
             continue;
         }
-        let bad = |why: String| Error::usage(format!("--linkbench-config {file} line {}: {why}", no + 1));
+        let bad =
+            |why: String| Error::usage(format!("--linkbench-config {file} line {}: {why}", no + 1));
         let (k, v) = line
             .split_once('=')
             .ok_or_else(|| bad(format!("'{line}' is not key = value")))?;
@@ -207,8 +213,14 @@ pub fn parse(text: &str, file: &str) -> Result<(Props, Vec<(String, String)>)> {
                 _ => &mut p.node_up,
             };
             match field {
-                "startbyte" => m.start_byte = u8::try_from(int()?).map_err(|_| bad(format!("{k}: at most 255")))?,
-                "endbyte" => m.end_byte = u8::try_from(int()?).map_err(|_| bad(format!("{k}: at most 255")))?,
+                "startbyte" => {
+                    m.start_byte =
+                        u8::try_from(int()?).map_err(|_| bad(format!("{k}: at most 255")))?
+                }
+                "endbyte" => {
+                    m.end_byte =
+                        u8::try_from(int()?).map_err(|_| bad(format!("{k}: at most 255")))?
+                }
                 "uniqueness" => m.uniqueness = num()?,
                 "motif_length" => m.motif_length = int()? as usize,
                 _ => return Err(bad(format!("unknown key '{k}'"))),
