@@ -13,7 +13,10 @@
 # partitions of linktable; enginebench's schema/mysql.sql), the defaults of
 # FBWorkload.properties, no warm-up. Java's times come from its own log lines (LOAD PHASE
 # COMPLETED ... Links/second, REQUEST PHASE COMPLETED ... Requests/second); its client CPU from
-# /usr/bin/time. Databases lb_java and lb_eb are dropped and recreated.
+# /usr/bin/time. enginebench's request phase runs twice per round: with its defaults (one
+# event-loop thread, SCHED_BATCH) and with EB_ALT_OPTS (default: one client thread per
+# requester, no SCHED_BATCH, as Java's thread per requester). Databases lb_java and lb_eb are
+# dropped and recreated.
 set -euo pipefail
 
 SOCK=${1:?usage: $0 SOCKET PORT LB_HOME [MAXID1] [MAXTIME_S] [ROUNDS] [REQUESTERS]}
@@ -26,6 +29,7 @@ REQ=${7:-16}
 EB=${EB:-$(cd "$(dirname "$0")/.." && pwd)/target/release/enginebench}
 SCHEMA=$(cd "$(dirname "$0")/.." && pwd)/src/workload/linkbench/schema/mysql.sql
 WORK=$(mktemp -d /tmp/lb-vs-java.XXXXXX)
+ALT=${EB_ALT_OPTS:---client-threads $REQ --no-sched-batch}
 my() { mariadb --no-defaults -S "$SOCK" -uroot "$@"; }
 
 cat >"$WORK/java.properties" <<P
@@ -91,7 +95,14 @@ for r in $(seq 1 "$ROUNDS"); do
         --duration "${MAXTIME}s" --runs 1 --format json --results-dir "$WORK/res" >"$WORK/er.json" 2>/dev/null
     read -r er ecpu < <(python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['points'][0]['runs'][0]; print(round(r['ops_per_s']), round(r['client_cpu']['us_per_op'],1))" "$WORK/er.json")
     echo "round $r enginebench: load $el links/s ($elinks links, whole prepare $t s)  requests $er /s  client $ecpu us/request"
-    echo "RESULT $r $jl $jr $el $er"
+    # The same with one client thread per requester, like Java's thread per requester
+    # (enginebench's default is one event-loop thread under SCHED_BATCH).
+    # shellcheck disable=SC2086
+    "$EB" run linkbench --target "$url" --maxid1 "$MAXID1" --requesters "$REQ" --warmup 0 \
+        --duration "${MAXTIME}s" --runs 1 --format json --results-dir "$WORK/res" $ALT >"$WORK/er2.json" 2>/dev/null
+    read -r er2 ecpu2 < <(python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['points'][0]['runs'][0]; print(round(r['ops_per_s']), round(r['client_cpu']['us_per_op'],1))" "$WORK/er2.json")
+    echo "round $r enginebench $ALT: requests $er2 /s  client $ecpu2 us/request"
+    echo "RESULT $r $jl $jr $el $er $er2"
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "logs: $WORK"
