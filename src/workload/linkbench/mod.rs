@@ -175,12 +175,43 @@ pub async fn prepare(
         graph: g.clone(),
         now_ms: now,
     };
-    let stats = vec![
-        load::load(target, &nodes, spec.nodes(), opts)?,
-        load::load(target, &links, g.links, opts)?,
-        load::load(target, &counts, spec.nodes() * g.link_types, opts)?,
-    ];
-    for st in &indexes {
+    // The three tables load at the same time (LinkBench too loads nodes beside links): a
+    // bulk load into an empty InnoDB table locks it, so loading one table after the other
+    // leaves connections waiting. The progress bar follows linktable, the big one.
+    let quiet = LoadOptions {
+        progress: false,
+        ..opts.clone()
+    };
+    if target.dbms == Dbms::Sqlite {
+        // One writer at a time: one table after the other.
+        let stats = vec![
+            load::load(target, &nodes, spec.nodes(), opts)?,
+            load::load(target, &links, g.links, opts)?,
+            load::load(target, &counts, spec.nodes() * g.link_types, opts)?,
+        ];
+        return finish(conn, &want, &indexes, stats).await;
+    }
+    let (n, l, c) = std::thread::scope(|s| {
+        let n = s.spawn(|| load::load(target, &nodes, spec.nodes(), &quiet));
+        let c = s.spawn(|| load::load(target, &counts, spec.nodes() * g.link_types, &quiet));
+        let l = load::load(target, &links, g.links, opts);
+        (n.join(), l, c.join())
+    });
+    let joined = |r: std::thread::Result<Result<LoadStats>>| {
+        r.unwrap_or_else(|_| Err(Error::run("a loader thread panicked")))
+    };
+    let stats = vec![joined(n)?, l?, joined(c)?];
+    finish(conn, &want, &indexes, stats).await
+}
+
+/// After the rows: the secondary index, the id sequence, statistics, the metadata.
+async fn finish(
+    conn: &mut Conn,
+    want: &str,
+    indexes: &[String],
+    stats: Vec<LoadStats>,
+) -> Result<Vec<LoadStats>> {
+    for st in indexes {
         conn.execute(st)
             .await
             .ctx("creating LinkBench's id1_type index")?;
@@ -192,7 +223,7 @@ pub async fn prepare(
             .ctx("moving nodetable's id sequence past the loaded ids")?;
     }
     crate::workload::after_load(conn, &data::TABLES).await?;
-    crate::workload::write_meta(conn, NAME, &want).await?;
+    crate::workload::write_meta(conn, NAME, want).await?;
     Ok(stats)
 }
 
