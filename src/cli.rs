@@ -47,7 +47,8 @@ pub enum Command {
     /// Run a plan: a matrix of servers/profiles x engines x thread counts from a TOML file, one
     /// result folder per cell; re-running skips the cells already complete.
     Suite(SuiteArgs),
-    /// Check a loaded workload's data for consistency (tpcc: TPC-C 3.3.2.1 to 3.3.2.4).
+    /// Check a loaded workload's data for consistency (tpcc: TPC-C 3.3.2.1 to 3.3.2.4;
+    /// linkbench: counttable equals the visible links per (id1, link_type)).
     /// Exit 0 when every condition holds, 1 when one fails (each failure is printed, naming
     /// the warehouse and district), 2 when the tables are missing or the target unreachable.
     Check(CheckArgs),
@@ -201,6 +202,14 @@ pub struct DataArgs {
     /// tpcc: warehouses to load (default 1 with --method quick, 10 with --method classic).
     #[arg(long, value_name = "N")]
     pub warehouses: Option<u32>,
+    /// linkbench: LinkBench's maxid1, the graph size: nodes 1..maxid1-1 (k/M suffixes
+    /// allowed; default 100001 with --method quick, 10000001 with --method classic).
+    #[arg(long, value_name = "N")]
+    pub maxid1: Option<String>,
+    /// linkbench: a workload file of LinkBench `key = value` settings (its .properties files
+    /// or flat TOML) over the built-in defaults of FBWorkload.properties; docs/linkbench.md.
+    #[arg(long, value_name = "FILE")]
+    pub linkbench_config: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -273,12 +282,12 @@ pub struct RunArgs {
     pub warmup: Option<String>,
 
     /// Length of each measured run (e.g. 60s). sysbench's --time N (seconds) is an alias.
-    #[arg(long, value_name = "DURATION", alias = "time")]
+    #[arg(long, value_name = "DURATION", aliases = ["time", "maxtime"])]
     pub duration: Option<String>,
 
     /// sysbench's --events N (stop after N events): not supported yet; runs are timed
     /// (--duration). Given a value other than 0, the run stops with exit code 2.
-    #[arg(long, value_name = "N", hide_short_help = true)]
+    #[arg(long, value_name = "N", hide_short_help = true, alias = "requests")]
     pub events: Option<u64>,
 
     /// sysbench's --percentile P: accepted when P is one enginebench always reports (50, 90,
@@ -349,6 +358,11 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub server: RunServerArgs,
+
+    /// linkbench: requesters (connections), LinkBench's name for --threads [default: 64, as
+    /// in the MariaDB-vs-MySQL report].
+    #[arg(long, value_name = "N", conflicts_with = "threads")]
+    pub requesters: Option<usize>,
 }
 
 /// sysbench's on/off option values.

@@ -129,9 +129,12 @@ pub fn cleanup(a: &CleanupArgs) -> Result<ExitCode> {
 /// `check`: the workload's consistency conditions; exit 1 when one fails.
 pub fn check(a: &CheckArgs) -> Result<ExitCode> {
     let name = config::check_workload(&a.workload)?;
+    if name == crate::workload::linkbench::NAME {
+        return check_linkbench(a);
+    }
     if name != crate::workload::tpcc::NAME {
         return Err(Error::usage(format!(
-            "check: {name} has no consistency conditions (only tpcc has)"
+            "check: {name} has no consistency conditions (only tpcc and linkbench have)"
         )));
     }
     let spec = config::resolve_target(&a.target)?;
@@ -152,6 +155,31 @@ pub fn check(a: &CheckArgs) -> Result<ExitCode> {
             Err(Error::run(format!(
                 "tpcc consistency: {} condition(s) failed (listed above)",
                 r.failures.len()
+            )))
+        }
+    })
+}
+
+/// `check linkbench`: counttable against the visible links; exit 1 on any difference.
+fn check_linkbench(a: &CheckArgs) -> Result<ExitCode> {
+    let spec = config::resolve_target(&a.target)?;
+    warn_password(&spec);
+    runtime().block_on(async {
+        let mut conn = connect(&spec).await?;
+        let r = crate::workload::linkbench::check::run(&mut conn).await?;
+        for (id1, t, n, c) in r.mismatches.iter().take(20) {
+            println!("FAILED: id1 {id1} link_type {t}: {n} visible link(s) but counttable says {c}");
+        }
+        if r.mismatches.is_empty() {
+            println!(
+                "linkbench consistency: counttable equals the visible links for all {} (id1, link_type) pairs ({} visible links)",
+                r.pairs, r.visible_links
+            );
+            Ok(ExitCode::SUCCESS)
+        } else {
+            Err(Error::run(format!(
+                "linkbench consistency: {} (id1, link_type) pair(s) disagree with counttable (up to 20 listed above)",
+                r.mismatches.len()
             )))
         }
     })
@@ -240,6 +268,12 @@ pub fn list() -> Result<ExitCode> {
         "  {:<30} {}",
         "mix",
         crate::workload::tpcc::KINDS.join(", ")
+    );
+    println!("linkbench    LinkBench: a social graph of --maxid1 nodes and the 10 request types in its production mix");
+    println!(
+        "  {:<30} {}",
+        "requests",
+        crate::workload::linkbench::KINDS.join(", ")
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::report::table::Pick;
 use crate::runner::{Arrivals, Pacing};
 use crate::target::{Dbms, TargetSpec, DEFAULT_TARGET};
-use crate::workload::{micro_read, oltp, tpcc, Workload};
+use crate::workload::{linkbench, micro_read, oltp, tpcc, Workload};
 
 /// Values a method preset fills in when the flag is not given.
 struct Preset {
@@ -179,15 +179,19 @@ pub struct Extra<'a> {
     pub isolation: Option<&'a str>,
     pub spec_timing: bool,
     pub dbms: Option<Dbms>,
+    pub maxid1: Option<&'a str>,
+    pub linkbench_config: Option<&'a str>,
 }
 
 impl<'a> Extra<'a> {
-    pub fn from_data(d: &DataArgs, method: Method, dbms: Dbms) -> Self {
+    pub fn from_data(d: &'a DataArgs, method: Method, dbms: Dbms) -> Self {
         Extra {
             method: Some(method),
             table_size_given: d.table_size.is_some(),
             warehouses: d.warehouses,
             dbms: Some(dbms),
+            maxid1: d.maxid1.as_deref(),
+            linkbench_config: d.linkbench_config.as_deref(),
             ..Extra::default()
         }
     }
@@ -214,6 +218,21 @@ pub fn workload(
     x: &Extra,
 ) -> Result<Workload> {
     let name = check_workload(name)?;
+    if name != linkbench::NAME {
+        for (given, flag) in [
+            (x.maxid1.is_some(), "--maxid1"),
+            (x.linkbench_config.is_some(), "--linkbench-config"),
+        ] {
+            if given {
+                return Err(Error::usage(format!(
+                    "{flag} applies to the linkbench workload only"
+                )));
+            }
+        }
+    }
+    if name == linkbench::NAME {
+        return linkbench_spec(seed, queries, x);
+    }
     if name != tpcc::NAME {
         for (given, flag) in [
             (x.warehouses.is_some(), "--warehouses"),
@@ -476,8 +495,14 @@ impl RunConfig {
             }
         }
         let p = preset(a.method);
+        if a.requesters.is_some() && workload != linkbench::NAME {
+            return Err(Error::usage(
+                "--requesters applies to linkbench only; use --threads",
+            ));
+        }
         let threads = match &a.threads {
             Some(s) => flag("--threads", parse::thread_list(s))?,
+            None if workload == linkbench::NAME => Vec::new(), // set below, from its spec
             None => p.threads.to_vec(),
         };
         let warmup = match &a.warmup {
@@ -499,6 +524,8 @@ impl RunConfig {
         }
         let mut table_size = table_size_for(&workload, &a.data, a.method)?;
         let extra = Extra {
+            maxid1: a.data.maxid1.as_deref(),
+            linkbench_config: a.data.linkbench_config.as_deref(),
             weights: a.weights.as_deref(),
             isolation: a.isolation.as_deref(),
             spec_timing: a.spec_timing,
@@ -516,6 +543,38 @@ impl RunConfig {
         // tpcc's size is its number of warehouses.
         if let Workload::Tpcc(t) = &workload_spec {
             table_size = t.warehouses as u64;
+        }
+        // linkbench: its size is maxid1; requesters, maxtime and warmup_time may come from its
+        // workload file when the flags are not given.
+        let (mut threads, mut warmup, mut duration) = (threads, warmup, duration);
+        if let Workload::Linkbench(l) = &workload_spec {
+            table_size = l.maxid1;
+            let setting = |k: &str| l.setting(k);
+            if threads.is_empty() {
+                threads = vec![match (a.requesters, setting("requesters")) {
+                    (Some(n), _) => n,
+                    (None, Some(v)) => v.parse::<usize>().map_err(|_| {
+                        Error::usage(format!(
+                            "--linkbench-config: requesters = '{v}' is not a count"
+                        ))
+                    })?,
+                    (None, None) => linkbench::DEFAULT_REQUESTERS,
+                }];
+                if threads[0] == 0 || threads[0] > 10_000 {
+                    return Err(Error::usage("--requesters: 1 to 10000"));
+                }
+            }
+            if let (None, Some(v)) = (&a.duration, setting("maxtime")) {
+                duration = flag("maxtime (--linkbench-config)", parse::duration(v))?;
+            }
+            if let (None, Some(v)) = (&a.warmup, setting("warmup_time")) {
+                warmup = flag("warmup_time (--linkbench-config)", parse::duration(v))?;
+            }
+            if setting("requests").is_some() {
+                return Err(Error::usage(
+                    "--linkbench-config: requests (stop after N requests) is not supported yet; runs are timed: set maxtime",
+                ));
+            }
         }
         if let Some(n) = a.events.filter(|n| *n > 0) {
             return Err(Error::usage(format!(
@@ -578,6 +637,44 @@ impl RunConfig {
         let per_point = self.warmup_s + self.runs as f64 * self.duration_s;
         Duration::from_secs_f64(per_point * (self.operations.len() * self.threads.len()) as f64)
     }
+}
+
+/// The linkbench workload: LinkBench's defaults, a workload file over them, then --maxid1.
+fn linkbench_spec(seed: u64, queries: Option<&str>, x: &Extra) -> Result<Workload> {
+    if x.table_size_given {
+        return Err(Error::usage(
+            "--table-size does not apply to linkbench: its size is --maxid1",
+        ));
+    }
+    if queries.is_some() {
+        return Err(Error::usage(
+            "--queries does not apply to linkbench: set the request mix in a --linkbench-config file",
+        ));
+    }
+    let (props, file_cli) = match x.linkbench_config {
+        Some(f) => {
+            let text = std::fs::read_to_string(f)
+                .map_err(|e| Error::usage(format!("--linkbench-config: cannot read {f}: {e}")))?;
+            linkbench::props::parse(&text, f)?
+        }
+        None => (linkbench::Props::default(), Vec::new()),
+    };
+    let from_file = file_cli
+        .iter()
+        .find(|(k, _)| k == "maxid1")
+        .map(|(_, v)| v.as_str());
+    let maxid1 = match x.maxid1.or(from_file) {
+        Some(s) => flag("--maxid1", parse::count(s))?,
+        None => match x.method {
+            // FBWorkload.properties' default graph (about 10 GB in LinkBench's words).
+            Some(Method::Classic) => 10_000_001,
+            _ => 100_001,
+        },
+    };
+    let mut spec =
+        linkbench::Spec::new(maxid1, seed, props, x.linkbench_config.map(str::to_string))?;
+    spec.file_settings = file_cli;
+    Ok(Workload::Linkbench(Box::new(spec)))
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Workloads: one folder per benchmark. Shared here: DDL files split into table and index
 //! statements, the metadata table that says what was loaded, and post-load housekeeping.
 
+pub mod linkbench;
 pub mod micro_read;
 pub mod oltp;
 pub mod rng;
@@ -20,6 +21,7 @@ pub fn names() -> impl Iterator<Item = &'static str> {
     std::iter::once(micro_read::NAME)
         .chain(oltp::Kind::NAMES)
         .chain(std::iter::once(tpcc::NAME))
+        .chain(std::iter::once(linkbench::NAME))
 }
 
 /// A resolved workload: its name and options, validated. Every workload plugs in here.
@@ -28,6 +30,7 @@ pub enum Workload {
     MicroRead(micro_read::Spec),
     Oltp(oltp::Spec),
     Tpcc(tpcc::Spec),
+    Linkbench(Box<linkbench::Spec>),
 }
 
 /// One connection's driver, for whichever workload runs (enum dispatch: no boxing per call).
@@ -38,6 +41,7 @@ pub enum AnyDriver {
     MicroRead(micro_read::MicroDriver),
     Oltp(oltp::OltpDriver),
     Tpcc(Box<tpcc::TpccDriver>),
+    Linkbench(Box<linkbench::LinkbenchDriver>),
 }
 
 impl Driver for AnyDriver {
@@ -46,6 +50,7 @@ impl Driver for AnyDriver {
             AnyDriver::MicroRead(d) => d.setup(conn).await,
             AnyDriver::Oltp(d) => d.setup(conn).await,
             AnyDriver::Tpcc(d) => d.setup(conn).await,
+            AnyDriver::Linkbench(d) => d.setup(conn).await,
         }
     }
     async fn step(&mut self, conn: &mut Conn) -> DbResult<Step> {
@@ -53,6 +58,7 @@ impl Driver for AnyDriver {
             AnyDriver::MicroRead(d) => d.step(conn).await,
             AnyDriver::Oltp(d) => d.step(conn).await,
             AnyDriver::Tpcc(d) => d.step(conn).await,
+            AnyDriver::Linkbench(d) => d.step(conn).await,
         }
     }
     fn counters(&self) -> Vec<(&'static str, u64)> {
@@ -77,6 +83,7 @@ impl Workload {
             Workload::MicroRead(_) => micro_read::NAME,
             Workload::Oltp(s) => s.kind.name(),
             Workload::Tpcc(_) => tpcc::NAME,
+            Workload::Linkbench(_) => linkbench::NAME,
         }
     }
 
@@ -86,6 +93,7 @@ impl Workload {
         match self {
             Workload::MicroRead(_) | Workload::Oltp(_) => Vec::new(),
             Workload::Tpcc(_) => tpcc::KINDS.to_vec(),
+            Workload::Linkbench(_) => linkbench::KINDS.to_vec(),
         }
     }
 
@@ -96,6 +104,8 @@ impl Workload {
             // One point per thread count: the event (transaction) is the operation.
             Workload::Oltp(s) => vec![s.kind.name().to_string()],
             Workload::Tpcc(_) => vec!["mix".to_string()],
+            // LinkBench's request phase: the ten request types, drawn per request.
+            Workload::Linkbench(_) => vec!["requests".to_string()],
         }
     }
 
@@ -105,6 +115,7 @@ impl Workload {
             Workload::MicroRead(_) => "normal",
             Workload::Oltp(_) => "sbtest1",
             Workload::Tpcc(_) => "stock",
+            Workload::Linkbench(_) => "linktable",
         }
     }
 
@@ -114,6 +125,7 @@ impl Workload {
             Workload::MicroRead(_) => serde_json::json!({}),
             Workload::Oltp(s) => s.options_json(),
             Workload::Tpcc(s) => s.options(),
+            Workload::Linkbench(s) => s.options(),
         }
     }
 
@@ -136,6 +148,7 @@ impl Workload {
             }
             Workload::Oltp(s) => oltp::prepare(s, conn, target, engine, opts).await,
             Workload::Tpcc(s) => tpcc::prepare(conn, target, s, engine, opts).await,
+            Workload::Linkbench(s) => linkbench::prepare(conn, target, s, engine, opts).await,
         }
     }
 
@@ -144,6 +157,7 @@ impl Workload {
             Workload::MicroRead(_) => micro_read::cleanup(conn).await,
             Workload::Oltp(s) => oltp::cleanup(s, conn).await,
             Workload::Tpcc(_) => tpcc::cleanup(conn).await,
+            Workload::Linkbench(_) => linkbench::cleanup(conn).await,
         }
     }
 
@@ -159,6 +173,9 @@ impl Workload {
             )),
             Workload::Oltp(s) => AnyDriver::Oltp(oltp::OltpDriver::new(s, worker, threads)),
             Workload::Tpcc(s) => AnyDriver::Tpcc(Box::new(tpcc::TpccDriver::new(s, worker))),
+            Workload::Linkbench(s) => AnyDriver::Linkbench(Box::new(
+                linkbench::LinkbenchDriver::new(s, worker, threads),
+            )),
         }
     }
 
@@ -168,6 +185,7 @@ impl Workload {
             Workload::MicroRead(s) => s.notes(),
             Workload::Oltp(s) => s.notes(),
             Workload::Tpcc(s) => s.notes(),
+            Workload::Linkbench(s) => s.notes(),
         }
     }
 }
