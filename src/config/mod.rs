@@ -179,15 +179,20 @@ pub struct Extra<'a> {
     pub isolation: Option<&'a str>,
     pub spec_timing: bool,
     pub dbms: Option<Dbms>,
+    /// `--workload-file` and its `--var`s.
+    pub workload_file: Option<&'a str>,
+    pub vars: &'a [String],
 }
 
 impl<'a> Extra<'a> {
-    pub fn from_data(d: &DataArgs, method: Method, dbms: Dbms) -> Self {
+    pub fn from_data(d: &'a DataArgs, method: Method, dbms: Dbms) -> Self {
         Extra {
             method: Some(method),
             table_size_given: d.table_size.is_some(),
             warehouses: d.warehouses,
             dbms: Some(dbms),
+            workload_file: d.workload_file.as_deref(),
+            vars: &d.vars,
             ..Extra::default()
         }
     }
@@ -213,6 +218,14 @@ pub fn workload(
     engine: Option<&str>,
     x: &Extra,
 ) -> Result<Workload> {
+    if x.workload_file.is_some() || crate::workload::custom::builtin(name).is_some() {
+        return custom_workload(name, seed, queries, x);
+    }
+    if !x.vars.is_empty() {
+        return Err(Error::usage(
+            "--var applies to workload files (--workload-file, ycsb-*, tpcb) only",
+        ));
+    }
     let name = check_workload(name)?;
     if name != tpcc::NAME {
         for (given, flag) in [
@@ -355,6 +368,27 @@ pub fn workload(
     }))
 }
 
+/// A workload file (`--workload-file`) or a built-in one (ycsb-a, tpcb, ...): the flags of
+/// other workloads do not apply; sizes come from the file's variables (`--var`).
+fn custom_workload(name: &str, seed: u64, queries: Option<&str>, x: &Extra) -> Result<Workload> {
+    for (given, flag) in [
+        (x.warehouses.is_some(), "--warehouses"),
+        (x.weights.is_some(), "--weights"),
+        (x.isolation.is_some(), "--isolation"),
+        (x.spec_timing, "--spec-timing"),
+        (queries.is_some(), "--queries"),
+        (x.table_size_given, "--table-size"),
+    ] {
+        if given {
+            return Err(Error::usage(format!(
+                "{flag} does not apply to a workload file; its sizes and mix are in the file (set its variables with --var NAME=VALUE)"
+            )));
+        }
+    }
+    let spec = crate::workload::custom::resolve(name, x.workload_file, x.vars, seed)?;
+    Ok(Workload::Custom(std::sync::Arc::new(spec)))
+}
+
 /// `--table-size`, or the workload's default: sysbench's 10000 rows per table for the
 /// sysbench workloads, the method's size for micro-read.
 pub fn table_size_for(workload: &str, d: &DataArgs, method: Method) -> Result<u64> {
@@ -366,6 +400,11 @@ pub fn table_size_for(workload: &str, d: &DataArgs, method: Method) -> Result<u6
 }
 
 pub fn check_workload(name: &str) -> Result<&'static str> {
+    if name.is_empty() {
+        return Err(Error::usage(
+            "give a workload name (see `enginebench list`) or --workload-file FILE",
+        ));
+    }
     crate::workload::names()
         .find(|w| *w == name)
         .ok_or_else(|| {
@@ -434,7 +473,11 @@ fn pacing(a: &RunArgs) -> Result<Pacing> {
 
 impl RunConfig {
     pub fn resolve(a: &RunArgs) -> Result<Self> {
-        let workload = check_workload(&a.workload)?.to_string();
+        let workload =
+            match crate::workload::custom::name_of(&a.workload, a.data.workload_file.as_deref())? {
+                Some(n) => n,
+                None => check_workload(&a.workload)?.to_string(),
+            };
         let sa = &a.server;
         let server = match &sa.server {
             Some(s) => Some(crate::server::ServerSpec::parse(
@@ -520,6 +563,10 @@ impl RunConfig {
         // tpcc's size is its number of warehouses.
         if let Workload::Tpcc(t) = &workload_spec {
             table_size = t.warehouses as u64;
+        }
+        // A workload file's size is its largest table's rows.
+        if let Workload::Custom(c) = &workload_spec {
+            table_size = c.main_rows();
         }
         if let Some(n) = a.events.filter(|n| *n > 0) {
             return Err(Error::usage(format!(

@@ -1,6 +1,7 @@
 //! Workloads: one folder per benchmark. Shared here: DDL files split into table and index
 //! statements, the metadata table that says what was loaded, and post-load housekeeping.
 
+pub mod custom;
 pub mod micro_read;
 pub mod oltp;
 pub mod rng;
@@ -20,6 +21,7 @@ pub fn names() -> impl Iterator<Item = &'static str> {
     std::iter::once(micro_read::NAME)
         .chain(oltp::Kind::NAMES)
         .chain(std::iter::once(tpcc::NAME))
+        .chain(custom::names())
 }
 
 /// A resolved workload: its name and options, validated. Every workload plugs in here.
@@ -28,6 +30,8 @@ pub enum Workload {
     MicroRead(micro_read::Spec),
     Oltp(oltp::Spec),
     Tpcc(tpcc::Spec),
+    /// A workload file (`--workload-file`, or a built-in one such as ycsb-a or tpcb).
+    Custom(std::sync::Arc<custom::Spec>),
 }
 
 /// One connection's driver, for whichever workload runs (enum dispatch: no boxing per call).
@@ -38,6 +42,7 @@ pub enum AnyDriver {
     MicroRead(micro_read::MicroDriver),
     Oltp(oltp::OltpDriver),
     Tpcc(Box<tpcc::TpccDriver>),
+    Custom(Box<custom::CustomDriver>),
 }
 
 impl Driver for AnyDriver {
@@ -46,6 +51,7 @@ impl Driver for AnyDriver {
             AnyDriver::MicroRead(d) => d.setup(conn).await,
             AnyDriver::Oltp(d) => d.setup(conn).await,
             AnyDriver::Tpcc(d) => d.setup(conn).await,
+            AnyDriver::Custom(d) => d.setup(conn).await,
         }
     }
     async fn step(&mut self, conn: &mut Conn) -> DbResult<Step> {
@@ -53,6 +59,7 @@ impl Driver for AnyDriver {
             AnyDriver::MicroRead(d) => d.step(conn).await,
             AnyDriver::Oltp(d) => d.step(conn).await,
             AnyDriver::Tpcc(d) => d.step(conn).await,
+            AnyDriver::Custom(d) => d.step(conn).await,
         }
     }
 }
@@ -63,6 +70,7 @@ impl Workload {
             Workload::MicroRead(_) => micro_read::NAME,
             Workload::Oltp(s) => s.kind.name(),
             Workload::Tpcc(_) => tpcc::NAME,
+            Workload::Custom(s) => s.name_static,
         }
     }
 
@@ -72,6 +80,7 @@ impl Workload {
         match self {
             Workload::MicroRead(_) | Workload::Oltp(_) => Vec::new(),
             Workload::Tpcc(_) => tpcc::KINDS.to_vec(),
+            Workload::Custom(s) => s.kinds.clone(),
         }
     }
 
@@ -82,6 +91,7 @@ impl Workload {
             // One point per thread count: the event (transaction) is the operation.
             Workload::Oltp(s) => vec![s.kind.name().to_string()],
             Workload::Tpcc(_) => vec!["mix".to_string()],
+            Workload::Custom(s) => s.operations(),
         }
     }
 
@@ -91,6 +101,7 @@ impl Workload {
             Workload::MicroRead(_) => "normal",
             Workload::Oltp(_) => "sbtest1",
             Workload::Tpcc(_) => "stock",
+            Workload::Custom(s) => s.main_table_static,
         }
     }
 
@@ -100,6 +111,7 @@ impl Workload {
             Workload::MicroRead(_) => serde_json::json!({}),
             Workload::Oltp(s) => s.options_json(),
             Workload::Tpcc(s) => s.options(),
+            Workload::Custom(s) => s.options(),
         }
     }
 
@@ -122,6 +134,7 @@ impl Workload {
             }
             Workload::Oltp(s) => oltp::prepare(s, conn, target, engine, opts).await,
             Workload::Tpcc(s) => tpcc::prepare(conn, target, s, engine, opts).await,
+            Workload::Custom(s) => s.prepare(conn, target, engine, opts).await,
         }
     }
 
@@ -130,6 +143,7 @@ impl Workload {
             Workload::MicroRead(_) => micro_read::cleanup(conn).await,
             Workload::Oltp(s) => oltp::cleanup(s, conn).await,
             Workload::Tpcc(_) => tpcc::cleanup(conn).await,
+            Workload::Custom(s) => s.cleanup(conn).await,
         }
     }
 
@@ -145,6 +159,12 @@ impl Workload {
             )),
             Workload::Oltp(s) => AnyDriver::Oltp(oltp::OltpDriver::new(s, worker, threads)),
             Workload::Tpcc(s) => AnyDriver::Tpcc(Box::new(tpcc::TpccDriver::new(s, worker))),
+            Workload::Custom(s) => AnyDriver::Custom(Box::new(custom::CustomDriver::new(
+                s.clone(),
+                op,
+                worker,
+                threads,
+            ))),
         }
     }
 
@@ -154,6 +174,24 @@ impl Workload {
             Workload::MicroRead(s) => s.notes(),
             Workload::Oltp(s) => s.notes(),
             Workload::Tpcc(s) => s.notes(),
+            Workload::Custom(s) => s.notes(),
+        }
+    }
+
+    /// The length of operation `op` when the workload sets it (a workload file's phase),
+    /// else `None` (--duration).
+    pub fn phase_duration(&self, op: usize) -> Option<std::time::Duration> {
+        match self {
+            Workload::Custom(s) => s.phase_duration(op),
+            _ => None,
+        }
+    }
+
+    /// The pacing of operation `op` when the workload sets it (a phase's rate), else `None`.
+    pub fn phase_pacing(&self, op: usize) -> Option<crate::runner::Pacing> {
+        match self {
+            Workload::Custom(s) => s.phase_pacing(op),
+            _ => None,
         }
     }
 }
