@@ -103,8 +103,14 @@ impl CustomDriver {
                 }
                 Gen::Latest { table, theta } => {
                     let k = self.keys[*table].as_mut().expect("keys read in setup");
-                    // The newest key all connections have likely inserted (see notes()).
-                    let n = (k.base + k.mine * self.workers).max(1) as u64;
+                    // The newest key every connection has inserted if the others have done
+                    // at least one insert less than this one (see notes()).
+                    let done = if self.workers == 1 {
+                        k.mine
+                    } else {
+                        (k.mine - 1).max(0) * self.workers
+                    };
+                    let n = (k.base + done).max(1) as u64;
                     let z = k.zipf.get_or_insert_with(|| Zipf::new(n, *theta));
                     z.grow(n);
                     let back = z.next(&mut self.rng) as i64;
@@ -182,6 +188,57 @@ impl CustomDriver {
     }
 }
 
+/// The first key number of `t` from which no key exists, starting at its row count `n`.
+/// Connections insert at different speeds, so an earlier run's new keys may stop short of
+/// their share and leave holes below the highest key: the keys past the row count are looked
+/// up in batches (keys may be hashed text, so MAX() would not tell).
+async fn past_holes(conn: &mut Conn, t: &super::Table, start: i64, n: i64) -> DbResult<i64> {
+    const BATCH: i64 = 1000;
+    let Some(col) = t
+        .columns
+        .iter()
+        .find(|c| matches!(c.gen, Gen::Sequence { .. }))
+    else {
+        return Ok(n);
+    };
+    let dbms = conn.dbms();
+    let mut base = n;
+    loop {
+        let keys: Vec<String> = (0..BATCH)
+            .map(|i| match col.fmt.value(start + base + i) {
+                Value::Text(s) => s,
+                Value::Int(v) => v.to_string(),
+                _ => String::new(),
+            })
+            .collect();
+        let mut sql = format!(
+            "SELECT {} FROM {} WHERE {} IN (",
+            col.name, t.name, col.name
+        );
+        for (i, k) in keys.iter().enumerate() {
+            if i > 0 {
+                sql.push(',');
+            }
+            let v = match col.fmt.text {
+                true => Value::Text(k.clone()),
+                false => Value::Int(k.parse().unwrap_or(0)),
+            };
+            crate::target::push_literal(&mut sql, dbms, &v);
+        }
+        sql.push(')');
+        let found = conn.query(&sql).await?;
+        let last = found
+            .iter()
+            .filter_map(|r| r.first().cloned().flatten())
+            .filter_map(|v| keys.iter().position(|k| *k == v))
+            .max();
+        match last {
+            Some(i) => base += i as i64 + 1,
+            None => return Ok(base),
+        }
+    }
+}
+
 impl Driver for CustomDriver {
     async fn setup(&mut self, conn: &mut Conn) -> DbResult<()> {
         self.dbms = conn.dbms();
@@ -215,9 +272,11 @@ impl Driver for CustomDriver {
                             .await?
                             .and_then(|s| s.parse::<i64>().ok())
                             .unwrap_or(0);
+                        let start = t.key_start.unwrap_or(1);
+                        let base = past_holes(conn, t, start, n).await?;
                         self.keys[table] = Some(Keys {
-                            start: t.key_start.unwrap_or(1),
-                            base: n,
+                            start,
+                            base,
                             mine: 0,
                             zipf: None,
                         });

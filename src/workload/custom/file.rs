@@ -189,10 +189,10 @@ struct RetryDef {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PhaseDef {
-    name: Option<String>,
-    duration: Option<String>,
-    rate: Option<f64>,
-    weights: Option<Ordered<u32>>,
+    name: Option<Spanned<String>>,
+    duration: Option<Spanned<String>>,
+    rate: Option<Spanned<f64>>,
+    weights: Option<Spanned<Ordered<u32>>>,
 }
 
 /// Where errors point: the file's name and text.
@@ -984,11 +984,11 @@ pub fn parse(
 
     if def.transactions.0.is_empty() {
         return Err(format!(
-            "{label}: transactions: a workload needs at least one transaction ([transactions.NAME] with statements)"
+            "{label}:1: transactions: a workload needs at least one transaction ([transactions.NAME] with statements)"
         ));
     }
     if def.transactions.0.len() > 200 {
-        return Err(format!("{label}: transactions: at most 200 transactions"));
+        return Err(format!("{label}:1: transactions: at most 200 transactions"));
     }
     let mut txns = Vec::new();
     for (xname, xdef) in &def.transactions.0 {
@@ -1173,39 +1173,46 @@ pub fn parse(
         });
     }
     if txns.iter().all(|t| t.weight == 0) {
-        return Err(format!("{label}: transactions: every `weight` is 0"));
+        return Err(format!("{label}:1: transactions: every `weight` is 0"));
     }
 
     let mut phases = Vec::new();
     for (i, p) in def.phases.iter().enumerate() {
         let ppath = format!("phases[{i}]");
         let pd = p.get_ref();
-        let name = pd.name.clone().unwrap_or_else(|| format!("phase{}", i + 1));
+        let name = pd
+            .name
+            .as_ref()
+            .map(|n| n.get_ref().clone())
+            .unwrap_or_else(|| format!("phase{}", i + 1));
+        let name_span = pd.name.as_ref().map_or(p.span(), |n| n.span());
         if phases.iter().any(|x: &Phase| x.name == name) {
             return Err(loc.err(
-                &p.span(),
+                &name_span,
                 &format!("{ppath}.name"),
                 format!("`{name}` is used by an earlier phase"),
             ));
         }
         let duration = match &pd.duration {
-            Some(d) => Some(
-                crate::config::parse::duration(d)
-                    .map_err(|e| loc.err(&p.span(), &format!("{ppath}.duration"), e))?,
-            ),
+            Some(d) => {
+                let v = crate::config::parse::duration(d.get_ref())
+                    .map_err(|e| loc.err(&d.span(), &format!("{ppath}.duration"), e))?;
+                if v < std::time::Duration::from_millis(100) {
+                    return Err(loc.err(
+                        &d.span(),
+                        &format!("{ppath}.duration"),
+                        "a phase must last at least 100ms",
+                    ));
+                }
+                Some(v)
+            }
             None => None,
         };
-        if duration.is_some_and(|d| d < std::time::Duration::from_millis(100)) {
-            return Err(loc.err(
-                &p.span(),
-                &format!("{ppath}.duration"),
-                "a phase must last at least 100ms",
-            ));
-        }
-        if let Some(r) = pd.rate {
-            if !(r > 0.0 && r.is_finite()) {
+        if let Some(r) = &pd.rate {
+            let v = *r.get_ref();
+            if !(v > 0.0 && v.is_finite()) {
                 return Err(loc.err(
-                    &p.span(),
+                    &r.span(),
                     &format!("{ppath}.rate"),
                     "must be a positive number of transactions per second",
                 ));
@@ -1215,10 +1222,10 @@ pub fn parse(
             None => txns.iter().map(|t| t.weight).collect(),
             Some(w) => {
                 let mut v = vec![0u32; txns.len()];
-                for (k, x) in &w.0 {
+                for (k, x) in &w.get_ref().0 {
                     let j = txns.iter().position(|t| &t.name == k).ok_or_else(|| {
                         loc.err(
-                            &p.span(),
+                            &w.span(),
                             &format!("{ppath}.weights.{k}"),
                             format!("unknown transaction `{k}`"),
                         )
@@ -1227,7 +1234,7 @@ pub fn parse(
                 }
                 if v.iter().all(|x| *x == 0) {
                     return Err(loc.err(
-                        &p.span(),
+                        &w.span(),
                         &format!("{ppath}.weights"),
                         "every weight is 0",
                     ));
@@ -1238,7 +1245,7 @@ pub fn parse(
         phases.push(Phase {
             name,
             duration,
-            rate: pd.rate,
+            rate: pd.rate.as_ref().map(|r| *r.get_ref()),
             weights,
         });
     }

@@ -319,7 +319,7 @@ pub fn text(r: &mut Rng, len: usize, out: &mut String) {
         let mut x = r.next_u64();
         // Ten characters per 64-bit draw (6 bits each, rejection-free via multiply-shift).
         for _ in 0..left.min(10) {
-            let c = ((x & 0x3f) * 62 >> 6) as usize;
+            let c = (((x & 0x3f) * 62) >> 6) as usize;
             out.push(CHARS[c] as char);
             x >>= 6;
             left -= 1;

@@ -192,11 +192,6 @@ pub fn resolve(name: &str, file: Option<&str>, vars: &[String], seed: u64) -> Re
         .map(|v| parse_var(v))
         .collect::<Result<Vec<_>>>()?;
     let (label, text) = match file {
-        Some(_) if !name.is_empty() => {
-            return Err(Error::usage(format!(
-                "give either a workload name ('{name}') or --workload-file, not both"
-            )))
-        }
         Some(p) => (p.to_string(), read(p)?),
         None => (
             format!("built-in:{name}"),
@@ -205,7 +200,14 @@ pub fn resolve(name: &str, file: Option<&str>, vars: &[String], seed: u64) -> Re
                 .to_string(),
         ),
     };
-    file::parse(&label, &text, &overrides, seed).map_err(Error::usage)
+    let spec = file::parse(&label, &text, &overrides, seed).map_err(Error::usage)?;
+    // `run` passes the file's own name along with the file; anything else is a second choice.
+    if file.is_some() && !name.is_empty() && name != spec.name {
+        return Err(Error::usage(format!(
+            "give either a workload name ('{name}') or --workload-file, not both"
+        )));
+    }
+    Ok(spec)
 }
 
 impl Spec {
@@ -279,7 +281,7 @@ impl Spec {
                 .any(|p| matches!(p.gen, Gen::NextKey { .. } | Gen::Latest { .. }))
         }) {
             n.push(format!(
-                "{}: new keys (next_key) continue from the table's row count read when the connections open; connection w of W takes keys count + w, count + w + W, ... (disjoint across connections of one client; several client machines would need their own ranges). `latest` estimates the newest key as count + W x (keys this connection inserted), so a read may ask for a key another connection has not inserted yet (0 rows, not an error).",
+                "{}: new keys (next_key) continue after the existing ones, found when the connections open (the row count, then past any key an earlier run inserted beyond it); connection w of W takes keys base + w, base + w + W, ... (disjoint across the connections of one client; several client machines would need their own ranges). `latest` takes as newest key base + W x (this connection's inserts - 1): a read may still ask for a key a slower connection has not inserted yet (0 rows, not an error).",
                 self.name
             ));
         }
