@@ -1112,7 +1112,6 @@ pub fn parse(
                 capture.push(slots.len() - 1);
             }
             let first = sql
-                .trim_start()
                 .split_whitespace()
                 .next()
                 .unwrap_or("")
