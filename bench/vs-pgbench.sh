@@ -12,6 +12,9 @@
 # without initial connection time"; enginebench: ops_per_s of the run) and client CPU per
 # transaction (pgbench: user+sys of the whole process from /usr/bin/time over its run,
 # connection set-up included; enginebench: client_cpu.us_per_op over the run window).
+# enginebench runs twice per round: with its default SCHED_BATCH client thread and with
+# --no-sched-batch (on a heavily loaded host SCHED_BATCH delays every wake-up of the client,
+# and this workload waits on 7 round trips and a commit flush per transaction).
 # pgbench runs with -n (no vacuum before the run: enginebench does none either) and -j 1
 # (one client thread, as enginebench's one event loop). Output: runs.tsv and summary.md.
 
@@ -39,7 +42,7 @@ psql_ -d pgb -c "CHECKPOINT"
 
 printf 'round\ttool\ttps\tclient_us_per_tx\tload1\n' >"$out/runs.tsv"
 for r in $(seq 1 "$rounds"); do
-  for tool in pgbench-prepared enginebench pgbench-simple; do
+  for tool in pgbench-prepared enginebench pgbench-simple enginebench-nobatch; do
     load=$(cut -d' ' -f1 /proc/loadavg)
     case $tool in
       pgbench-*)
@@ -51,11 +54,13 @@ for r in $(seq 1 "$rounds"); do
         tx=$(grep -E 'number of transactions actually processed' "$out/$tool-$r.log" | sed -E 's/.*: ([0-9]+).*/\1/')
         cpu=$(awk -v tx="$tx" '{ printf "%.1f", ($1 + $2) * 1e6 / tx }' "$out/time.txt")
         ;;
-      enginebench)
+      enginebench*)
+        extra=()
+        [[ $tool == enginebench-nobatch ]] && extra=(--no-sched-batch)
         "$bin" run tpcb --target "$eb_url" --var "scale=$scale" --threads "$clients" --warmup 0 \
-          --duration "${time_s}s" --runs 1 --format json --results-dir "$out/eb" \
-          >"$out/eb-$r.json" 2>"$out/eb-$r.log"
-        read -r tps cpu < <(python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['points'][0]['runs'][0]; print('%.1f %.1f' % (r['ops_per_s'], r['client_cpu']['us_per_op']))" "$out/eb-$r.json")
+          --duration "${time_s}s" --runs 1 --format json --results-dir "$out/eb" "${extra[@]}" \
+          >"$out/$tool-$r.json" 2>"$out/$tool-$r.log"
+        read -r tps cpu < <(python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['points'][0]['runs'][0]; print('%.1f %.1f' % (r['ops_per_s'], r['client_cpu']['us_per_op']))" "$out/$tool-$r.json")
         ;;
     esac
     printf '%s\t%s\t%s\t%s\t%s\n' "$r" "$tool" "$tps" "$cpu" "$load" | tee -a "$out/runs.tsv"
@@ -66,12 +71,13 @@ python3 - "$out/runs.tsv" >"$out/summary.md" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter='\t'))
 med = lambda tool, k: statistics.median(float(r[k]) for r in rows if r['tool'] == tool)
-eb_tps, eb_cpu = med('enginebench', 'tps'), med('enginebench', 'client_us_per_tx')
-print('| tool | tps (median) | client µs/tx (median) | enginebench tps ÷ tool | enginebench CPU ÷ tool |')
-print('|---|---|---|---|---|')
-for t in ['pgbench-prepared', 'pgbench-simple', 'enginebench']:
+tools = ['pgbench-prepared', 'pgbench-simple', 'enginebench', 'enginebench-nobatch']
+print('| tool | tps (median) | client µs/tx (median) | ÷ pgbench -M prepared: tps | CPU/tx | ÷ pgbench -M simple: tps | CPU/tx |')
+print('|---|---|---|---|---|---|---|')
+for t in tools:
     tps, cpu = med(t, 'tps'), med(t, 'client_us_per_tx')
-    print(f'| {t} | {tps:.0f} | {cpu:.1f} | {eb_tps / tps:.2f} | {eb_cpu / cpu:.2f} |')
+    r = lambda b: f"{tps / med(b, 'tps'):.2f} | {cpu / med(b, 'client_us_per_tx'):.2f}"
+    print(f'| {t} | {tps:.0f} | {cpu:.1f} | {r("pgbench-prepared")} | {r("pgbench-simple")} |')
 print(f"\nload average (1 min) during runs: {min(float(r['load1']) for r in rows):.1f}-{max(float(r['load1']) for r in rows):.1f}")
 PY
 cat "$out/summary.md"

@@ -278,3 +278,26 @@ fn flags_of_other_workloads_are_refused() {
         assert!(out.stderr.contains(msg), "{args:?}: {}", out.stderr);
     }
 }
+
+/// The shipped files and the test file match schema/workload-v1.schema.json (TOML read as
+/// JSON), and the schema rejects a file with an unknown key.
+#[test]
+fn workload_files_match_their_schema() {
+    let schema: Json =
+        serde_json::from_str(include_str!("../../schema/workload-v1.schema.json")).unwrap();
+    let v = jsonschema::validator_for(&schema).expect("schema compiles");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root.join("workloads"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.push(data("workload-shop.toml"));
+    for f in files {
+        let t: toml::Value = toml::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        let j = serde_json::to_value(t).unwrap();
+        let errors: Vec<String> = v.iter_errors(&j).map(|e| format!("{e} at {}", e.instance_path)).collect();
+        assert!(errors.is_empty(), "{}: {errors:#?}", f.display());
+    }
+    let bad: Json = serde_json::json!({"name": "x", "transactions": {"t": {"statements": [{"sql": "SELECT 1"}]}}, "tabels": {}});
+    assert!(!v.is_valid(&bad));
+}
