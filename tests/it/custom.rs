@@ -295,7 +295,10 @@ fn workload_files_match_their_schema() {
     for f in files {
         let t: toml::Value = toml::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
         let j = serde_json::to_value(t).unwrap();
-        let errors: Vec<String> = v.iter_errors(&j).map(|e| format!("{e} at {}", e.instance_path)).collect();
+        let errors: Vec<String> = v
+            .iter_errors(&j)
+            .map(|e| format!("{e} at {}", e.instance_path))
+            .collect();
         assert!(errors.is_empty(), "{}: {errors:#?}", f.display());
     }
     let bad: Json = serde_json::json!({"name": "x", "transactions": {"t": {"statements": [{"sql": "SELECT 1"}]}}, "tabels": {}});
