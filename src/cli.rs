@@ -52,6 +52,19 @@ pub enum Command {
     /// Exit 0 when every condition holds, 1 when one fails (each failure is printed, naming
     /// the warehouse and district), 2 when the tables are missing or the target unreachable.
     Check(CheckArgs),
+    /// Write a commented example workload file to start your own from (run it with
+    /// `enginebench run --workload-file FILE`; docs/workload-files.md).
+    InitWorkload(InitWorkloadArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct InitWorkloadArgs {
+    /// Where to write it ("-" for stdout).
+    #[arg(default_value = "workload.toml", value_name = "FILE")]
+    pub file: String,
+    /// Overwrite FILE if it exists.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -210,11 +223,20 @@ pub struct DataArgs {
     /// or flat TOML) over the built-in defaults of FBWorkload.properties; docs/linkbench.md.
     #[arg(long, value_name = "FILE")]
     pub linkbench_config: Option<String>,
+    /// Run your own workload file (TOML: tables, generators, transactions; see
+    /// `enginebench init-workload` and docs/workload-files.md) instead of a named workload.
+    #[arg(long, value_name = "FILE")]
+    pub workload_file: Option<String>,
+    /// Workload files: set a variable of the file (repeatable), e.g. --var scale=10 for tpcb,
+    /// --var recordcount=1M for ycsb-*.
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct PrepareArgs {
-    /// Workload name (see `enginebench list`).
+    /// Workload name (see `enginebench list`); leave it out with --workload-file.
+    #[arg(default_value = "", hide_default_value = true)]
     pub workload: String,
     #[command(flatten)]
     pub target: TargetArgs,
@@ -229,12 +251,16 @@ pub struct PrepareArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct CleanupArgs {
-    /// Workload name (see `enginebench list`).
+    /// Workload name (see `enginebench list`); leave it out with --workload-file.
+    #[arg(default_value = "", hide_default_value = true)]
     pub workload: String,
     #[command(flatten)]
     pub target: TargetArgs,
     #[command(flatten)]
     pub oltp: OltpArgs,
+    /// The workload file whose tables to drop.
+    #[arg(long, value_name = "FILE")]
+    pub workload_file: Option<String>,
 }
 
 /// A preset of the run method; any flag given explicitly overrides it.
@@ -260,7 +286,8 @@ pub enum Format {
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
-    /// Workload name (see `enginebench list`).
+    /// Workload name (see `enginebench list`); leave it out with --workload-file.
+    #[arg(default_value = "", hide_default_value = true)]
     pub workload: String,
     #[command(flatten)]
     pub target: TargetArgs,

@@ -114,14 +114,17 @@ pub fn cleanup(a: &CleanupArgs) -> Result<ExitCode> {
         None,
         &a.oltp,
         None,
-        &config::Extra::default(),
+        &config::Extra {
+            workload_file: a.workload_file.as_deref(),
+            ..config::Extra::default()
+        },
     )?;
     let spec = config::resolve_target(&a.target)?;
     warn_password(&spec);
     runtime().block_on(async {
         let mut conn = connect(&spec).await?;
         workload.cleanup(&mut conn).await?;
-        eprintln!("dropped the tables of {}", a.workload);
+        eprintln!("dropped the tables of {}", workload.name());
         Ok(ExitCode::SUCCESS)
     })
 }
@@ -274,6 +277,35 @@ pub fn list() -> Result<ExitCode> {
         "  {:<30} {}",
         "requests",
         crate::workload::linkbench::KINDS.join(", ")
+    );
+    println!("workload files (workloads/*.toml, built in; your own: --workload-file FILE, see `enginebench init-workload`)");
+    for (name, text) in crate::workload::custom::BUILTINS {
+        let desc = crate::workload::custom::file::parse(name, text, &[], 1)
+            .map(|s| s.description)
+            .unwrap_or_default();
+        println!("  {name:<30} {desc}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `init-workload`: write the commented example workload file.
+pub fn init_workload(a: &crate::cli::InitWorkloadArgs) -> Result<ExitCode> {
+    let text = crate::workload::custom::EXAMPLE;
+    if a.file == "-" {
+        print!("{text}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let p = Path::new(&a.file);
+    if p.exists() && !a.force {
+        return Err(Error::usage(format!(
+            "{} exists; choose another name or add --force to overwrite it",
+            a.file
+        )));
+    }
+    std::fs::write(p, text).map_err(|e| Error::usage(format!("cannot write {}: {e}", a.file)))?;
+    eprintln!(
+        "wrote {}: edit it, then run it with: enginebench run --workload-file {}",
+        a.file, a.file
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -692,11 +724,20 @@ fn measure_all(
             if interrupt::signal().is_some() {
                 return Ok(());
             }
+            // A workload file's phase may set its own rate and length.
+            let pacing = cfg
+                .workload_spec
+                .phase_pacing(op_index)
+                .unwrap_or(cfg.pacing);
+            let duration = cfg
+                .workload_spec
+                .phase_duration(op_index)
+                .unwrap_or(cfg.duration());
             let scfg = SessionConfig {
                 threads,
                 client_threads: cfg.client_threads,
-                sched_batch: cfg.sched_batch,
-                pacing: cfg.pacing,
+                sched_batch: cfg.sched_batch && pacing == crate::runner::Pacing::ClosedLoop,
+                pacing,
             };
             let workload = cfg.workload_spec.clone();
             let mut session =
@@ -726,7 +767,7 @@ fn measure_all(
                 let busy0 = proc::host_busy_s();
                 let live = cfg.live_report;
                 let label = format!("{} thds: {threads} run {r}", op_name);
-                let res = session.phase(cfg.duration(), interval, |s: &IntervalSample| {
+                let res = session.phase(duration, interval, |s: &IntervalSample| {
                     if live {
                         eprintln!(
                             "[ {:>6.1}s ] {label}  ops/s: {:.1}  p95: {} us  err/s: {:.1}",
@@ -744,7 +785,7 @@ fn measure_all(
                     break;
                 }
                 merged.add(&res.hist);
-                let open_loop = open_loop_record(cfg, &res, &mut merged_response);
+                let open_loop = open_loop_record(pacing, &res, &mut merged_response);
                 let elapsed_s = res.elapsed.as_secs_f64();
                 let rec = RunRecord {
                     run: r,
@@ -993,7 +1034,7 @@ pub fn server(a: &crate::cli::ServerArgs) -> Result<ExitCode> {
 /// The open-loop part of a run record (response time and schedule), if the run was paced;
 /// adds the run's response histogram to `merged`.
 fn open_loop_record(
-    cfg: &RunConfig,
+    pacing: crate::runner::Pacing,
     res: &crate::runner::PhaseResult,
     merged: &mut Option<LatencyHist>,
 ) -> Option<(
@@ -1004,7 +1045,7 @@ fn open_loop_record(
     let crate::runner::Pacing::FixedRate {
         ops_per_s,
         arrivals,
-    } = cfg.pacing
+    } = pacing
     else {
         return None;
     };

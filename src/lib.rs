@@ -30,5 +30,6 @@ pub fn run(cli: cli::Cli) -> Result<ExitCode> {
         cli::Command::Server(a) => commands::server(a),
         cli::Command::Suite(a) => suite::run(a),
         cli::Command::Check(a) => commands::check(a),
+        cli::Command::InitWorkload(a) => commands::init_workload(a),
     }
 }

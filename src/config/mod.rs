@@ -181,6 +181,9 @@ pub struct Extra<'a> {
     pub dbms: Option<Dbms>,
     pub maxid1: Option<&'a str>,
     pub linkbench_config: Option<&'a str>,
+    /// `--workload-file` and its `--var`s.
+    pub workload_file: Option<&'a str>,
+    pub vars: &'a [String],
 }
 
 impl<'a> Extra<'a> {
@@ -192,6 +195,8 @@ impl<'a> Extra<'a> {
             dbms: Some(dbms),
             maxid1: d.maxid1.as_deref(),
             linkbench_config: d.linkbench_config.as_deref(),
+            workload_file: d.workload_file.as_deref(),
+            vars: &d.vars,
             ..Extra::default()
         }
     }
@@ -217,6 +222,14 @@ pub fn workload(
     engine: Option<&str>,
     x: &Extra,
 ) -> Result<Workload> {
+    if x.workload_file.is_some() || crate::workload::custom::builtin(name).is_some() {
+        return custom_workload(name, seed, queries, x);
+    }
+    if !x.vars.is_empty() {
+        return Err(Error::usage(
+            "--var applies to workload files (--workload-file, ycsb-*, tpcb) only",
+        ));
+    }
     let name = check_workload(name)?;
     if name != linkbench::NAME {
         for (given, flag) in [
@@ -370,6 +383,27 @@ pub fn workload(
     }))
 }
 
+/// A workload file (`--workload-file`) or a built-in one (ycsb-a, tpcb, ...): the flags of
+/// other workloads do not apply; sizes come from the file's variables (`--var`).
+fn custom_workload(name: &str, seed: u64, queries: Option<&str>, x: &Extra) -> Result<Workload> {
+    for (given, flag) in [
+        (x.warehouses.is_some(), "--warehouses"),
+        (x.weights.is_some(), "--weights"),
+        (x.isolation.is_some(), "--isolation"),
+        (x.spec_timing, "--spec-timing"),
+        (queries.is_some(), "--queries"),
+        (x.table_size_given, "--table-size"),
+    ] {
+        if given {
+            return Err(Error::usage(format!(
+                "{flag} does not apply to a workload file; its sizes and mix are in the file (set its variables with --var NAME=VALUE)"
+            )));
+        }
+    }
+    let spec = crate::workload::custom::resolve(name, x.workload_file, x.vars, seed)?;
+    Ok(Workload::Custom(std::sync::Arc::new(spec)))
+}
+
 /// `--table-size`, or the workload's default: sysbench's 10000 rows per table for the
 /// sysbench workloads, the method's size for micro-read.
 pub fn table_size_for(workload: &str, d: &DataArgs, method: Method) -> Result<u64> {
@@ -381,6 +415,11 @@ pub fn table_size_for(workload: &str, d: &DataArgs, method: Method) -> Result<u6
 }
 
 pub fn check_workload(name: &str) -> Result<&'static str> {
+    if name.is_empty() {
+        return Err(Error::usage(
+            "give a workload name (see `enginebench list`) or --workload-file FILE",
+        ));
+    }
     crate::workload::names()
         .find(|w| *w == name)
         .ok_or_else(|| {
@@ -449,7 +488,11 @@ fn pacing(a: &RunArgs) -> Result<Pacing> {
 
 impl RunConfig {
     pub fn resolve(a: &RunArgs) -> Result<Self> {
-        let workload = check_workload(&a.workload)?.to_string();
+        let workload =
+            match crate::workload::custom::name_of(&a.workload, a.data.workload_file.as_deref())? {
+                Some(n) => n,
+                None => check_workload(&a.workload)?.to_string(),
+            };
         let sa = &a.server;
         let server = match &sa.server {
             Some(s) => Some(crate::server::ServerSpec::parse(
@@ -575,6 +618,10 @@ impl RunConfig {
                     "--linkbench-config: requests (stop after N requests) is not supported yet; runs are timed: set maxtime",
                 ));
             }
+        }
+        // A workload file's size is its largest table's rows.
+        if let Workload::Custom(c) = &workload_spec {
+            table_size = c.main_rows();
         }
         if let Some(n) = a.events.filter(|n| *n > 0) {
             return Err(Error::usage(format!(

@@ -1,6 +1,7 @@
 //! Workloads: one folder per benchmark. Shared here: DDL files split into table and index
 //! statements, the metadata table that says what was loaded, and post-load housekeeping.
 
+pub mod custom;
 pub mod linkbench;
 pub mod micro_read;
 pub mod oltp;
@@ -22,6 +23,7 @@ pub fn names() -> impl Iterator<Item = &'static str> {
         .chain(oltp::Kind::NAMES)
         .chain(std::iter::once(tpcc::NAME))
         .chain(std::iter::once(linkbench::NAME))
+        .chain(custom::names())
 }
 
 /// A resolved workload: its name and options, validated. Every workload plugs in here.
@@ -31,6 +33,8 @@ pub enum Workload {
     Oltp(oltp::Spec),
     Tpcc(tpcc::Spec),
     Linkbench(Box<linkbench::Spec>),
+    /// A workload file (`--workload-file`, or a built-in one such as ycsb-a or tpcb).
+    Custom(std::sync::Arc<custom::Spec>),
 }
 
 /// One connection's driver, for whichever workload runs (enum dispatch: no boxing per call).
@@ -42,6 +46,7 @@ pub enum AnyDriver {
     Oltp(oltp::OltpDriver),
     Tpcc(Box<tpcc::TpccDriver>),
     Linkbench(Box<linkbench::LinkbenchDriver>),
+    Custom(Box<custom::CustomDriver>),
 }
 
 impl Driver for AnyDriver {
@@ -51,6 +56,7 @@ impl Driver for AnyDriver {
             AnyDriver::Oltp(d) => d.setup(conn).await,
             AnyDriver::Tpcc(d) => d.setup(conn).await,
             AnyDriver::Linkbench(d) => d.setup(conn).await,
+            AnyDriver::Custom(d) => d.setup(conn).await,
         }
     }
     async fn step(&mut self, conn: &mut Conn) -> DbResult<Step> {
@@ -59,6 +65,7 @@ impl Driver for AnyDriver {
             AnyDriver::Oltp(d) => d.step(conn).await,
             AnyDriver::Tpcc(d) => d.step(conn).await,
             AnyDriver::Linkbench(d) => d.step(conn).await,
+            AnyDriver::Custom(d) => d.step(conn).await,
         }
     }
     fn counters(&self) -> Vec<(&'static str, u64)> {
@@ -84,6 +91,7 @@ impl Workload {
             Workload::Oltp(s) => s.kind.name(),
             Workload::Tpcc(_) => tpcc::NAME,
             Workload::Linkbench(_) => linkbench::NAME,
+            Workload::Custom(s) => s.name_static,
         }
     }
 
@@ -94,6 +102,7 @@ impl Workload {
             Workload::MicroRead(_) | Workload::Oltp(_) => Vec::new(),
             Workload::Tpcc(_) => tpcc::KINDS.to_vec(),
             Workload::Linkbench(_) => linkbench::KINDS.to_vec(),
+            Workload::Custom(s) => s.kinds.clone(),
         }
     }
 
@@ -106,6 +115,7 @@ impl Workload {
             Workload::Tpcc(_) => vec!["mix".to_string()],
             // LinkBench's request phase: the ten request types, drawn per request.
             Workload::Linkbench(_) => vec!["requests".to_string()],
+            Workload::Custom(s) => s.operations(),
         }
     }
 
@@ -116,6 +126,7 @@ impl Workload {
             Workload::Oltp(_) => "sbtest1",
             Workload::Tpcc(_) => "stock",
             Workload::Linkbench(_) => "linktable",
+            Workload::Custom(s) => s.main_table_static,
         }
     }
 
@@ -126,6 +137,7 @@ impl Workload {
             Workload::Oltp(s) => s.options_json(),
             Workload::Tpcc(s) => s.options(),
             Workload::Linkbench(s) => s.options(),
+            Workload::Custom(s) => s.options(),
         }
     }
 
@@ -149,6 +161,7 @@ impl Workload {
             Workload::Oltp(s) => oltp::prepare(s, conn, target, engine, opts).await,
             Workload::Tpcc(s) => tpcc::prepare(conn, target, s, engine, opts).await,
             Workload::Linkbench(s) => linkbench::prepare(conn, target, s, engine, opts).await,
+            Workload::Custom(s) => s.prepare(conn, target, engine, opts).await,
         }
     }
 
@@ -158,6 +171,7 @@ impl Workload {
             Workload::Oltp(s) => oltp::cleanup(s, conn).await,
             Workload::Tpcc(_) => tpcc::cleanup(conn).await,
             Workload::Linkbench(_) => linkbench::cleanup(conn).await,
+            Workload::Custom(s) => s.cleanup(conn).await,
         }
     }
 
@@ -176,6 +190,12 @@ impl Workload {
             Workload::Linkbench(s) => AnyDriver::Linkbench(Box::new(
                 linkbench::LinkbenchDriver::new(s, worker, threads),
             )),
+            Workload::Custom(s) => AnyDriver::Custom(Box::new(custom::CustomDriver::new(
+                s.clone(),
+                op,
+                worker,
+                threads,
+            ))),
         }
     }
 
@@ -186,6 +206,24 @@ impl Workload {
             Workload::Oltp(s) => s.notes(),
             Workload::Tpcc(s) => s.notes(),
             Workload::Linkbench(s) => s.notes(),
+            Workload::Custom(s) => s.notes(),
+        }
+    }
+
+    /// The length of operation `op` when the workload sets it (a workload file's phase),
+    /// else `None` (--duration).
+    pub fn phase_duration(&self, op: usize) -> Option<std::time::Duration> {
+        match self {
+            Workload::Custom(s) => s.phase_duration(op),
+            _ => None,
+        }
+    }
+
+    /// The pacing of operation `op` when the workload sets it (a phase's rate), else `None`.
+    pub fn phase_pacing(&self, op: usize) -> Option<crate::runner::Pacing> {
+        match self {
+            Workload::Custom(s) => s.phase_pacing(op),
+            _ => None,
         }
     }
 }

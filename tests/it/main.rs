@@ -4,6 +4,7 @@
 
 mod cli;
 mod common;
+mod custom;
 mod linkbench;
 mod micro_read;
 mod mysqlwire;
