@@ -559,7 +559,11 @@ fn run_on(a: &RunArgs, cfg: &RunConfig, server: Option<&Server>) -> Result<ExitC
         cfg.threads,
         human_s(cfg.warmup_s),
         cfg.runs,
-        human_s(cfg.duration_s),
+        match (cfg.duration_s, cfg.events) {
+            (d, Some(n)) if d == 0.0 => format!("{n} events"),
+            (d, Some(n)) => format!("({n} events or {})", human_s(d)),
+            (d, None) => human_s(d),
+        },
         human(cfg.estimate()),
         folder.display()
     );
@@ -852,7 +856,13 @@ fn measure_all(
                 (
                     admin.engine_status(rt, &state.engine),
                     admin.table_sizes(rt),
-                    admin.disk_usage(rt),
+                    // The forced flush can take many seconds: not after a signal, which must
+                    // stop the client within a few.
+                    if interrupt::signal().is_none() {
+                        admin.disk_usage(rt)
+                    } else {
+                        None
+                    },
                 )
             };
             state.doc.points.push(Point {
