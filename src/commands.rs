@@ -559,10 +559,10 @@ fn run_on(a: &RunArgs, cfg: &RunConfig, server: Option<&Server>) -> Result<ExitC
         cfg.threads,
         human_s(cfg.warmup_s),
         cfg.runs,
-        match (cfg.duration_s, cfg.events) {
-            (d, Some(n)) if d == 0.0 => format!("{n} events"),
-            (d, Some(n)) => format!("({n} events or {})", human_s(d)),
-            (d, None) => human_s(d),
+        match cfg.events {
+            Some(n) if cfg.duration_s == 0.0 => format!("{n} events"),
+            Some(n) => format!("({n} events or {})", human_s(cfg.duration_s)),
+            None => human_s(cfg.duration_s),
         },
         human(cfg.estimate()),
         folder.display()

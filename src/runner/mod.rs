@@ -667,7 +667,7 @@ async fn worker<D: Driver>(
             end = t1;
             let idx = (t1.duration_since(start).as_nanos() / interval_ns) as u32;
             if idx != cur_idx {
-                let h = std::mem::replace(&mut ihist, LatencyHist::new());
+                let h = std::mem::take(&mut ihist);
                 let _ = tx.send(Msg::Interval {
                     worker: w,
                     idx: cur_idx,
@@ -721,7 +721,7 @@ async fn worker<D: Driver>(
                 }
             }
         }
-        let h = std::mem::replace(&mut ihist, LatencyHist::new());
+        let h = std::mem::take(&mut ihist);
         let _ = tx.send(Msg::Interval {
             worker: w,
             idx: cur_idx,
@@ -744,8 +744,8 @@ async fn worker<D: Driver>(
             rows,
             statements,
             errors: stats_errors,
-            hist: std::mem::replace(&mut hist, LatencyHist::new()),
-            response: std::mem::replace(&mut response, LatencyHist::new()),
+            hist: std::mem::take(&mut hist),
+            response: std::mem::take(&mut response),
             schedule: sched,
             end,
             error_samples: samples,
