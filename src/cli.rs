@@ -315,11 +315,14 @@ pub struct RunArgs {
     /// sysbench's --events N (stop after N events): not supported yet; runs are timed
     /// (--duration). Given a value other than 0, the run stops with exit code 2.
     #[arg(long, value_name = "N", hide_short_help = true, alias = "requests")]
+    /// sysbench's --events N: each measured run ends after N operations over all connections
+    /// or at --duration, whichever comes first (--duration 0: no time limit; 0 events: none).
+    #[arg(long, value_name = "N")]
     pub events: Option<u64>,
 
-    /// sysbench's --percentile P: accepted when P is one enginebench always reports (50, 90,
-    /// 95, 99, 99.9, 100); any other value stops with exit code 2 (not supported yet).
-    #[arg(long, value_name = "P", hide_short_help = true)]
+    /// sysbench's --percentile P: report the P-th latency percentile too (besides p50, p90,
+    /// p95, p99, p99.9 and max, which are always reported).
+    #[arg(long, value_name = "P")]
     pub percentile: Option<f64>,
 
     /// Measured runs per point.
@@ -390,6 +393,15 @@ pub struct RunArgs {
     /// in the MariaDB-vs-MySQL report].
     #[arg(long, value_name = "N", conflicts_with = "threads")]
     pub requesters: Option<usize>,
+    /// Give up on an operation after this long (e.g. 2s): it counts as a query_timeout error
+    /// and its connection is closed (a server that stops answering cannot hang the run).
+    #[arg(long, value_name = "DURATION")]
+    pub query_timeout: Option<String>,
+
+    /// Re-open lost connections (back-off from 10 ms to 1 s) and go on with the run; without
+    /// it a lost connection ends its worker and the run fails when all are lost.
+    #[arg(long)]
+    pub reconnect: bool,
 }
 
 /// sysbench's on/off option values.

@@ -18,6 +18,7 @@ use crate::report::{
     self, Aggregate, ClientCpu, HostCpu, KindRecord, PhaseSummary, Point, ResultDoc, RunRecord,
     ServerInfo, ServerProcess, Status, TargetInfo, ToolInfo,
 };
+use crate::runner::admin::Admin;
 use crate::runner::{interrupt, IntervalSample, Session, SessionConfig};
 use crate::server::{capture, Server};
 use crate::target::{Conn, Dbms, TargetSpec};
@@ -213,7 +214,7 @@ pub fn report(a: &ReportArgs) -> Result<ExitCode> {
     if a.output == "-" {
         print!("{text}");
     } else {
-        std::fs::write(&a.output, &text)
+        report::json::write_text_atomic(Path::new(&a.output), &text)
             .map_err(|e| Error::usage(format!("--output: cannot write {}: {e}", a.output)))?;
         eprintln!("report: {} ({} KiB)", a.output, text.len().div_ceil(1024));
     }
@@ -652,11 +653,16 @@ fn run_on(a: &RunArgs, cfg: &RunConfig, server: Option<&Server>) -> Result<ExitC
         cfg.threads,
         human_s(cfg.warmup_s),
         cfg.runs,
-        human_s(cfg.duration_s),
+        match cfg.events {
+            Some(n) if cfg.duration_s == 0.0 => format!("{n} events"),
+            Some(n) => format!("({n} events or {})", human_s(cfg.duration_s)),
+            None => human_s(cfg.duration_s),
+        },
         human(cfg.estimate()),
         folder.display()
     );
 
+    let mut admin = Admin::new(admin, spec.clone(), cfg.faults());
     let outcome =
         measure_all(cfg, &rt, &mut admin, &mut state).map_err(|e| name_dead_server(e, server));
     state.doc.finished_at = Some(now_rfc3339());
@@ -665,6 +671,7 @@ fn run_on(a: &RunArgs, cfg: &RunConfig, server: Option<&Server>) -> Result<ExitC
             state.doc.status = Status::Interrupted;
             state.doc.error =
                 Some("interrupted by a signal; the points that finished are kept".into());
+            state.doc.notes.push(interrupt::note());
             ExitCode::from(128 + interrupt::signal().unwrap_or(2) as u8)
         }
         Ok(()) => {
@@ -684,11 +691,22 @@ fn run_on(a: &RunArgs, cfg: &RunConfig, server: Option<&Server>) -> Result<ExitC
     // Results first: whatever happened, what was measured is on disk before anything is reported.
     state.save()?;
     let html = folder.join("report.html");
-    if let Err(e) = std::fs::write(
+    if let Err(e) = report::json::write_text_atomic(
         &html,
-        report::html::render(std::slice::from_ref(&state.doc)),
+        &report::html::render(std::slice::from_ref(&state.doc)),
     ) {
         eprintln!("warning: cannot write {}: {e}", html.display());
+    }
+    // A signal that arrived while the files were written: every point had finished (the
+    // status stays complete), but the run did not end normally: say so and exit 128 + N.
+    let mut code = code;
+    if let (Some(sig), Status::Complete) = (interrupt::signal(), state.doc.status) {
+        state.doc.notes.push(format!(
+            "{} arrived while the result files were written: every point finished; report.html may be missing.",
+            interrupt::name(sig)
+        ));
+        state.save()?;
+        code = ExitCode::from(128 + sig as u8);
     }
     match a.format {
         Format::Table => print!("{}", report::table::render(&state.doc, cfg.aggregate)),
@@ -714,7 +732,7 @@ fn notes(cfg: &RunConfig) -> Vec<String> {
 fn measure_all(
     cfg: &RunConfig,
     rt: &tokio::runtime::Runtime,
-    admin: &mut Conn,
+    admin: &mut Admin,
     state: &mut RunState,
 ) -> Result<()> {
     let spec = &cfg.target_spec;
@@ -738,6 +756,7 @@ fn measure_all(
                 client_threads: cfg.client_threads,
                 sched_batch: cfg.sched_batch && pacing == crate::runner::Pacing::ClosedLoop,
                 pacing,
+                faults: cfg.faults(),
             };
             let workload = cfg.workload_spec.clone();
             let mut session =
@@ -745,7 +764,10 @@ fn measure_all(
                     .map_err(|e| e.context(format!("{op_name} at {threads} threads")))?;
             let interval = cfg.report_interval();
             let warmup = if cfg.warmup_s > 0.0 {
-                let w = session.phase(cfg.warmup(), interval, |_| {})?;
+                let w = session.phase(cfg.warmup(), None, interval, |_| {})?;
+                if let Some(why) = w.lost_all {
+                    return Err(Error::run(format!("{why} (in the warm-up)")));
+                }
                 Some(PhaseSummary {
                     ops: w.ops,
                     elapsed_s: w.elapsed.as_secs_f64(),
@@ -758,16 +780,18 @@ fn measure_all(
             let mut runs = Vec::new();
             let mut merged = LatencyHist::new();
             let mut merged_response: Option<LatencyHist> = None;
+            // Set when every connection was lost: the run so far is kept, then the run fails.
+            let mut lost_all: Option<String> = None;
             for r in 1..=cfg.runs {
                 if interrupt::signal().is_some() {
                     break;
                 }
-                let before = rt.block_on(capture::counters(admin));
+                let before = admin.counters(rt);
                 let proc0 = state.server_pid.and_then(ProcSample::of_tree);
                 let busy0 = proc::host_busy_s();
                 let live = cfg.live_report;
                 let label = format!("{} thds: {threads} run {r}", op_name);
-                let res = session.phase(duration, interval, |s: &IntervalSample| {
+                let res = session.phase(duration, cfg.events, interval, |s: &IntervalSample| {
                     if live {
                         eprintln!(
                             "[ {:>6.1}s ] {label}  ops/s: {:.1}  p95: {} us  err/s: {:.1}",
@@ -780,10 +804,11 @@ fn measure_all(
                 })?;
                 let busy1 = proc::host_busy_s();
                 let proc1 = state.server_pid.and_then(ProcSample::of_tree);
-                let after = rt.block_on(capture::counters(admin));
-                if res.interrupted && res.ops == 0 {
+                let after = admin.counters(rt);
+                if res.interrupted && res.ops == 0 && res.errors.total() == 0 {
                     break;
                 }
+                lost_all = res.lost_all.clone();
                 merged.add(&res.hist);
                 let open_loop = open_loop_record(pacing, &res, &mut merged_response);
                 let elapsed_s = res.elapsed.as_secs_f64();
@@ -812,7 +837,16 @@ fn measure_all(
                     client_cpu_share: None,
                     host_cpu: HostCpu::default(),
                     disturbed: false,
-                    server_counters: delta(&before, &after),
+                    // Counters that reset with a server restart, or missing on one side (the
+                    // admin connection failed), give no honest delta.
+                    server_counters: if res.reconnects == 0
+                        && !before.is_empty()
+                        && !after.is_empty()
+                    {
+                        delta(&before, &after)
+                    } else {
+                        BTreeMap::new()
+                    },
                     intervals: name_interval_kinds(res.intervals, &cfg.workload_spec),
                     workers_lost: res.workers_lost,
                     interrupted: res.interrupted,
@@ -821,6 +855,9 @@ fn measure_all(
                     tpm_c: None,
                     tpm_total: None,
                     workload_counters: res.counters.clone(),
+                    percentiles_us: res.hist.percentiles_us(&cfg.extra_percentiles),
+                    reconnects: res.reconnects,
+                    reconnect_failures: res.reconnect_failures,
                 };
                 let mut rec = rec;
                 let client_s = res.client_cpu.total_s();
@@ -882,8 +919,13 @@ fn measure_all(
                         "tpcc threads {threads} run {r}: tpmC {c:.0}  tpmTotal {t:.0}{extra}"
                     );
                 }
+                let extra: String = rec
+                    .percentiles_us
+                    .iter()
+                    .map(|(k, v)| format!("  {} {v:>7} us", k.replace('_', ".")))
+                    .collect();
                 eprintln!(
-                    "{:<30} threads {:>4}  run {r}/{}  {:>10.1} ops/s  p95 {:>7} us  {:.1} rows/op  client {:.1} us/op{server_part}{}{}",
+                    "{:<30} threads {:>4}  run {r}/{}  {:>10.1} ops/s  p95 {:>7} us{extra}  {:.1} rows/op  client {:.1} us/op{server_part}{}{}{}",
                     op_name,
                     threads,
                     cfg.runs,
@@ -892,7 +934,8 @@ fn measure_all(
                     rec.rows_per_op,
                     rec.client_cpu.us_per_op,
                     if rec.disturbed { format!("  DISTURBED (others {:.2} CPU)", rec.host_cpu.others_cpus) } else { String::new() },
-                    if rec.errors_total > 0 { format!("  errors {}", rec.errors_total) } else { String::new() }
+                    if rec.errors_total > 0 { format!("  errors {}", rec.errors_total) } else { String::new() },
+                    if rec.reconnects > 0 { format!("  reconnects {}", rec.reconnects) } else { String::new() }
                 );
                 if let (Some(r), Some(o)) = (&rec.response_us, &rec.open_loop) {
                     eprintln!(
@@ -901,6 +944,9 @@ fn measure_all(
                     );
                 }
                 runs.push(rec);
+                if lost_all.is_some() {
+                    break;
+                }
             }
             drop(session);
             if runs.is_empty() {
@@ -908,14 +954,23 @@ fn measure_all(
             }
             let mut aggregate = Aggregate::of(&runs, merged.summary());
             aggregate.response_us = merged_response.map(|h| h.summary());
+            aggregate.percentiles_us = merged.percentiles_us(&cfg.extra_percentiles);
             // After the point's last run, with every worker idle.
-            let (engine_status, table_sizes, disk_usage) = rt.block_on(async {
+            let (engine_status, table_sizes, disk_usage) = if lost_all.is_some() {
+                (None, Vec::new(), None)
+            } else {
                 (
-                    capture::engine_status(admin, &state.engine).await,
-                    capture::table_sizes(admin).await,
-                    capture::disk_usage(admin).await,
+                    admin.engine_status(rt, &state.engine),
+                    admin.table_sizes(rt),
+                    // The forced flush can take many seconds: not after a signal, which must
+                    // stop the client within a few.
+                    if interrupt::signal().is_none() {
+                        admin.disk_usage(rt)
+                    } else {
+                        None
+                    },
                 )
-            });
+            };
             state.doc.points.push(Point {
                 workload: cfg.workload.clone(),
                 operation: op_name.into(),
@@ -928,6 +983,9 @@ fn measure_all(
                 disk_usage,
             });
             state.save()?;
+            if let Some(why) = lost_all {
+                return Err(Error::run(why));
+            }
         }
     }
     Ok(())

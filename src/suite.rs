@@ -294,7 +294,7 @@ fn write_report(cells: &[Cell], out_dir: &Path) {
     let (labels, docs): (Vec<String>, Vec<crate::report::ResultDoc>) = groups.into_iter().unzip();
     let path = out_dir.join("report.html");
     let html = crate::report::html::render_labeled(&docs, labels);
-    match std::fs::write(&path, &html) {
+    match crate::report::json::write_text_atomic(&path, &html) {
         Ok(()) => eprintln!(
             "report: {} ({} KiB)",
             path.display(),
@@ -430,7 +430,7 @@ pub fn run(a: &SuiteArgs) -> Result<ExitCode> {
     }
     let summary = summarize(&plan, &cells, &out_dir);
     let path = out_dir.join("summary.md");
-    let _ = std::fs::write(&path, &summary);
+    let _ = crate::report::json::write_text_atomic(&path, &summary);
     print!("{summary}");
     eprintln!("summary: {}", path.display());
     write_report(&cells, &out_dir);

@@ -89,6 +89,18 @@ pub struct RunConfig {
     pub pin: Option<Pin>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_label: Option<String>,
+    /// `--events N` (sysbench): each measured run ends after N operations over all
+    /// connections, or at `duration_s`, whichever comes first (`duration_s` 0: no time limit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub events: Option<u64>,
+    /// `--percentile P` (sysbench): percentiles reported besides the fixed set.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub extra_percentiles: Vec<f64>,
+    /// `--query-timeout`: longest wait for one operation before it counts as `query_timeout`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub query_timeout_s: Option<f64>,
+    /// `--reconnect`: lost connections are re-opened with back-off and the run goes on.
+    pub reconnect: bool,
 }
 
 /// `--pin client=CPUS,server=CPUS`.
@@ -156,8 +168,20 @@ impl RunConfig {
     pub fn warmup(&self) -> Duration {
         Duration::from_secs_f64(self.warmup_s)
     }
+    /// A measured run's time limit; `--time 0` with `--events` means none (a century).
     pub fn duration(&self) -> Duration {
-        Duration::from_secs_f64(self.duration_s)
+        if self.duration_s == 0.0 {
+            Duration::from_secs(100 * 365 * 86_400)
+        } else {
+            Duration::from_secs_f64(self.duration_s)
+        }
+    }
+    /// Query timeout and re-connection for the runner.
+    pub fn faults(&self) -> crate::runner::Faults {
+        crate::runner::Faults {
+            query_timeout: self.query_timeout_s.map(Duration::from_secs_f64),
+            reconnect: self.reconnect,
+        }
     }
     pub fn report_interval(&self) -> Duration {
         Duration::from_secs_f64(self.report_interval_s)
@@ -556,7 +580,14 @@ impl RunConfig {
             Some(s) => flag("--duration", parse::duration(s))?,
             None => p.duration,
         };
-        if duration < Duration::from_millis(100) {
+        let events = a.events.filter(|n| *n > 0);
+        // sysbench: --time 0 is "no time limit", which only makes sense with --events.
+        if duration.is_zero() && events.is_none() {
+            return Err(Error::usage(
+                "--duration 0 (no time limit) needs --events N to end each run",
+            ));
+        }
+        if !duration.is_zero() && duration < Duration::from_millis(100) {
             return Err(Error::usage(
                 "--duration: a measured run must last at least 100ms",
             ));
@@ -623,18 +654,28 @@ impl RunConfig {
         if let Workload::Custom(c) = &workload_spec {
             table_size = c.main_rows();
         }
-        if let Some(n) = a.events.filter(|n| *n > 0) {
-            return Err(Error::usage(format!(
-                "--events {n}: stopping after a number of events is not supported yet; use --duration (or sysbench's --time)"
-            )));
-        }
+        let mut extra_percentiles = Vec::new();
         if let Some(p) = a.percentile {
-            if ![50.0, 90.0, 95.0, 99.0, 99.9, 100.0].contains(&p) {
+            if !(p > 0.0 && p <= 100.0) {
                 return Err(Error::usage(format!(
-                    "--percentile {p}: only the always-reported percentiles are accepted (50, 90, 95, 99, 99.9, 100); others are not supported yet"
+                    "--percentile {p}: must be above 0 and at most 100"
                 )));
             }
+            // sysbench's 0 disables its percentile; 100 is the max, always reported.
+            if !crate::measure::hist::PERCENTILES.contains(&p) && p < 100.0 {
+                extra_percentiles.push(p);
+            }
         }
+        let query_timeout = match &a.query_timeout {
+            Some(s) => {
+                let t = flag("--query-timeout", parse::duration(s))?;
+                if t < Duration::from_millis(10) {
+                    return Err(Error::usage("--query-timeout: must be at least 10ms"));
+                }
+                Some(t.as_secs_f64())
+            }
+            None => None,
+        };
         let (report_interval, live) = match &a.report_interval {
             Some(s) => (flag("--report-interval", parse::duration(s))?, true),
             None => (Duration::from_secs(1), false),
@@ -676,6 +717,10 @@ impl RunConfig {
             server_pid: sa.server_pid,
             pin,
             server_label: sa.server_label.clone(),
+            events,
+            extra_percentiles,
+            query_timeout_s: query_timeout,
+            reconnect: a.reconnect,
         })
     }
 

@@ -62,6 +62,21 @@ impl LatencyHist {
         }
     }
 
+    /// The `p`-th percentile (0 < p <= 100) in microseconds; 0 when empty.
+    pub fn percentile_us(&self, p: f64) -> u64 {
+        if self.0.is_empty() {
+            return 0;
+        }
+        self.0.value_at_quantile(p / 100.0)
+    }
+
+    /// `--percentile`: the asked-for percentiles by name (`p97_5` for 97.5).
+    pub fn percentiles_us(&self, ps: &[f64]) -> std::collections::BTreeMap<String, u64> {
+        ps.iter()
+            .map(|&p| (percentile_key(p), self.percentile_us(p)))
+            .collect()
+    }
+
     /// The histogram in HdrHistogram's V2 format, base64: lets results be merged exactly later.
     pub fn encode(&self) -> String {
         let mut buf = Vec::new();
@@ -82,6 +97,11 @@ impl LatencyHist {
         out.0.add(&h).map_err(|e| format!("{e:?}"))?;
         Ok(out)
     }
+}
+
+/// The result key of a percentile: `p97_5` for 97.5, `p80` for 80 (like `p99_9_us`).
+pub fn percentile_key(p: f64) -> String {
+    format!("p{}", format!("{p}").replace('.', "_"))
 }
 
 /// Latency percentiles in microseconds.
@@ -132,6 +152,18 @@ mod tests {
         assert!(close(s.p99_us, 99_000), "{s:?}");
         assert!(close(s.max_us, 100_000), "{s:?}");
         assert_eq!(s.min_us, 1);
+    }
+
+    #[test]
+    fn extra_percentiles() {
+        let mut h = LatencyHist::new();
+        for v in 1..=1000u64 {
+            h.record_us(v);
+        }
+        let m = h.percentiles_us(&[97.5, 80.0]);
+        assert_eq!(m["p97_5"], 975);
+        assert_eq!(m["p80"], 800);
+        assert_eq!(LatencyHist::new().percentile_us(50.0), 0);
     }
 
     #[test]

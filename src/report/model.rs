@@ -177,6 +177,18 @@ pub struct RunRecord {
     /// skipped districts), summed over connections.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub workload_counters: BTreeMap<String, u64>,
+    /// `--percentile P`: service-time percentiles asked for besides the fixed set (`p97_5`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub percentiles_us: BTreeMap<String, u64>,
+    /// `--reconnect`: connections re-established during the run, and attempts that failed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reconnects: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reconnect_failures: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// One operation kind within a run: ops finished (rolled_back of them ended in a requested
@@ -269,6 +281,9 @@ pub struct Aggregate {
     /// Runs flagged `disturbed` (other processes used > 10 % of one CPU).
     pub disturbed_runs: usize,
     pub errors_total: u64,
+    /// `--percentile P`: over all runs (histograms merged).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub percentiles_us: BTreeMap<String, u64>,
 }
 
 /// Median of a non-empty list (mean of the two middle values for an even count).
@@ -329,6 +344,7 @@ impl Aggregate {
             },
             disturbed_runs: runs.iter().filter(|r| r.disturbed).count(),
             errors_total: runs.iter().map(|r| r.errors_total).sum(),
+            percentiles_us: BTreeMap::new(),
         }
     }
 }

@@ -7,10 +7,13 @@
 //! (`client_threads`, default 1; measured in shared/notes/client-efficiency.md as the cheapest
 //! design); SQLite runs one OS thread per connection because its calls block.
 
+pub mod admin;
+pub mod faults;
 pub mod interrupt;
 pub mod pacing;
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -21,6 +24,7 @@ use crate::error::{Error, Result};
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist, LatencySummary};
 use crate::target::{Conn, DbError, DbResult, Dbms, ErrorClass, TargetSpec};
 
+pub use faults::Faults;
 pub use pacing::{Arrivals, Pacing, ScheduleStats};
 use pacing::{Schedule, LATE};
 
@@ -120,6 +124,8 @@ pub struct SessionConfig {
     pub sched_batch: bool,
     /// When operations start (closed loop, or a fixed total rate split over the workers).
     pub pacing: Pacing,
+    /// Query timeout and re-connection (`--query-timeout`, `--reconnect`).
+    pub faults: Faults,
 }
 
 #[derive(Debug, Clone)]
@@ -130,6 +136,8 @@ enum Command {
         start: Instant,
         deadline: Instant,
         interval: Duration,
+        /// `--events N`: operations left to start in this phase, over all workers.
+        budget: Option<Arc<AtomicI64>>,
     },
     Stop,
 }
@@ -170,6 +178,9 @@ struct WorkerStats {
     by_kind: Vec<KindStats>,
     /// Growth of the driver's own counters during the phase.
     counters: Vec<(&'static str, u64)>,
+    /// Connections re-established (`--reconnect`) and attempts that failed.
+    reconnects: u64,
+    reconnect_failures: u64,
 }
 
 /// Operations of one kind in one interval (indexed like `Workload::kinds()`).
@@ -245,6 +256,12 @@ pub struct PhaseResult {
     pub by_kind: Vec<KindStats>,
     /// Growth of the workload's own counters during the phase, summed over workers.
     pub counters: BTreeMap<String, u64>,
+    /// Connections re-established during the phase (`--reconnect`), and failed attempts.
+    pub reconnects: u64,
+    pub reconnect_failures: u64,
+    /// Set when every connection was lost in this phase (the run cannot go on): why. What the
+    /// phase measured until then is still here, so that it can be kept.
+    pub lost_all: Option<String>,
 }
 
 /// Connected workers, ready to run phases.
@@ -286,6 +303,7 @@ impl Session {
                 (factory.clone(), target.clone(), cmd_rx.clone(), tx.clone());
             let sched_batch = cfg.sched_batch;
             let pacing = cfg.pacing;
+            let faults = cfg.faults;
             let h = std::thread::Builder::new()
                 .name(format!("eb-loop-{l}"))
                 .spawn(move || {
@@ -300,7 +318,7 @@ impl Session {
                     for w in ids {
                         let driver = factory(w);
                         let (target, cmd_rx, tx) = (target.clone(), cmd_rx.clone(), tx.clone());
-                        local.spawn_local(worker(w, n, pacing, target, driver, cmd_rx, tx));
+                        local.spawn_local(worker(w, n, pacing, faults, target, driver, cmd_rx, tx));
                     }
                     rt.block_on(local);
                 })
@@ -353,11 +371,13 @@ impl Session {
         self.alive.iter().filter(|a| **a).count()
     }
 
-    /// Run one phase of `duration`, collecting per-interval samples of `interval` length.
+    /// Run one phase of `duration` (or until `events` operations have started over all
+    /// workers, whichever comes first), collecting per-interval samples of `interval` length.
     /// `on_interval` sees each interval as soon as every worker has moved past it.
     pub fn phase(
         &mut self,
         duration: Duration,
+        events: Option<u64>,
         interval: Duration,
         mut on_interval: impl FnMut(&IntervalSample),
     ) -> Result<PhaseResult> {
@@ -375,6 +395,7 @@ impl Session {
             start,
             deadline: start + duration,
             interval,
+            budget: events.map(|n| Arc::new(AtomicI64::new(n.min(i64::MAX as u64) as i64))),
         });
 
         // Latest interval index each worker has reported; u32::MAX once it has finished.
@@ -399,6 +420,8 @@ impl Session {
             lost: None,
             by_kind: Vec::new(),
             counters: Vec::new(),
+            reconnects: 0,
+            reconnect_failures: 0,
         };
         let mut done = 0;
         let mut lost = 0;
@@ -496,12 +519,10 @@ impl Session {
             &mut intervals,
         );
         let client_cpu = CpuTimes::now().since(cpu0);
-        if lost > 0 && self.alive() == 0 {
+        let lost_all = (lost > 0 && self.alive() == 0).then(|| {
             let why = total.lost.map(|e| e.message).unwrap_or_default();
-            return Err(Error::run(format!(
-                "every connection to the target was lost during the run: {why}"
-            )));
-        }
+            format!("every connection to the target was lost during the run: {why}")
+        });
         Ok(PhaseResult {
             ops: total.ops,
             rows: total.rows,
@@ -524,6 +545,9 @@ impl Session {
                 .iter()
                 .map(|(k, v)| (k.to_string(), *v))
                 .collect(),
+            reconnects: total.reconnects,
+            reconnect_failures: total.reconnect_failures,
+            lost_all,
         })
     }
 
@@ -558,6 +582,8 @@ fn merge_stats(total: &mut WorkerStats, s: WorkerStats) {
             None => total.counters.push((name, v)),
         }
     }
+    total.reconnects += s.reconnects;
+    total.reconnect_failures += s.reconnect_failures;
     for e in s.error_samples {
         if total.error_samples.len() < ERROR_SAMPLES && !total.error_samples.contains(&e) {
             total.error_samples.push(e);
@@ -565,43 +591,49 @@ fn merge_stats(total: &mut WorkerStats, s: WorkerStats) {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn worker<D: Driver>(
     w: usize,
     workers: usize,
     pacing: Pacing,
+    faults: Faults,
     target: Arc<TargetSpec>,
     mut driver: D,
     mut cmd: watch::Receiver<Command>,
     tx: mpsc::Sender<Msg>,
 ) {
-    let mut conn = match Conn::connect(&target).await {
-        Ok(c) => c,
+    let first = match faults.timed(Conn::connect(&target)).await {
+        Ok(mut c) => faults.timed(driver.setup(&mut c)).await.map(|()| c),
+        Err(e) => Err(e),
+    };
+    // None while a lost connection waits to be re-established (--reconnect).
+    let mut conn = match first {
+        Ok(c) => Some(c),
         Err(error) => {
             let _ = tx.send(Msg::ConnectFailed { worker: w, error });
             return;
         }
     };
-    if let Err(error) = driver.setup(&mut conn).await {
-        let _ = tx.send(Msg::ConnectFailed { worker: w, error });
-        return;
-    }
     let _ = tx.send(Msg::Ready);
     let mut hist = LatencyHist::new();
     let mut ihist = LatencyHist::new();
     let mut response = LatencyHist::new();
     let mut seen_phase = 0;
+    // When the connection was lost (--reconnect), for the message when it is back.
+    let mut lost_at: Option<Instant> = None;
     loop {
         let command = cmd.borrow_and_update().clone();
-        let (start, deadline, interval) = match command {
+        let (start, deadline, interval, budget) = match command {
             Command::Stop => return,
             Command::Phase {
                 id,
                 start,
                 deadline,
                 interval,
+                budget,
             } if id > seen_phase => {
                 seen_phase = id;
-                (start, deadline, interval)
+                (start, deadline, interval, budget)
             }
             _ => {
                 if cmd.changed().await.is_err() {
@@ -620,6 +652,7 @@ async fn worker<D: Driver>(
         let mut stats_errors = ErrorCounts::default();
         let (mut ops, mut rows, mut statements, mut iops, mut ierr) =
             (0u64, 0u64, 0u64, 0u64, 0u64);
+        let (mut reconnects, mut reconnect_failures) = (0u64, 0u64);
         let mut cur_idx = 0u32;
         let mut samples: Vec<String> = Vec::new();
         let mut lost: Option<DbError> = None;
@@ -627,7 +660,38 @@ async fn worker<D: Driver>(
         let mut by_kind: Vec<KindStats> = Vec::new();
         let mut ikinds: Vec<KindTick> = Vec::new();
         let counters0 = driver.counters();
+        // Ended before the deadline (--events reached, or a signal): the schedule's backlog
+        // then counts up to now, not up to a deadline that may be far away (--time 0).
+        let mut ended_early = false;
         loop {
+            if conn.is_none() {
+                match faults::reconnect(
+                    &target,
+                    &mut driver,
+                    &faults,
+                    deadline,
+                    &mut reconnect_failures,
+                )
+                .await
+                {
+                    Some(r) => {
+                        conn = Some(r.conn);
+                        reconnects += 1;
+                        let down = lost_at.take().map(|t| t.elapsed()).unwrap_or_default();
+                        eprintln!(
+                            "connection {}: re-established after {:.1} s ({} attempt(s))",
+                            w + 1,
+                            down.as_secs_f64(),
+                            r.attempts
+                        );
+                    }
+                    None => {
+                        // Tried until the deadline: the run's time includes the outage.
+                        end = end.max(Instant::now().min(deadline));
+                        break;
+                    }
+                }
+            }
             let intended = match &schedule {
                 Some(s) => {
                     let due = s.due();
@@ -647,6 +711,7 @@ async fn worker<D: Driver>(
                             break;
                         }
                         if !sleep_until(until).await {
+                            ended_early = true;
                             break;
                         }
                     }
@@ -660,8 +725,19 @@ async fn worker<D: Driver>(
                 Some(_) => deadline + LATE,
                 None => deadline,
             };
-            if t0 >= stop_at || interrupt::signal().is_some() {
+            if t0 >= stop_at {
                 break;
+            }
+            if interrupt::signal().is_some() {
+                ended_early = true;
+                break;
+            }
+            // --events: every worker takes a ticket before each operation; none left, done.
+            if let Some(b) = &budget {
+                if b.fetch_sub(1, Ordering::Relaxed) <= 0 {
+                    ended_early = true;
+                    break;
+                }
             }
             if let (Some(s), Some(due)) = (schedule.as_mut(), intended) {
                 s.advance();
@@ -672,12 +748,13 @@ async fn worker<D: Driver>(
                     sched.late += 1;
                 }
             }
-            let r = driver.step(&mut conn).await;
+            let c = conn.as_mut().expect("connected above");
+            let r = faults.timed(driver.step(c)).await;
             let t1 = Instant::now();
             end = t1;
             let idx = (t1.duration_since(start).as_nanos() / interval_ns) as u32;
             if idx != cur_idx {
-                let h = std::mem::replace(&mut ihist, LatencyHist::new());
+                let h = std::mem::take(&mut ihist);
                 let _ = tx.send(Msg::Interval {
                     worker: w,
                     idx: cur_idx,
@@ -715,17 +792,30 @@ async fn worker<D: Driver>(
                     stats_errors.add(e.class);
                     kind_slot(&mut by_kind, e.kind).errors += 1;
                     ierr += 1;
-                    if e.class == ErrorClass::ConnectionLost {
-                        lost = Some(e);
-                        break;
+                    let message = target.scrub(&e.message);
+                    if samples.len() < ERROR_SAMPLES
+                        && !samples.iter().any(|s| s.ends_with(&message))
+                    {
+                        samples.push(format!("{}: {message}", e.class.name()));
                     }
-                    if samples.len() < ERROR_SAMPLES && !samples.contains(&e.message) {
-                        samples.push(format!("{}: {}", e.class.name(), target.scrub(&e.message)));
+                    if faults::breaks_connection(&e) {
+                        // Dropping the connection closes it (a timed-out one mid-reply too).
+                        conn = None;
+                        if !faults.reconnect {
+                            lost = Some(e);
+                            break;
+                        }
+                        lost_at = Some(Instant::now());
+                        eprintln!(
+                            "connection {}: {}: {message}; re-connecting with back-off (--reconnect)",
+                            w + 1,
+                            e.class.name()
+                        );
                     }
                 }
             }
         }
-        let h = std::mem::replace(&mut ihist, LatencyHist::new());
+        let h = std::mem::take(&mut ihist);
         let _ = tx.send(Msg::Interval {
             worker: w,
             idx: cur_idx,
@@ -736,7 +826,12 @@ async fn worker<D: Driver>(
         });
         if let Some(s) = schedule.as_mut() {
             // What was due before the deadline but never started: the backlog.
-            sched.backlog = s.pending_before(deadline);
+            let until = if ended_early || interrupt::signal().is_some() {
+                Instant::now().min(deadline)
+            } else {
+                deadline
+            };
+            sched.backlog = s.pending_before(until);
             sched.intended += sched.backlog;
         }
         let stats = WorkerStats {
@@ -744,14 +839,16 @@ async fn worker<D: Driver>(
             rows,
             statements,
             errors: stats_errors,
-            hist: std::mem::replace(&mut hist, LatencyHist::new()),
-            response: std::mem::replace(&mut response, LatencyHist::new()),
+            hist: std::mem::take(&mut hist),
+            response: std::mem::take(&mut response),
             schedule: sched,
             end,
             error_samples: samples,
             lost: lost.map(|e| DbError::new(e.class, target.scrub(&e.message))),
             by_kind,
             counters: counter_growth(&counters0, driver.counters()),
+            reconnects,
+            reconnect_failures,
         };
         let was_lost = stats.lost.is_some();
         let _ = tx.send(Msg::PhaseDone { worker: w, stats });

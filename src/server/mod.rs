@@ -375,6 +375,9 @@ impl Server {
                 .spawn()
                 .map_err(|e| Error::usage(format!("cannot start {}: {e}", mariadbd.display())))?;
             self.pid = child.id();
+            if spec.die_with_parent {
+                crate::runner::interrupt::watch_server(self.pid, quick_signal(Kind::Mariadb));
+            }
             self.port = port;
             self.child = Some(child);
             self.url = format!(
@@ -493,6 +496,9 @@ impl Server {
                 .spawn()
                 .map_err(|e| Error::usage(format!("cannot start PostgreSQL: {e}")))?;
             self.pid = child.id();
+            if spec.die_with_parent {
+                crate::runner::interrupt::watch_server(self.pid, quick_signal(Kind::Postgres));
+            }
             self.port = port;
             self.child = Some(child);
             let sock = self.socket_dir.display().to_string();
@@ -646,11 +652,29 @@ impl Server {
             return Ok(());
         }
         self.stopped = true;
-        let r = if self.pid != 0 {
-            stop_pid(self.kind, self.pid, self.child.as_mut())
-        } else {
+        let interrupted = crate::runner::interrupt::signal();
+        let r = if self.pid == 0 {
             Ok(())
+        } else if let (Some(sig), false) = (interrupted, self.keep) {
+            // Interrupted, and the folder goes away: no need to wait for a clean shutdown.
+            eprintln!(
+                "{}: stopping the throwaway {} at once",
+                crate::runner::interrupt::name(sig),
+                self.describe()
+            );
+            stop_quick(self.kind, self.pid, self.child.as_mut())
+        } else {
+            if let Some(sig) = interrupted {
+                eprintln!(
+                    "{}: stopping the {} cleanly, its data folder {} is kept (Ctrl-C again kills it at once; its data then recovers at the next start)",
+                    crate::runner::interrupt::name(sig),
+                    self.describe(),
+                    self.root.display()
+                );
+            }
+            stop_pid(self.kind, self.pid, self.child.as_mut())
         };
+        crate::runner::interrupt::unwatch_server(self.pid);
         self.child = None;
         if !self.keep {
             let _ = std::fs::remove_dir_all(&self.root);
@@ -702,6 +726,40 @@ fn run_logged(c: &mut Command, log: &Path) -> Result<bool> {
         .status()
         .map_err(|e| Error::usage(format!("cannot run {:?}: {e}", c.get_program())))?;
     Ok(st.success())
+}
+
+/// The signal that ends a server at once: MariaDB SIGKILL; PostgreSQL SIGQUIT (immediate
+/// shutdown: the postmaster ends its backends too, which a SIGKILL would leave behind).
+fn quick_signal(kind: Kind) -> i32 {
+    match kind {
+        Kind::Mariadb => libc::SIGKILL,
+        Kind::Postgres => libc::SIGQUIT,
+    }
+}
+
+/// End a throwaway server at once (its folder is removed next); SIGKILL if it lingers.
+fn stop_quick(kind: Kind, pid: u32, mut child: Option<&mut Child>) -> Result<()> {
+    // SAFETY: kill with a pid we started and a valid signal.
+    unsafe { libc::kill(pid as i32, quick_signal(kind)) };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let gone = match child.as_mut() {
+            Some(c) => !matches!(c.try_wait(), Ok(None)),
+            None => !proc::alive(pid),
+        };
+        if gone {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            // SAFETY: as above.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            if let Some(c) = child {
+                let _ = c.wait();
+            }
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Signal a server to shut down cleanly and wait (bounded); then kill it.

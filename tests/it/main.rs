@@ -5,6 +5,7 @@
 mod cli;
 mod common;
 mod custom;
+mod faults;
 mod linkbench;
 mod micro_read;
 mod mysqlwire;

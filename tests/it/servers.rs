@@ -484,7 +484,13 @@ fn server_killed_mid_run_ends_promptly_naming_it() {
     let doc = read_json(&results_under(&res_dir)[0]);
     assert_schema_valid(&doc);
     assert_eq!(doc["status"], "failed");
-    assert_eq!(doc["points"].as_array().unwrap().len(), 1);
+    // The first point, and the second one up to the crash with its lost connections counted.
+    let points = doc["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    assert_eq!(points[0]["runs"].as_array().unwrap().len(), 2);
+    let cut = points[1]["runs"].as_array().unwrap().last().unwrap();
+    assert_eq!(cut["workers_lost"], 2, "{cut}");
+    assert_eq!(cut["errors"]["connection_lost"], 2, "{cut}");
     assert!(doc["error"].as_str().unwrap().contains("MariaDB server"));
     assert!(!alive(pid));
     // The dead server's folder is kept for its log; nothing runs in it.

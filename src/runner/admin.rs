@@ -1,0 +1,91 @@
+//! The admin connection during the measured part of a run (server counters between runs,
+//! engine status and sizes after a point). Under `--query-timeout` a server that stops
+//! answering cannot hang these reads; after a timeout or a lost connection the reads give
+//! nothing until the connection is re-opened (`--reconnect`) — never a stale answer.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+
+use tokio::runtime::Runtime;
+
+use crate::server::capture::{self, DiskUsage, TableSize};
+use crate::target::{Conn, TargetSpec};
+
+use super::Faults;
+
+pub struct Admin {
+    conn: Option<Conn>,
+    spec: TargetSpec,
+    faults: Faults,
+}
+
+impl Admin {
+    pub fn new(conn: Conn, spec: TargetSpec, faults: Faults) -> Self {
+        Admin {
+            conn: Some(conn),
+            spec,
+            faults,
+        }
+    }
+
+    /// Run one read on the connection; `None` when there is no usable connection or the read
+    /// timed out (the connection is then dropped: its protocol state is unknown).
+    fn read<T>(
+        &mut self,
+        rt: &Runtime,
+        f: impl for<'c> FnOnce(&'c mut Conn) -> std::pin::Pin<Box<dyn Future<Output = T> + 'c>>,
+    ) -> Option<T> {
+        if self.conn.is_none() && self.faults.reconnect {
+            let wait = self
+                .faults
+                .query_timeout
+                .unwrap_or(std::time::Duration::from_secs(10));
+            let spec = &self.spec;
+            // The timer needs the runtime: the timeout is made inside block_on.
+            self.conn = rt
+                .block_on(async { tokio::time::timeout(wait, Conn::connect(spec)).await })
+                .ok()
+                .and_then(|r| r.ok());
+        }
+        let conn = self.conn.as_mut()?;
+        let out = match self.faults.query_timeout {
+            None => Some(rt.block_on(f(conn))),
+            Some(t) => rt
+                .block_on(async { tokio::time::timeout(t, f(conn)).await })
+                .ok(),
+        };
+        if out.is_none() {
+            self.conn = None;
+        }
+        out
+    }
+
+    pub fn counters(&mut self, rt: &Runtime) -> BTreeMap<String, f64> {
+        let out = self
+            .read(rt, |c| Box::pin(capture::counters(c)))
+            .unwrap_or_default();
+        if out.is_empty() && self.spec.dbms != crate::target::Dbms::Sqlite {
+            // The server always has counters: an empty answer means the connection failed.
+            self.conn = None;
+        }
+        out
+    }
+
+    pub fn engine_status(&mut self, rt: &Runtime, engine: &str) -> Option<String> {
+        let engine = engine.to_string();
+        self.read(rt, move |c| {
+            Box::pin(async move { capture::engine_status(c, &engine).await })
+        })
+        .flatten()
+    }
+
+    pub fn table_sizes(&mut self, rt: &Runtime) -> Vec<TableSize> {
+        self.read(rt, |c| Box::pin(capture::table_sizes(c)))
+            .unwrap_or_default()
+    }
+
+    pub fn disk_usage(&mut self, rt: &Runtime) -> Option<DiskUsage> {
+        self.read(rt, |c| Box::pin(capture::disk_usage(c)))
+            .flatten()
+    }
+}
