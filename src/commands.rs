@@ -241,6 +241,8 @@ pub fn list() -> Result<ExitCode> {
         "mix",
         crate::workload::tpcc::KINDS.join(", ")
     );
+    println!("iibench      iiBench: batched inserts into purchases_index with 3 secondary indexes, rate per window of rows (docs/iibench.md)");
+    println!("  {:<30} multi-row INSERTs of --rows-per-commit rows; --query-threads run the 3 iiBench queries", "insert");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -563,8 +565,27 @@ fn run_on(a: &RunArgs, cfg: &RunConfig, server: Option<&Server>) -> Result<ExitC
         folder.display()
     );
 
-    let outcome =
-        measure_all(cfg, &rt, &mut admin, &mut state).map_err(|e| name_dead_server(e, server));
+    let outcome = match &cfg.workload_spec {
+        crate::workload::Workload::Iibench(s) => {
+            let (server_pid, engine) = (state.server_pid, state.engine.clone());
+            crate::workload::iibench::run::measure(
+                crate::workload::iibench::run::Ctx {
+                    cfg,
+                    spec: s,
+                    rt: &rt,
+                    admin: &mut admin,
+                    server_pid,
+                    engine: &engine,
+                },
+                &mut |p| {
+                    state.doc.points = vec![p];
+                    state.save()
+                },
+            )
+        }
+        _ => measure_all(cfg, &rt, &mut admin, &mut state),
+    }
+    .map_err(|e| name_dead_server(e, server));
     state.doc.finished_at = Some(now_rfc3339());
     let code = match &outcome {
         Ok(()) if interrupt::signal().is_some() => {
@@ -815,6 +836,7 @@ fn measure_all(
                 engine_status,
                 table_sizes,
                 disk_usage,
+                iibench: None,
             });
             state.save()?;
         }

@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::cli::{DataArgs, Method, OltpArgs, RunArgs, TargetArgs};
+use crate::cli::{DataArgs, IibenchArgs, Method, OltpArgs, RunArgs, TargetArgs};
 use crate::error::{Error, Result};
 use crate::report::table::Pick;
 use crate::runner::{Arrivals, Pacing};
 use crate::target::{Dbms, TargetSpec, DEFAULT_TARGET};
-use crate::workload::{micro_read, oltp, tpcc, Workload};
+use crate::workload::{iibench, micro_read, oltp, tpcc, Workload};
 
 /// Values a method preset fills in when the flag is not given.
 struct Preset {
@@ -179,15 +179,22 @@ pub struct Extra<'a> {
     pub isolation: Option<&'a str>,
     pub spec_timing: bool,
     pub dbms: Option<Dbms>,
+    /// `--compressed-fraction` as typed (workloads with generated text).
+    pub compressed_fraction: Option<&'a str>,
+    /// iibench's flags (run only).
+    pub iibench: Option<&'a IibenchArgs>,
+    /// `--duration` when given explicitly (iibench: a time bound).
+    pub duration: Option<Duration>,
 }
 
 impl<'a> Extra<'a> {
-    pub fn from_data(d: &DataArgs, method: Method, dbms: Dbms) -> Self {
+    pub fn from_data(d: &'a DataArgs, method: Method, dbms: Dbms) -> Self {
         Extra {
             method: Some(method),
             table_size_given: d.table_size.is_some(),
             warehouses: d.warehouses,
             dbms: Some(dbms),
+            compressed_fraction: d.compressed_fraction.as_deref(),
             ..Extra::default()
         }
     }
@@ -214,6 +221,32 @@ pub fn workload(
     x: &Extra,
 ) -> Result<Workload> {
     let name = check_workload(name)?;
+    if name != iibench::NAME {
+        if x.compressed_fraction.is_some() {
+            return Err(Error::usage(format!(
+                "--compressed-fraction applies to iibench only so far; {name} does not generate text with it"
+            )));
+        }
+        if let Some(flag) = x.iibench.and_then(iibench::options::any_given) {
+            return Err(Error::usage(format!(
+                "{flag} applies to the iibench workload only"
+            )));
+        }
+    } else {
+        if x.table_size_given {
+            return Err(Error::usage(
+                "--table-size does not apply to iibench: it starts from an empty table; bound it with --max-rows or --duration",
+            ));
+        }
+        if queries.is_some() {
+            return Err(Error::usage(
+                "--queries does not apply to iibench: add query connections with --query-threads",
+            ));
+        }
+        let args = x.iibench.cloned().unwrap_or_default();
+        return iibench::options::spec(&args, seed, x.compressed_fraction, x.duration, x.method)
+            .map(Workload::Iibench);
+    }
     if name != tpcc::NAME {
         for (given, flag) in [
             (x.warehouses.is_some(), "--warehouses"),
@@ -506,9 +539,11 @@ impl RunConfig {
             weights: a.weights.as_deref(),
             isolation: a.isolation.as_deref(),
             spec_timing: a.spec_timing,
+            iibench: Some(&a.iibench),
+            duration: a.duration.as_ref().map(|_| duration),
             ..Extra::from_data(&a.data, a.method, spec.dbms)
         };
-        let workload_spec = self::workload(
+        let mut workload_spec = self::workload(
             &workload,
             table_size,
             a.data.seed,
@@ -520,6 +555,27 @@ impl RunConfig {
         // tpcc's size is its number of warehouses.
         if let Workload::Tpcc(t) = &workload_spec {
             table_size = t.warehouses as u64;
+        }
+        // iibench is one run bounded by rows or time: no warm-up, no repeated runs, one
+        // number of insert connections.
+        let (mut threads, mut warmup, mut runs, mut duration) = (threads, warmup, runs, duration);
+        if let Workload::Iibench(s) = &mut workload_spec {
+            if a.warmup.is_some() || a.runs.is_some_and(|r| r != 1) || a.rate.is_some() {
+                return Err(Error::usage(
+                    "iibench is one run from an empty table: --warmup, --runs and --rate do not apply (bound it with --max-rows or --duration)",
+                ));
+            }
+            if a.threads.is_none() {
+                threads = vec![1];
+            }
+            if threads.len() != 1 {
+                return Err(Error::usage(
+                    "--threads: iibench takes one number (its insert connections), not a list",
+                ));
+            }
+            s.inserters = threads[0];
+            (warmup, runs, table_size) = (Duration::ZERO, 1, 0);
+            duration = s.max_time.unwrap_or(Duration::ZERO);
         }
         if let Some(n) = a.events.filter(|n| *n > 0) {
             return Err(Error::usage(format!(

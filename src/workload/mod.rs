@@ -1,9 +1,11 @@
 //! Workloads: one folder per benchmark. Shared here: DDL files split into table and index
 //! statements, the metadata table that says what was loaded, and post-load housekeeping.
 
+pub mod iibench;
 pub mod micro_read;
 pub mod oltp;
 pub mod rng;
+pub mod textgen;
 pub mod tpcc;
 
 use crate::error::{Context, Error, Result};
@@ -20,6 +22,7 @@ pub fn names() -> impl Iterator<Item = &'static str> {
     std::iter::once(micro_read::NAME)
         .chain(oltp::Kind::NAMES)
         .chain(std::iter::once(tpcc::NAME))
+        .chain(std::iter::once(iibench::NAME))
 }
 
 /// A resolved workload: its name and options, validated. Every workload plugs in here.
@@ -28,6 +31,7 @@ pub enum Workload {
     MicroRead(micro_read::Spec),
     Oltp(oltp::Spec),
     Tpcc(tpcc::Spec),
+    Iibench(iibench::Spec),
 }
 
 /// One connection's driver, for whichever workload runs (enum dispatch: no boxing per call).
@@ -38,6 +42,7 @@ pub enum AnyDriver {
     MicroRead(micro_read::MicroDriver),
     Oltp(oltp::OltpDriver),
     Tpcc(Box<tpcc::TpccDriver>),
+    Iibench(Box<iibench::driver::IibenchDriver>),
 }
 
 impl Driver for AnyDriver {
@@ -46,6 +51,7 @@ impl Driver for AnyDriver {
             AnyDriver::MicroRead(d) => d.setup(conn).await,
             AnyDriver::Oltp(d) => d.setup(conn).await,
             AnyDriver::Tpcc(d) => d.setup(conn).await,
+            AnyDriver::Iibench(d) => d.setup(conn).await,
         }
     }
     async fn step(&mut self, conn: &mut Conn) -> DbResult<Step> {
@@ -53,6 +59,7 @@ impl Driver for AnyDriver {
             AnyDriver::MicroRead(d) => d.step(conn).await,
             AnyDriver::Oltp(d) => d.step(conn).await,
             AnyDriver::Tpcc(d) => d.step(conn).await,
+            AnyDriver::Iibench(d) => d.step(conn).await,
         }
     }
 }
@@ -63,6 +70,7 @@ impl Workload {
             Workload::MicroRead(_) => micro_read::NAME,
             Workload::Oltp(s) => s.kind.name(),
             Workload::Tpcc(_) => tpcc::NAME,
+            Workload::Iibench(_) => iibench::NAME,
         }
     }
 
@@ -72,6 +80,7 @@ impl Workload {
         match self {
             Workload::MicroRead(_) | Workload::Oltp(_) => Vec::new(),
             Workload::Tpcc(_) => tpcc::KINDS.to_vec(),
+            Workload::Iibench(_) => Vec::new(),
         }
     }
 
@@ -82,6 +91,7 @@ impl Workload {
             // One point per thread count: the event (transaction) is the operation.
             Workload::Oltp(s) => vec![s.kind.name().to_string()],
             Workload::Tpcc(_) => vec!["mix".to_string()],
+            Workload::Iibench(_) => vec!["insert".to_string()],
         }
     }
 
@@ -91,6 +101,7 @@ impl Workload {
             Workload::MicroRead(_) => "normal",
             Workload::Oltp(_) => "sbtest1",
             Workload::Tpcc(_) => "stock",
+            Workload::Iibench(_) => iibench::TABLE,
         }
     }
 
@@ -100,6 +111,7 @@ impl Workload {
             Workload::MicroRead(_) => serde_json::json!({}),
             Workload::Oltp(s) => s.options_json(),
             Workload::Tpcc(s) => s.options(),
+            Workload::Iibench(s) => s.options(),
         }
     }
 
@@ -122,6 +134,7 @@ impl Workload {
             }
             Workload::Oltp(s) => oltp::prepare(s, conn, target, engine, opts).await,
             Workload::Tpcc(s) => tpcc::prepare(conn, target, s, engine, opts).await,
+            Workload::Iibench(_) => iibench::prepare(conn, engine).await,
         }
     }
 
@@ -130,6 +143,7 @@ impl Workload {
             Workload::MicroRead(_) => micro_read::cleanup(conn).await,
             Workload::Oltp(s) => oltp::cleanup(s, conn).await,
             Workload::Tpcc(_) => tpcc::cleanup(conn).await,
+            Workload::Iibench(_) => iibench::cleanup(conn).await,
         }
     }
 
@@ -145,6 +159,9 @@ impl Workload {
             )),
             Workload::Oltp(s) => AnyDriver::Oltp(oltp::OltpDriver::new(s, worker, threads)),
             Workload::Tpcc(s) => AnyDriver::Tpcc(Box::new(tpcc::TpccDriver::new(s, worker))),
+            Workload::Iibench(s) => AnyDriver::Iibench(Box::new(
+                iibench::driver::IibenchDriver::new(s, worker, threads),
+            )),
         }
     }
 
@@ -154,6 +171,7 @@ impl Workload {
             Workload::MicroRead(s) => s.notes(),
             Workload::Oltp(s) => s.notes(),
             Workload::Tpcc(s) => s.notes(),
+            Workload::Iibench(s) => s.notes(),
         }
     }
 }
