@@ -96,7 +96,7 @@ impl Spec {
         vec![
             "iibench: one operation is one multi-row INSERT of --rows-per-commit rows in its own transaction (autocommit; SQLite: one transaction of prepared inserts); latency is per batch. Query threads are counted apart, in the iibench section.".into(),
             "iibench: a window closes at the first batch that reaches its row boundary, so windows hold whole batches; the last window may be partial (marked). The table starts empty every run.".into(),
-            "iibench: server bytes written come from /proc/PID/io write_bytes of the server (PostgreSQL: the postmaster and its live children) without forcing any flush during the run, so a window's figure is what reached the storage layer then; the total adds one forced flush at the end. Logical bytes per row are 36 + the data length (bigint key, datetime, three ints, a float).".into(),
+            "iibench: server bytes written come from /proc/PID/io write_bytes of the server (PostgreSQL: the postmaster and its live children) without forcing any flush during the run, so a window's figure is what reached the storage layer then; the total adds one forced flush at the end. Logical bytes per row are 32 + the data length (bigint key, datetime, three ints, a float).".into(),
             format!(
                 "iibench: data column compressibility: requested {:.2} of the raw size with zstd level 3; achieved on an independent 256 KiB sample of values: zstd-3 {:.3}, lz4 {:.3}, zlib-6 {:.3} (text of 64 symbols cannot go below about 0.76 of its size when random: docs/iibench.md).",
                 self.text.fraction, r.zstd3, r.lz4, r.zlib6

@@ -18,7 +18,7 @@ pub struct IibenchResult {
     pub window_rows: u64,
     pub elapsed_s: f64,
     pub rows_per_s: f64,
-    /// Sum over rows of 36 bytes (key, datetime, three ints, float) + the data length.
+    /// Sum over rows of 32 bytes (key, datetime, three ints, float) + the data length.
     pub logical_bytes: u64,
     /// The insert rate per last `window_rows` rows against cumulative rows.
     pub windows: Vec<Window>,
