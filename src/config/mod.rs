@@ -560,7 +560,8 @@ impl RunConfig {
         // number of insert connections.
         let (mut threads, mut warmup, mut runs, mut duration) = (threads, warmup, runs, duration);
         if let Workload::Iibench(s) = &mut workload_spec {
-            if a.warmup.is_some() || a.runs.is_some_and(|r| r != 1) || a.rate.is_some() {
+            let warmup_given = a.warmup.is_some() && warmup > Duration::ZERO;
+            if warmup_given || a.runs.is_some_and(|r| r != 1) || a.rate.is_some() {
                 return Err(Error::usage(
                     "iibench is one run from an empty table: --warmup, --runs and --rate do not apply (bound it with --max-rows or --duration)",
                 ));

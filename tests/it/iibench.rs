@@ -109,7 +109,12 @@ fn check_curve(doc: &Json, with_server: bool) {
 fn sqlite_small_run() {
     let dir = tempdir();
     let url = format!("sqlite://{}/ii.db", dir.path().display());
-    let doc = run(dir.path(), &url, &["--query-threads", "1"]);
+    // --warmup 0 and --runs 1 (what harnesses pass to every workload) are accepted.
+    let doc = run(
+        dir.path(),
+        &url,
+        &["--query-threads", "1", "--warmup", "0", "--runs", "1"],
+    );
     check_curve(&doc, false);
     assert_eq!(count_rows(&url), ROWS as i64);
     // The options and the data's measured compressibility are in the result.
@@ -236,6 +241,7 @@ fn bad_flags_are_one_line_usage_errors() {
         vec!["--rows-per-commit", "0"],
         vec!["--threads", "1,2"],
         vec!["--runs", "3"],
+        vec!["--warmup", "5s"],
         vec!["--table-size", "10"],
         vec!["--data-length-max", "5000"],
     ] {
