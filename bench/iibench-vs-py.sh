@@ -16,6 +16,7 @@
 # 'a' + 3 random base64 characters, enginebench's 10 random characters (--compressed-fraction 1).
 # Whole-process CPU includes each tool's start-up (iibench.py: 4 MB of random base64;
 # enginebench: settings capture, calibration of the text generator, final flush, report).
+# EB_FLAGS: extra flags for enginebench (e.g. --no-sched-batch).
 set -euo pipefail
 
 SOCK=${1:?usage: $0 SOCKET [ROWS] [ROUNDS] [ENGINE]}
@@ -45,7 +46,7 @@ for r in $(seq 1 "$ROUNDS"); do
     my -e "DROP DATABASE IF EXISTS eb_vs_eb; CREATE DATABASE eb_vs_eb"
     /usr/bin/time -f "cpu %U %S" -o "$OUT/eb.time" "$EB" run iibench \
         --target "mysql://root@localhost/eb_vs_eb?socket=$SOCK" --engine "$ENGINE" \
-        --max-rows "$ROWS" --rows-per-commit 1000 --results-dir "$OUT/results" --format json \
+        --max-rows "$ROWS" --rows-per-commit 1000 --results-dir "$OUT/results" --format json ${EB_FLAGS:-} \
         >"$OUT/eb.json" 2>"$OUT/eb.err"
     rate=$(python3 -c "import json,sys; print('%.1f' % json.load(open(sys.argv[1]))['points'][0]['iibench']['rows_per_s'])" "$OUT/eb.json")
     cpu=$(awk -v c="$(cpu_of "$OUT/eb.time")" -v n="$ROWS" 'BEGIN {printf "%.2f", c * 1e6 / n}')

@@ -601,6 +601,9 @@ impl RunConfig {
             return Err(Error::usage("--client-threads: must be at least 1"));
         }
         let pacing = pacing(a)?;
+        // iibench: one wake-up per batch of tens of milliseconds, so SCHED_BATCH saves nothing,
+        // and on a loaded machine its wake-ups wait (measured: BENCHMARKS.md, iibench).
+        let batch_ok = !matches!(workload_spec, Workload::Iibench(_));
         Ok(RunConfig {
             workload,
             target: spec.display.clone(),
@@ -622,7 +625,7 @@ impl RunConfig {
             client_threads: a.client_threads,
             // Open loop: SCHED_BATCH delays timer wake-ups on a busy machine (measured here: 5x
             // more starts over 2 ms late at 2000/s), which would count as response time.
-            sched_batch: !a.no_sched_batch && pacing == Pacing::ClosedLoop,
+            sched_batch: !a.no_sched_batch && pacing == Pacing::ClosedLoop && batch_ok,
             pacing,
             load_connections: a.data.load_connections,
             load_method: a.data.load_method,

@@ -118,6 +118,8 @@ fn sqlite_small_run() {
     check_curve(&doc, false);
     assert_eq!(count_rows(&url), ROWS as i64);
     // The options and the data's measured compressibility are in the result.
+    // One wake-up per batch: no SCHED_BATCH (it delayed them on a loaded machine).
+    assert_eq!(doc["config"]["sched_batch"], false);
     let o = &doc["config"]["workload_options"];
     assert_eq!(o["rows_per_commit"], 200);
     assert!(o["data_compression"]["ratios"]["lz4"].as_f64().unwrap() > 0.0);
