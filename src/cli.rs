@@ -231,6 +231,11 @@ pub struct DataArgs {
     /// --var recordcount=1M for ycsb-*.
     #[arg(long = "var", value_name = "NAME=VALUE")]
     pub vars: Vec<String>,
+    /// Generated text compresses to about F of its raw size with zstd level 3 (0 < F <= 1;
+    /// 1 = random text, which compresses to about 0.76: docs/iibench.md). Used by iibench's
+    /// data column [default: 1].
+    #[arg(long, value_name = "F")]
+    pub compressed_fraction: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -402,6 +407,34 @@ pub struct RunArgs {
     /// it a lost connection ends its worker and the run fails when all are lost.
     #[arg(long)]
     pub reconnect: bool,
+    #[command(flatten)]
+    pub iibench: IibenchArgs,
+}
+
+/// iiBench's options, with iibench.py's names and defaults (docs/iibench.md maps them).
+#[derive(Debug, Clone, Args, Default)]
+#[command(next_help_heading = "iibench options")]
+pub struct IibenchArgs {
+    /// Rows to insert (k/M/G suffixes); the run also stops at --duration when that is given.
+    /// Default without --duration: 100k with --method quick, 1G (the report's billion) with classic.
+    #[arg(long, value_name = "ROWS")]
+    pub max_rows: Option<String>,
+    /// Rows per INSERT statement, each its own transaction [default: 1000, as iibench.py].
+    #[arg(long, value_name = "N")]
+    pub rows_per_commit: Option<u64>,
+    /// The insert rate is reported per last N rows [default: 2 % of --max-rows, or 100000 when
+    /// the run is bounded by --duration].
+    #[arg(long, value_name = "ROWS")]
+    pub window_rows: Option<String>,
+    /// Connections running the three iiBench queries while the inserts run [default: 0].
+    #[arg(long, value_name = "N")]
+    pub query_threads: Option<usize>,
+    /// Shortest value of the data column [default: 10, as iibench.py].
+    #[arg(long, value_name = "BYTES")]
+    pub data_length_min: Option<usize>,
+    /// Longest value of the data column, at most 4000 [default: 10, as iibench.py].
+    #[arg(long, value_name = "BYTES")]
+    pub data_length_max: Option<usize>,
 }
 
 /// sysbench's on/off option values.

@@ -279,6 +279,8 @@ pub fn list() -> Result<ExitCode> {
         "requests",
         crate::workload::linkbench::KINDS.join(", ")
     );
+    println!("iibench      iiBench: batched inserts into purchases_index with 3 secondary indexes, rate per window of rows (docs/iibench.md)");
+    println!("  {:<30} multi-row INSERTs of --rows-per-commit rows; --query-threads run the 3 iiBench queries", "insert");
     println!("workload files (workloads/*.toml, built in; your own: --workload-file FILE, see `enginebench init-workload`)");
     for (name, text) in crate::workload::custom::BUILTINS {
         let desc = crate::workload::custom::file::parse(name, text, &[], 1)
@@ -663,8 +665,30 @@ fn run_on(a: &RunArgs, cfg: &RunConfig, server: Option<&Server>) -> Result<ExitC
     );
 
     let mut admin = Admin::new(admin, spec.clone(), cfg.faults());
-    let outcome =
-        measure_all(cfg, &rt, &mut admin, &mut state).map_err(|e| name_dead_server(e, server));
+    let outcome = match &cfg.workload_spec {
+        crate::workload::Workload::Iibench(s) => {
+            let (server_pid, engine) = (state.server_pid, state.engine.clone());
+            match admin.conn_mut() {
+                Some(conn) => crate::workload::iibench::run::measure(
+                    crate::workload::iibench::run::Ctx {
+                        cfg,
+                        spec: s,
+                        rt: &rt,
+                        admin: conn,
+                        server_pid,
+                        engine: &engine,
+                    },
+                    &mut |p| {
+                        state.doc.points = vec![p];
+                        state.save()
+                    },
+                ),
+                None => Err(Error::run("the admin connection to the target was lost")),
+            }
+        }
+        _ => measure_all(cfg, &rt, &mut admin, &mut state),
+    }
+    .map_err(|e| name_dead_server(e, server));
     state.doc.finished_at = Some(now_rfc3339());
     let code = match &outcome {
         Ok(()) if interrupt::signal().is_some() => {
@@ -981,6 +1005,7 @@ fn measure_all(
                 engine_status,
                 table_sizes,
                 disk_usage,
+                iibench: None,
             });
             state.save()?;
             if let Some(why) = lost_all {

@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::cli::{DataArgs, Method, OltpArgs, RunArgs, TargetArgs};
+use crate::cli::{DataArgs, IibenchArgs, Method, OltpArgs, RunArgs, TargetArgs};
 use crate::error::{Error, Result};
 use crate::report::table::Pick;
 use crate::runner::{Arrivals, Pacing};
 use crate::target::{Dbms, TargetSpec, DEFAULT_TARGET};
-use crate::workload::{linkbench, micro_read, oltp, tpcc, Workload};
+use crate::workload::{iibench, linkbench, micro_read, oltp, tpcc, Workload};
 
 /// Values a method preset fills in when the flag is not given.
 struct Preset {
@@ -208,6 +208,12 @@ pub struct Extra<'a> {
     /// `--workload-file` and its `--var`s.
     pub workload_file: Option<&'a str>,
     pub vars: &'a [String],
+    /// `--compressed-fraction` as typed (workloads with generated text).
+    pub compressed_fraction: Option<&'a str>,
+    /// iibench's flags (run only).
+    pub iibench: Option<&'a IibenchArgs>,
+    /// `--duration` when given explicitly (iibench: a time bound).
+    pub duration: Option<Duration>,
 }
 
 impl<'a> Extra<'a> {
@@ -221,6 +227,7 @@ impl<'a> Extra<'a> {
             linkbench_config: d.linkbench_config.as_deref(),
             workload_file: d.workload_file.as_deref(),
             vars: &d.vars,
+            compressed_fraction: d.compressed_fraction.as_deref(),
             ..Extra::default()
         }
     }
@@ -266,6 +273,32 @@ pub fn workload(
                 )));
             }
         }
+    }
+    if name != iibench::NAME {
+        if x.compressed_fraction.is_some() {
+            return Err(Error::usage(format!(
+                "--compressed-fraction applies to iibench only so far; {name} does not generate text with it"
+            )));
+        }
+        if let Some(flag) = x.iibench.and_then(iibench::options::any_given) {
+            return Err(Error::usage(format!(
+                "{flag} applies to the iibench workload only"
+            )));
+        }
+    } else {
+        if x.table_size_given {
+            return Err(Error::usage(
+                "--table-size does not apply to iibench: it starts from an empty table; bound it with --max-rows or --duration",
+            ));
+        }
+        if queries.is_some() {
+            return Err(Error::usage(
+                "--queries does not apply to iibench: add query connections with --query-threads",
+            ));
+        }
+        let args = x.iibench.cloned().unwrap_or_default();
+        return iibench::options::spec(&args, seed, x.compressed_fraction, x.duration, x.method)
+            .map(Workload::Iibench);
     }
     if name == linkbench::NAME {
         return linkbench_spec(seed, queries, x);
@@ -603,9 +636,11 @@ impl RunConfig {
             weights: a.weights.as_deref(),
             isolation: a.isolation.as_deref(),
             spec_timing: a.spec_timing,
+            iibench: Some(&a.iibench),
+            duration: a.duration.as_ref().map(|_| duration),
             ..Extra::from_data(&a.data, a.method, spec.dbms)
         };
-        let workload_spec = self::workload(
+        let mut workload_spec = self::workload(
             &workload,
             table_size,
             a.data.seed,
@@ -650,6 +685,28 @@ impl RunConfig {
                 ));
             }
         }
+        // iibench is one run bounded by rows or time: no warm-up, no repeated runs, one
+        // number of insert connections.
+        let mut runs = runs;
+        if let Workload::Iibench(s) = &mut workload_spec {
+            let warmup_given = a.warmup.is_some() && warmup > Duration::ZERO;
+            if warmup_given || a.runs.is_some_and(|r| r != 1) || a.rate.is_some() {
+                return Err(Error::usage(
+                    "iibench is one run from an empty table: --warmup, --runs and --rate do not apply (bound it with --max-rows or --duration)",
+                ));
+            }
+            if a.threads.is_none() {
+                threads = vec![1];
+            }
+            if threads.len() != 1 {
+                return Err(Error::usage(
+                    "--threads: iibench takes one number (its insert connections), not a list",
+                ));
+            }
+            s.inserters = threads[0];
+            (warmup, runs, table_size) = (Duration::ZERO, 1, 0);
+            duration = s.max_time.unwrap_or(Duration::ZERO);
+        }
         // A workload file's size is its largest table's rows.
         if let Workload::Custom(c) = &workload_spec {
             table_size = c.main_rows();
@@ -687,6 +744,9 @@ impl RunConfig {
             return Err(Error::usage("--client-threads: must be at least 1"));
         }
         let pacing = pacing(a)?;
+        // iibench: one wake-up per batch of tens of milliseconds, so SCHED_BATCH saves nothing,
+        // and on a loaded machine its wake-ups wait (measured: BENCHMARKS.md, iibench).
+        let batch_ok = !matches!(workload_spec, Workload::Iibench(_));
         Ok(RunConfig {
             workload,
             target: spec.display.clone(),
@@ -708,7 +768,7 @@ impl RunConfig {
             client_threads: a.client_threads,
             // Open loop: SCHED_BATCH delays timer wake-ups on a busy machine (measured here: 5x
             // more starts over 2 ms late at 2000/s), which would count as response time.
-            sched_batch: !a.no_sched_batch && pacing == Pacing::ClosedLoop,
+            sched_batch: !a.no_sched_batch && pacing == Pacing::ClosedLoop && batch_ok,
             pacing,
             load_connections: a.data.load_connections,
             load_method: a.data.load_method,

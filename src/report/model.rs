@@ -107,6 +107,9 @@ pub struct Point {
     /// The server's data folder on disk after a forced flush (local servers only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disk_usage: Option<crate::server::capture::DiskUsage>,
+    /// iibench: the insert-rate curve per window of rows, queries and write amplification.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iibench: Option<crate::workload::iibench::result::IibenchResult>,
 }
 
 /// The warm-up, kept only as a summary: it is never part of any aggregate.

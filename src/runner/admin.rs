@@ -60,6 +60,12 @@ impl Admin {
         out
     }
 
+    /// The connection itself, for workloads that drive their own loop (iibench); `None` once
+    /// it was lost.
+    pub fn conn_mut(&mut self) -> Option<&mut Conn> {
+        self.conn.as_mut()
+    }
+
     pub fn counters(&mut self, rt: &Runtime) -> BTreeMap<String, f64> {
         let out = self
             .read(rt, |c| Box::pin(capture::counters(c)))

@@ -2,10 +2,12 @@
 //! statements, the metadata table that says what was loaded, and post-load housekeeping.
 
 pub mod custom;
+pub mod iibench;
 pub mod linkbench;
 pub mod micro_read;
 pub mod oltp;
 pub mod rng;
+pub mod textgen;
 pub mod tpcc;
 
 use crate::error::{Context, Error, Result};
@@ -24,6 +26,7 @@ pub fn names() -> impl Iterator<Item = &'static str> {
         .chain(std::iter::once(tpcc::NAME))
         .chain(std::iter::once(linkbench::NAME))
         .chain(custom::names())
+        .chain(std::iter::once(iibench::NAME))
 }
 
 /// A resolved workload: its name and options, validated. Every workload plugs in here.
@@ -35,6 +38,7 @@ pub enum Workload {
     Linkbench(Box<linkbench::Spec>),
     /// A workload file (`--workload-file`, or a built-in one such as ycsb-a or tpcb).
     Custom(std::sync::Arc<custom::Spec>),
+    Iibench(iibench::Spec),
 }
 
 /// One connection's driver, for whichever workload runs (enum dispatch: no boxing per call).
@@ -47,6 +51,7 @@ pub enum AnyDriver {
     Tpcc(Box<tpcc::TpccDriver>),
     Linkbench(Box<linkbench::LinkbenchDriver>),
     Custom(Box<custom::CustomDriver>),
+    Iibench(Box<iibench::driver::IibenchDriver>),
 }
 
 impl Driver for AnyDriver {
@@ -57,6 +62,7 @@ impl Driver for AnyDriver {
             AnyDriver::Tpcc(d) => d.setup(conn).await,
             AnyDriver::Linkbench(d) => d.setup(conn).await,
             AnyDriver::Custom(d) => d.setup(conn).await,
+            AnyDriver::Iibench(d) => d.setup(conn).await,
         }
     }
     async fn step(&mut self, conn: &mut Conn) -> DbResult<Step> {
@@ -66,6 +72,7 @@ impl Driver for AnyDriver {
             AnyDriver::Tpcc(d) => d.step(conn).await,
             AnyDriver::Linkbench(d) => d.step(conn).await,
             AnyDriver::Custom(d) => d.step(conn).await,
+            AnyDriver::Iibench(d) => d.step(conn).await,
         }
     }
     fn counters(&self) -> Vec<(&'static str, u64)> {
@@ -92,6 +99,7 @@ impl Workload {
             Workload::Tpcc(_) => tpcc::NAME,
             Workload::Linkbench(_) => linkbench::NAME,
             Workload::Custom(s) => s.name_static,
+            Workload::Iibench(_) => iibench::NAME,
         }
     }
 
@@ -103,6 +111,7 @@ impl Workload {
             Workload::Tpcc(_) => tpcc::KINDS.to_vec(),
             Workload::Linkbench(_) => linkbench::KINDS.to_vec(),
             Workload::Custom(s) => s.kinds.clone(),
+            Workload::Iibench(_) => Vec::new(),
         }
     }
 
@@ -116,6 +125,7 @@ impl Workload {
             // LinkBench's request phase: the ten request types, drawn per request.
             Workload::Linkbench(_) => vec!["requests".to_string()],
             Workload::Custom(s) => s.operations(),
+            Workload::Iibench(_) => vec!["insert".to_string()],
         }
     }
 
@@ -127,6 +137,7 @@ impl Workload {
             Workload::Tpcc(_) => "stock",
             Workload::Linkbench(_) => "linktable",
             Workload::Custom(s) => s.main_table_static,
+            Workload::Iibench(_) => iibench::TABLE,
         }
     }
 
@@ -138,6 +149,7 @@ impl Workload {
             Workload::Tpcc(s) => s.options(),
             Workload::Linkbench(s) => s.options(),
             Workload::Custom(s) => s.options(),
+            Workload::Iibench(s) => s.options(),
         }
     }
 
@@ -162,6 +174,7 @@ impl Workload {
             Workload::Tpcc(s) => tpcc::prepare(conn, target, s, engine, opts).await,
             Workload::Linkbench(s) => linkbench::prepare(conn, target, s, engine, opts).await,
             Workload::Custom(s) => s.prepare(conn, target, engine, opts).await,
+            Workload::Iibench(_) => iibench::prepare(conn, engine).await,
         }
     }
 
@@ -172,6 +185,7 @@ impl Workload {
             Workload::Tpcc(_) => tpcc::cleanup(conn).await,
             Workload::Linkbench(_) => linkbench::cleanup(conn).await,
             Workload::Custom(s) => s.cleanup(conn).await,
+            Workload::Iibench(_) => iibench::cleanup(conn).await,
         }
     }
 
@@ -196,6 +210,9 @@ impl Workload {
                 worker,
                 threads,
             ))),
+            Workload::Iibench(s) => AnyDriver::Iibench(Box::new(
+                iibench::driver::IibenchDriver::new(s, worker, threads),
+            )),
         }
     }
 
@@ -207,6 +224,7 @@ impl Workload {
             Workload::Tpcc(s) => s.notes(),
             Workload::Linkbench(s) => s.notes(),
             Workload::Custom(s) => s.notes(),
+            Workload::Iibench(s) => s.notes(),
         }
     }
 

@@ -6,6 +6,7 @@ mod cli;
 mod common;
 mod custom;
 mod faults;
+mod iibench;
 mod linkbench;
 mod micro_read;
 mod mysqlwire;
