@@ -1,9 +1,11 @@
 //! Workloads: one folder per benchmark. Shared here: DDL files split into table and index
 //! statements, the metadata table that says what was loaded, and post-load housekeeping.
 
+pub mod compression;
 pub mod micro_read;
 pub mod oltp;
 pub mod rng;
+pub mod schema_change;
 pub mod tpcc;
 
 use crate::error::{Context, Error, Result};
@@ -20,6 +22,7 @@ pub fn names() -> impl Iterator<Item = &'static str> {
     std::iter::once(micro_read::NAME)
         .chain(oltp::Kind::NAMES)
         .chain(std::iter::once(tpcc::NAME))
+        .chain([compression::NAME, schema_change::NAME])
 }
 
 /// A resolved workload: its name and options, validated. Every workload plugs in here.
@@ -28,6 +31,8 @@ pub enum Workload {
     MicroRead(micro_read::Spec),
     Oltp(oltp::Spec),
     Tpcc(tpcc::Spec),
+    Compression(compression::Spec),
+    SchemaChange(schema_change::Spec),
 }
 
 /// One connection's driver, for whichever workload runs (enum dispatch: no boxing per call).
@@ -38,6 +43,7 @@ pub enum AnyDriver {
     MicroRead(micro_read::MicroDriver),
     Oltp(oltp::OltpDriver),
     Tpcc(Box<tpcc::TpccDriver>),
+    Compression(compression::CompressionDriver),
 }
 
 impl Driver for AnyDriver {
@@ -46,6 +52,7 @@ impl Driver for AnyDriver {
             AnyDriver::MicroRead(d) => d.setup(conn).await,
             AnyDriver::Oltp(d) => d.setup(conn).await,
             AnyDriver::Tpcc(d) => d.setup(conn).await,
+            AnyDriver::Compression(d) => d.setup(conn).await,
         }
     }
     async fn step(&mut self, conn: &mut Conn) -> DbResult<Step> {
@@ -53,6 +60,7 @@ impl Driver for AnyDriver {
             AnyDriver::MicroRead(d) => d.step(conn).await,
             AnyDriver::Oltp(d) => d.step(conn).await,
             AnyDriver::Tpcc(d) => d.step(conn).await,
+            AnyDriver::Compression(d) => d.step(conn).await,
         }
     }
 }
@@ -63,6 +71,8 @@ impl Workload {
             Workload::MicroRead(_) => micro_read::NAME,
             Workload::Oltp(s) => s.kind.name(),
             Workload::Tpcc(_) => tpcc::NAME,
+            Workload::Compression(_) => compression::NAME,
+            Workload::SchemaChange(_) => schema_change::NAME,
         }
     }
 
@@ -72,6 +82,8 @@ impl Workload {
         match self {
             Workload::MicroRead(_) | Workload::Oltp(_) => Vec::new(),
             Workload::Tpcc(_) => tpcc::KINDS.to_vec(),
+            Workload::Compression(_) => compression::KINDS.to_vec(),
+            Workload::SchemaChange(_) => Vec::new(),
         }
     }
 
@@ -82,6 +94,8 @@ impl Workload {
             // One point per thread count: the event (transaction) is the operation.
             Workload::Oltp(s) => vec![s.kind.name().to_string()],
             Workload::Tpcc(_) => vec!["mix".to_string()],
+            Workload::Compression(s) => s.operations(),
+            Workload::SchemaChange(s) => s.operations(),
         }
     }
 
@@ -91,6 +105,9 @@ impl Workload {
             Workload::MicroRead(_) => "normal",
             Workload::Oltp(_) => "sbtest1",
             Workload::Tpcc(_) => "stock",
+            // Each format / timeline has its own table; the result's sections name them.
+            Workload::Compression(_) => "",
+            Workload::SchemaChange(_) => "sbtest1",
         }
     }
 
@@ -100,6 +117,8 @@ impl Workload {
             Workload::MicroRead(_) => serde_json::json!({}),
             Workload::Oltp(s) => s.options_json(),
             Workload::Tpcc(s) => s.options(),
+            Workload::Compression(s) => s.options(),
+            Workload::SchemaChange(s) => s.options(),
         }
     }
 
@@ -122,6 +141,12 @@ impl Workload {
             }
             Workload::Oltp(s) => oltp::prepare(s, conn, target, engine, opts).await,
             Workload::Tpcc(s) => tpcc::prepare(conn, target, s, engine, opts).await,
+            // Both load during `run` (the load is part of what they measure, and each format
+            // or timeline needs its own fresh table).
+            Workload::Compression(_) | Workload::SchemaChange(_) => Err(Error::usage(format!(
+                "{} loads its tables during `run` (the load is part of the measurement): nothing to prepare",
+                self.name()
+            ))),
         }
     }
 
@@ -130,6 +155,8 @@ impl Workload {
             Workload::MicroRead(_) => micro_read::cleanup(conn).await,
             Workload::Oltp(s) => oltp::cleanup(s, conn).await,
             Workload::Tpcc(_) => tpcc::cleanup(conn).await,
+            Workload::Compression(_) => compression::cleanup(conn).await,
+            Workload::SchemaChange(s) => oltp::cleanup(&s.oltp, conn).await,
         }
     }
 
@@ -145,6 +172,13 @@ impl Workload {
             )),
             Workload::Oltp(s) => AnyDriver::Oltp(oltp::OltpDriver::new(s, worker, threads)),
             Workload::Tpcc(s) => AnyDriver::Tpcc(Box::new(tpcc::TpccDriver::new(s, worker))),
+            Workload::Compression(s) => {
+                AnyDriver::Compression(compression::CompressionDriver::new(s, op, worker, threads))
+            }
+            // Its timelines run the OLTP driver (schema_change::measure), never this path.
+            Workload::SchemaChange(s) => {
+                AnyDriver::Oltp(oltp::OltpDriver::new(&s.oltp, worker, threads))
+            }
         }
     }
 
@@ -154,6 +188,8 @@ impl Workload {
             Workload::MicroRead(s) => s.notes(),
             Workload::Oltp(s) => s.notes(),
             Workload::Tpcc(s) => s.notes(),
+            Workload::Compression(s) => s.notes(),
+            Workload::SchemaChange(s) => s.notes(),
         }
     }
 }

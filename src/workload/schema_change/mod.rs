@@ -1,0 +1,711 @@
+//! `schema-change`: a running OLTP workload (sysbench's oltp_insert by default) for T1
+//! (`--before`), then `ALTER TABLE ... ADD COLUMN` issued from another connection while it
+//! runs, T2 (`--after`), `DROP COLUMN`, T2 again. One timeline per algorithm the engine
+//! accepts (MariaDB: INSTANT, NOCOPY, INPLACE, COPY; PostgreSQL: ADD COLUMN without default,
+//! with a constant default, with a volatile default; SQLite: ADD COLUMN + DROP COLUMN), each
+//! on a freshly loaded table.
+//!
+//! The timeline is a chain of short measured phases on the same connections (1 s, shortened
+//! to end on T1/T2 boundaries); the per-interval samples of all phases form the throughput
+//! series. docs/schema-change.md says what this approximates.
+
+pub mod timeline;
+
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::RunConfig;
+use crate::error::{Error, Result};
+use crate::load::LoadOptions;
+use crate::measure::proc::{self, ProcSample};
+use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};
+use crate::report::{Aggregate, ClientCpu, HostCpu, Point, ResultDoc, RunRecord, ServerProcess};
+use crate::runner::{interrupt, IntervalSample, Session, SessionConfig};
+use crate::target::{Conn, Dbms, TargetSpec};
+use crate::workload::oltp;
+use timeline::Slot;
+
+pub const NAME: &str = "schema-change";
+/// The column the DDL adds and drops.
+pub const COLUMN: &str = "eb_added";
+const TABLE: &str = "sbtest1";
+/// Longest single phase of the chain.
+const PHASE: Duration = Duration::from_secs(1);
+
+/// One way of changing the table: the ADD and the DROP statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Algorithm {
+    pub name: &'static str,
+    pub add: &'static str,
+    pub drop: &'static str,
+}
+
+const MYSQL: [Algorithm; 4] = [
+    Algorithm {
+        name: "instant",
+        add: "ALTER TABLE sbtest1 ADD COLUMN eb_added INT NOT NULL DEFAULT 0, ALGORITHM=INSTANT",
+        drop: "ALTER TABLE sbtest1 DROP COLUMN eb_added, ALGORITHM=INSTANT",
+    },
+    Algorithm {
+        name: "nocopy",
+        add: "ALTER TABLE sbtest1 ADD COLUMN eb_added INT NOT NULL DEFAULT 0, ALGORITHM=NOCOPY",
+        drop: "ALTER TABLE sbtest1 DROP COLUMN eb_added, ALGORITHM=NOCOPY",
+    },
+    Algorithm {
+        name: "inplace",
+        add: "ALTER TABLE sbtest1 ADD COLUMN eb_added INT NOT NULL DEFAULT 0, ALGORITHM=INPLACE",
+        drop: "ALTER TABLE sbtest1 DROP COLUMN eb_added, ALGORITHM=INPLACE",
+    },
+    Algorithm {
+        name: "copy",
+        add: "ALTER TABLE sbtest1 ADD COLUMN eb_added INT NOT NULL DEFAULT 0, ALGORITHM=COPY",
+        drop: "ALTER TABLE sbtest1 DROP COLUMN eb_added, ALGORITHM=COPY",
+    },
+];
+const POSTGRES: [Algorithm; 3] = [
+    Algorithm {
+        name: "add-null",
+        add: "ALTER TABLE sbtest1 ADD COLUMN eb_added INTEGER",
+        drop: "ALTER TABLE sbtest1 DROP COLUMN eb_added",
+    },
+    Algorithm {
+        name: "add-default",
+        add: "ALTER TABLE sbtest1 ADD COLUMN eb_added INTEGER NOT NULL DEFAULT 0",
+        drop: "ALTER TABLE sbtest1 DROP COLUMN eb_added",
+    },
+    Algorithm {
+        name: "add-volatile-default",
+        add: "ALTER TABLE sbtest1 ADD COLUMN eb_added DOUBLE PRECISION DEFAULT random()",
+        drop: "ALTER TABLE sbtest1 DROP COLUMN eb_added",
+    },
+];
+const SQLITE: [Algorithm; 1] = [Algorithm {
+    name: "add-drop",
+    add: "ALTER TABLE sbtest1 ADD COLUMN eb_added INTEGER NOT NULL DEFAULT 0",
+    drop: "ALTER TABLE sbtest1 DROP COLUMN eb_added",
+}];
+
+pub fn algorithms(dbms: Dbms) -> &'static [Algorithm] {
+    match dbms {
+        Dbms::Mysql => &MYSQL,
+        Dbms::Postgres => &POSTGRES,
+        Dbms::Sqlite => &SQLITE,
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Spec {
+    /// The running workload (an OLTP kind on sbtest1).
+    pub oltp: oltp::Spec,
+    pub algorithms: Vec<Algorithm>,
+    pub before: Duration,
+    pub after: Duration,
+}
+
+impl Spec {
+    /// `only`: `--queries`, a comma-separated subset of the DBMS's algorithms.
+    pub fn new(
+        oltp: oltp::Spec,
+        dbms: Dbms,
+        only: Option<&str>,
+        before: Duration,
+        after: Duration,
+    ) -> Result<Spec> {
+        if oltp.kind == oltp::Kind::BulkInsert {
+            return Err(Error::usage(
+                "--during bulk_insert: bulk_insert creates its own tables; use oltp_insert, oltp_read_write, oltp_write_only, ...",
+            ));
+        }
+        if oltp.tables != 1 {
+            return Err(Error::usage(
+                "--tables: schema-change alters sbtest1 and runs on one table only",
+            ));
+        }
+        let all = algorithms(dbms);
+        let algorithms = match only {
+            None => all.to_vec(),
+            Some(list) => list
+                .split(',')
+                .map(|n| {
+                    all.iter()
+                        .find(|a| a.name == n.trim())
+                        .copied()
+                        .ok_or_else(|| {
+                            Error::usage(format!(
+                            "--queries: '{n}' is not a schema-change algorithm of {}; known: {}",
+                            dbms.name(),
+                            all.iter().map(|a| a.name).collect::<Vec<_>>().join(", ")
+                        ))
+                        })
+                })
+                .collect::<Result<Vec<_>>>()?,
+        };
+        Ok(Spec {
+            oltp,
+            algorithms,
+            before,
+            after,
+        })
+    }
+
+    pub fn operations(&self) -> Vec<String> {
+        self.algorithms.iter().map(|a| a.name.to_string()).collect()
+    }
+
+    pub fn options(&self) -> serde_json::Value {
+        serde_json::json!({
+            "during": self.oltp.kind.name(),
+            "before_s": self.before.as_secs_f64(),
+            "after_s": self.after.as_secs_f64(),
+            "algorithms": self.algorithms.iter().map(|a| serde_json::json!({"name": a.name, "add": a.add, "drop": a.drop})).collect::<Vec<_>>(),
+            "oltp": self.oltp.options_json(),
+        })
+    }
+
+    pub fn notes(&self) -> Vec<String> {
+        let mut n = vec![
+            "schema-change: each timeline is a chain of measured phases of at most 1 s on the same connections; between two phases every connection finishes its operation in flight, so a connection that finishes early waits for the slowest one (at most one operation), and the few milliseconds between phases are in no interval.".to_string(),
+            "schema-change: longest_stall_s is the longest run of intervals in which no operation finished (resolution: --report-interval); max_latency_us is the slowest operation that finished in an interval overlapping the DDL.".to_string(),
+            "schema-change: lost_ops = the rate of the window before the DDL x the DDL's duration - the operations finished during it (intervals straddling its start or end counted by the share of their length inside).".to_string(),
+            "schema-change: MariaDB takes ALGORITHM= as the least efficient algorithm allowed and may use a cheaper one (except COPY); each timeline starts on a freshly loaded table.".to_string(),
+        ];
+        n.extend(self.oltp.notes());
+        n
+    }
+}
+
+/// One DDL statement of a timeline.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DdlEvent {
+    pub statement: String,
+    pub start_s: f64,
+    /// When the statement returned (success or error).
+    pub end_s: f64,
+    pub duration_s: f64,
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The workload's rate in the window before the DDL (T1, or T2 after the previous DDL).
+    pub baseline_ops_per_s: f64,
+    /// Its rate while the DDL ran.
+    pub during_ops_per_s: f64,
+    /// baseline × duration − ops finished during the DDL.
+    pub lost_ops: f64,
+    /// lost_ops / (baseline × duration); 0 when the DDL took no measurable time.
+    pub lost_fraction: f64,
+    pub max_latency_us: u64,
+}
+
+/// The result's `schema_change` section: one timeline per (algorithm, thread count). Its
+/// throughput series is the `intervals` of the point with the same operation and threads.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Timeline {
+    pub algorithm: String,
+    pub threads: usize,
+    pub engine: String,
+    pub during: String,
+    pub table_rows: u64,
+    pub before_s: f64,
+    pub after_s: f64,
+    pub elapsed_s: f64,
+    /// complete, rejected (the server refused the ADD: the algorithm is not available for
+    /// this engine) or interrupted.
+    pub status: String,
+    pub ddl: Vec<DdlEvent>,
+    pub longest_stall_s: f64,
+    pub longest_stall_start_s: f64,
+}
+
+struct DdlDone {
+    start: Instant,
+    end: Instant,
+    result: std::result::Result<(), String>,
+}
+
+/// A connection in its own thread that runs the DDL statements it is sent.
+struct DdlRunner {
+    tx: mpsc::Sender<String>,
+    rx: mpsc::Receiver<DdlDone>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl DdlRunner {
+    fn start(target: &TargetSpec) -> Result<DdlRunner> {
+        let (tx, cmd_rx) = mpsc::channel::<String>();
+        let (done_tx, rx) = mpsc::channel();
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let target = target.clone();
+        let handle = std::thread::Builder::new()
+            .name("eb-ddl".into())
+            .spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("tokio runtime");
+                rt.block_on(async {
+                    let mut conn = match Conn::connect(&target).await {
+                        Ok(c) => {
+                            let _ = ready_tx.send(Ok(()));
+                            c
+                        }
+                        Err(e) => {
+                            let _ = ready_tx.send(Err(target.scrub(&e.message)));
+                            return;
+                        }
+                    };
+                    while let Ok(sql) = cmd_rx.recv() {
+                        let start = Instant::now();
+                        let r = conn.execute(&sql).await;
+                        let end = Instant::now();
+                        let result = r.map_err(|e| target.scrub(&e.message));
+                        if done_tx.send(DdlDone { start, end, result }).is_err() {
+                            return;
+                        }
+                    }
+                });
+            })
+            .map_err(|e| Error::run(format!("cannot start the DDL thread: {e}")))?;
+        match ready_rx.recv() {
+            Ok(Ok(())) => Ok(DdlRunner {
+                tx,
+                rx,
+                handle: Some(handle),
+            }),
+            Ok(Err(e)) => Err(Error::run(format!("the DDL connection failed: {e}"))),
+            Err(_) => Err(Error::run("the DDL thread ended before connecting")),
+        }
+    }
+}
+
+impl Drop for DdlRunner {
+    fn drop(&mut self) {
+        // Closing the channel ends the thread after its statement in flight.
+        let (tx, _) = mpsc::channel();
+        drop(std::mem::replace(&mut self.tx, tx));
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// Where the timeline is.
+enum Stage {
+    /// Before DDL number `next` (0 = ADD, 1 = DROP); the window before it started at `since`.
+    Waiting {
+        next: usize,
+        since: f64,
+    },
+    /// DDL `i` sent at `sent_s`.
+    Running {
+        i: usize,
+    },
+    Done,
+}
+
+/// Everything measured on one timeline, before it becomes a run record.
+struct Measured {
+    slots: Vec<Slot>,
+    intervals: Vec<IntervalSample>,
+    ops: u64,
+    rows: u64,
+    statements: u64,
+    errors: ErrorCounts,
+    samples: Vec<String>,
+    hist: LatencyHist,
+    cpu: CpuTimes,
+    lost_workers: usize,
+    interrupted: bool,
+    elapsed_s: f64,
+}
+
+/// Run every (algorithm, thread count) timeline; each point is saved as soon as it is done.
+#[allow(clippy::too_many_arguments)]
+pub fn measure(
+    spec: &Spec,
+    cfg: &RunConfig,
+    rt: &tokio::runtime::Runtime,
+    admin: &mut Conn,
+    doc: &mut ResultDoc,
+    path: &std::path::Path,
+    server_pid: Option<u32>,
+    engine: Option<&str>,
+    opts: &LoadOptions,
+) -> Result<()> {
+    let target = &cfg.target_spec;
+    let mut timelines: Vec<Timeline> = Vec::new();
+    for alg in &spec.algorithms {
+        for &threads in &cfg.threads {
+            if interrupt::signal().is_some() {
+                return Ok(());
+            }
+            // A fresh table for every timeline: the same size whatever ran before.
+            rt.block_on(oltp::cleanup(&spec.oltp, admin))?;
+            let loaded = rt.block_on(oltp::prepare(&spec.oltp, admin, target, engine, opts))?;
+            doc.load.extend(loaded);
+            let table_engine = match target.dbms {
+                Dbms::Mysql => rt
+                    .block_on(admin.query_one(&format!(
+                        "SELECT ENGINE FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '{TABLE}'"
+                    )))
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default(),
+                Dbms::Postgres => "heap".into(),
+                Dbms::Sqlite => "sqlite-btree".into(),
+            };
+            let scfg = SessionConfig {
+                threads,
+                client_threads: cfg.client_threads,
+                sched_batch: cfg.sched_batch,
+                pacing: cfg.pacing,
+            };
+            let o = spec.oltp.clone();
+            let mut session = Session::start(target, &scfg, move |w| {
+                oltp::OltpDriver::new(&o, w, threads)
+            })
+            .map_err(|e| e.context(format!("{} at {threads} threads", alg.name)))?;
+            let ddl = DdlRunner::start(target)?;
+            let proc0 = server_pid.and_then(ProcSample::of_tree);
+            let busy0 = proc::host_busy_s();
+            eprintln!(
+                "schema-change {}: {} for {:.0} s, then: {}",
+                alg.name,
+                spec.oltp.kind.name(),
+                spec.before.as_secs_f64(),
+                alg.add
+            );
+            let (m, events, status) = run_timeline(spec, alg, cfg, &mut session, &ddl)?;
+            let busy1 = proc::host_busy_s();
+            let proc1 = server_pid.and_then(ProcSample::of_tree);
+            drop(ddl);
+            drop(session);
+            let (stall, stall_at) = timeline::longest_stall(&m.slots);
+            let tl = Timeline {
+                algorithm: alg.name.into(),
+                threads,
+                engine: table_engine,
+                during: spec.oltp.kind.name().into(),
+                table_rows: spec.oltp.table_size as u64,
+                before_s: spec.before.as_secs_f64(),
+                after_s: spec.after.as_secs_f64(),
+                elapsed_s: m.elapsed_s,
+                status: status.into(),
+                ddl: events,
+                longest_stall_s: stall,
+                longest_stall_start_s: stall_at,
+            };
+            eprint!("{}", render_one(&tl));
+            let rec = record(&m, proc0, proc1, busy1 - busy0);
+            let runs = vec![rec];
+            let aggregate = Aggregate::of(&runs, m.hist.summary());
+            let table_sizes = rt.block_on(crate::server::capture::table_sizes(admin));
+            doc.points.push(Point {
+                workload: NAME.into(),
+                operation: alg.name.into(),
+                threads,
+                warmup: None,
+                runs,
+                aggregate,
+                engine_status: None,
+                table_sizes,
+                disk_usage: None,
+            });
+            timelines.push(tl);
+            doc.schema_change = Some(timelines.clone());
+            crate::report::json::write_atomic(path, doc)?;
+        }
+    }
+    Ok(())
+}
+
+/// Drive one timeline: phases until T1, the ADD, phases until it returns, T2, the DROP,
+/// phases until it returns, T2.
+fn run_timeline(
+    spec: &Spec,
+    alg: &Algorithm,
+    cfg: &RunConfig,
+    session: &mut Session,
+    ddl: &DdlRunner,
+) -> Result<(Measured, Vec<DdlEvent>, &'static str)> {
+    let interval = cfg.report_interval();
+    let t0 = Instant::now();
+    let secs = |t: Instant| t.duration_since(t0).as_secs_f64();
+    let mut m = Measured {
+        slots: Vec::new(),
+        intervals: Vec::new(),
+        ops: 0,
+        rows: 0,
+        statements: 0,
+        errors: ErrorCounts::default(),
+        samples: Vec::new(),
+        hist: LatencyHist::new(),
+        cpu: CpuTimes::default(),
+        lost_workers: 0,
+        interrupted: false,
+        elapsed_s: 0.0,
+    };
+    let statements = [alg.add, alg.drop];
+    let mut done: Vec<(usize, DdlDone, f64)> = Vec::new();
+    let mut stage = Stage::Waiting {
+        next: 0,
+        since: 0.0,
+    };
+    let mut status = "complete";
+    loop {
+        let now_s = secs(Instant::now());
+        let len = match stage {
+            Stage::Waiting { next, since } => {
+                let window = if next == 0 { spec.before } else { spec.after };
+                let left = since + window.as_secs_f64() - now_s;
+                if left <= 0.0 {
+                    if next < statements.len() {
+                        let _ = ddl.tx.send(statements[next].to_string());
+                        stage = Stage::Running { i: next };
+                        continue;
+                    }
+                    stage = Stage::Done;
+                    continue;
+                }
+                Duration::from_secs_f64(left.max(0.05)).min(PHASE)
+            }
+            Stage::Running { .. } => PHASE,
+            Stage::Done => break,
+        };
+        let phase_start = Instant::now();
+        let res = session.phase(len, interval, |_| {})?;
+        let off = secs(phase_start);
+        let mut start_s = off;
+        for s in &res.intervals {
+            let end_s = off + s.t_s;
+            m.slots.push(Slot {
+                start_s,
+                end_s,
+                ops: s.ops,
+                max_latency_us: if s.ops > 0 { s.latency_us.max_us } else { 0 },
+            });
+            m.intervals.push(IntervalSample {
+                t_s: end_s,
+                ..s.clone()
+            });
+            start_s = end_s;
+        }
+        m.ops += res.ops;
+        m.rows += res.rows;
+        m.statements += res.statements;
+        m.errors.merge(&res.errors);
+        m.hist.add(&res.hist);
+        m.cpu.user_s += res.client_cpu.user_s;
+        m.cpu.sys_s += res.client_cpu.sys_s;
+        m.lost_workers += res.workers_lost;
+        for e in res.error_samples {
+            if m.samples.len() < 5 && !m.samples.contains(&e) {
+                m.samples.push(e);
+            }
+        }
+        m.elapsed_s = m.slots.last().map_or(0.0, |s| s.end_s);
+        if res.interrupted || interrupt::signal().is_some() {
+            m.interrupted = true;
+            status = "interrupted";
+            break;
+        }
+        if let Stage::Running { i } = stage {
+            if let Ok(d) = ddl.rx.try_recv() {
+                let end_s = secs(d.end);
+                let failed = d.result.is_err();
+                done.push((i, d, end_s));
+                if failed && i == 0 {
+                    // The ADD was refused: nothing to drop, and nothing more to learn.
+                    status = "rejected";
+                    stage = Stage::Done;
+                } else {
+                    stage = Stage::Waiting {
+                        next: i + 1,
+                        since: end_s,
+                    };
+                }
+            }
+        }
+    }
+    // The DDL in flight (interrupted): wait for it, so that the thread can stop.
+    if let Stage::Running { i } = stage {
+        if let Ok(d) = ddl.rx.recv() {
+            let end_s = secs(d.end);
+            done.push((i, d, end_s));
+        }
+    }
+    let mut events = Vec::new();
+    let mut window_start = 0.0;
+    for (i, d, end_s) in done {
+        let start_s = secs(d.start);
+        let baseline = timeline::rate(&m.slots, window_start, start_s);
+        let dur = end_s - start_s;
+        let lost = timeline::lost_ops(&m.slots, baseline, start_s, end_s);
+        let expected = baseline * dur;
+        events.push(DdlEvent {
+            statement: statements[i].to_string(),
+            start_s,
+            end_s,
+            duration_s: dur,
+            ok: d.result.is_ok(),
+            error: d.result.err(),
+            baseline_ops_per_s: baseline,
+            during_ops_per_s: timeline::rate(&m.slots, start_s, end_s),
+            lost_ops: lost,
+            lost_fraction: if expected > 0.0 { lost / expected } else { 0.0 },
+            max_latency_us: timeline::max_latency_us(&m.slots, start_s, end_s),
+        });
+        window_start = end_s;
+    }
+    Ok((m, events, status))
+}
+
+fn record(m: &Measured, p0: Option<ProcSample>, p1: Option<ProcSample>, busy_s: f64) -> RunRecord {
+    let server_process = match (p0, p1) {
+        (Some(a), Some(b)) => {
+            let user_s = (b.user_s - a.user_s).max(0.0);
+            let sys_s = (b.sys_s - a.sys_s).max(0.0);
+            let written = b.write_bytes.saturating_sub(a.write_bytes);
+            Some(ServerProcess {
+                user_s,
+                sys_s,
+                cpu_us_per_op: (user_s + sys_s) * 1e6 / m.ops.max(1) as f64,
+                read_bytes: b.read_bytes.saturating_sub(a.read_bytes),
+                written_bytes: written,
+                written_bytes_per_op: written as f64 / m.ops.max(1) as f64,
+                rss_bytes: b.rss_bytes,
+            })
+        }
+        _ => None,
+    };
+    let client_s = m.cpu.total_s();
+    let server_s = server_process.as_ref().map(|p| p.user_s + p.sys_s);
+    let others_s = (busy_s.max(0.0) - client_s - server_s.unwrap_or(0.0)).max(0.0);
+    let elapsed = m.elapsed_s.max(1e-9);
+    RunRecord {
+        run: 1,
+        ops: m.ops,
+        rows: m.rows,
+        rows_per_op: m.rows as f64 / m.ops.max(1) as f64,
+        statements: m.statements,
+        elapsed_s: m.elapsed_s,
+        ops_per_s: m.ops as f64 / elapsed,
+        statements_per_s: m.statements as f64 / elapsed,
+        errors_total: m.errors.total(),
+        errors: m
+            .errors
+            .to_map()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        error_samples: m.samples.clone(),
+        latency_us: m.hist.summary(),
+        response_us: None,
+        open_loop: None,
+        client_cpu: ClientCpu::new(m.cpu, m.ops),
+        server_counters: Default::default(),
+        client_cpu_share: server_s
+            .filter(|s| client_s + s > 0.0)
+            .map(|s| client_s / (client_s + s)),
+        server_process,
+        host_cpu: HostCpu {
+            busy_s: busy_s.max(0.0),
+            others_s,
+            others_cpus: others_s / elapsed,
+        },
+        disturbed: others_s / elapsed > 0.10,
+        intervals: m.intervals.clone(),
+        workers_lost: m.lost_workers,
+        interrupted: m.interrupted,
+        histogram_hdr_v2: m.hist.encode(),
+        by_kind: Default::default(),
+        tpm_c: None,
+        tpm_total: None,
+    }
+}
+
+fn render_one(t: &Timeline) -> String {
+    use std::fmt::Write;
+    let mut out = format!(
+        "{:<22} {:>3} thr  {:<8} {}  stall {:.1} s at {:.1} s\n",
+        t.algorithm, t.threads, t.engine, t.status, t.longest_stall_s, t.longest_stall_start_s
+    );
+    for d in &t.ddl {
+        let what = if d.statement.contains(" ADD ") {
+            "ADD COLUMN"
+        } else {
+            "DROP COLUMN"
+        };
+        let _ = writeln!(
+            out,
+            "    {what:<12} at {:>6.2} s  took {:>7.3} s  ops/s {:>9.0} before, {:>9.0} during  lost {:>8.0} ops ({:>5.1} %)  slowest op {:.3} s{}",
+            d.start_s,
+            d.duration_s,
+            d.baseline_ops_per_s,
+            d.during_ops_per_s,
+            d.lost_ops,
+            d.lost_fraction * 100.0,
+            d.max_latency_us as f64 / 1e6,
+            d.error.as_ref().map(|e| format!("  ERROR: {e}")).unwrap_or_default()
+        );
+    }
+    out
+}
+
+/// The terminal summary of every timeline.
+pub fn render(ts: &[Timeline]) -> String {
+    let mut out = String::from("\nschema-change timelines (DDL issued while the workload runs)\n");
+    for t in ts {
+        out.push_str(&render_one(t));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn algorithms_by_name() {
+        use clap::Parser;
+        let cli = crate::cli::Cli::try_parse_from(["enginebench", "run", "oltp_insert"]).unwrap();
+        let crate::cli::Command::Run(a) = cli.command else {
+            panic!("run expected")
+        };
+        let crate::workload::Workload::Oltp(o) = crate::config::workload(
+            "oltp_insert",
+            1000,
+            1,
+            None,
+            &a.oltp,
+            None,
+            &crate::config::Extra::default(),
+        )
+        .unwrap() else {
+            panic!("oltp expected")
+        };
+        let s = Spec::new(
+            o.clone(),
+            Dbms::Mysql,
+            Some("copy,instant"),
+            Duration::ZERO,
+            Duration::ZERO,
+        )
+        .unwrap();
+        assert_eq!(s.operations(), vec!["copy", "instant"]);
+        assert!(Spec::new(
+            o,
+            Dbms::Sqlite,
+            Some("copy"),
+            Duration::ZERO,
+            Duration::ZERO
+        )
+        .is_err());
+        for d in [Dbms::Mysql, Dbms::Postgres, Dbms::Sqlite] {
+            for a in algorithms(d) {
+                assert!(a.add.contains(COLUMN) && a.drop.contains(COLUMN) && a.add.contains(TABLE));
+            }
+        }
+    }
+}
