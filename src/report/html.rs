@@ -315,7 +315,7 @@ fn time_series(h: &mut String, rs: &[Labeled]) {
             else {
                 continue;
             };
-            let series: Vec<Series> = p
+            let mut series: Vec<Series> = p
                 .runs
                 .iter()
                 .map(|run| Series {
@@ -323,6 +323,7 @@ fn time_series(h: &mut String, rs: &[Labeled]) {
                     points: run.intervals.iter().map(|i| (i.t_s, i.ops_per_s)).collect(),
                 })
                 .collect();
+            series.extend(crate::workload::schema_change::ddl_markers(&r.doc, p));
             let chart = Chart {
                 title: format!("{} — {} at {} threads", op, r.label, p.threads),
                 x_label: "time s".into(),

@@ -4,10 +4,12 @@
 
 mod cli;
 mod common;
+mod compression;
 mod micro_read;
 mod mysqlwire;
 mod oltp;
 mod open_loop;
 mod report;
+mod schema_change;
 mod servers;
 mod tpcc;

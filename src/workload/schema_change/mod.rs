@@ -653,6 +653,39 @@ fn render_one(t: &Timeline) -> String {
     out
 }
 
+/// For the HTML throughput chart: each DDL of the point's timeline as a box from its start to
+/// its end, as high as the run's highest interval rate.
+pub fn ddl_markers(doc: &ResultDoc, p: &Point) -> Vec<crate::report::svg::Series> {
+    let Some(t) = doc.schema_change.as_ref().and_then(|ts| {
+        ts.iter()
+            .find(|t| t.algorithm == p.operation && t.threads == p.threads)
+    }) else {
+        return Vec::new();
+    };
+    let top = p
+        .runs
+        .iter()
+        .flat_map(|r| &r.intervals)
+        .map(|i| i.ops_per_s)
+        .fold(0.0, f64::max);
+    t.ddl
+        .iter()
+        .map(|d| crate::report::svg::Series {
+            name: if d.statement.contains(" ADD ") {
+                "ADD COLUMN".into()
+            } else {
+                "DROP COLUMN".into()
+            },
+            points: vec![
+                (d.start_s, 0.0),
+                (d.start_s, top),
+                (d.end_s, top),
+                (d.end_s, 0.0),
+            ],
+        })
+        .collect()
+}
+
 /// The terminal summary of every timeline.
 pub fn render(ts: &[Timeline]) -> String {
     let mut out = String::from("\nschema-change timelines (DDL issued while the workload runs)\n");

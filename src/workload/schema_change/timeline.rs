@@ -39,11 +39,14 @@ pub fn rate(slots: &[Slot], a: f64, b: f64) -> f64 {
     ops_in(slots, a, b) / (b - a)
 }
 
-/// The slowest operation finished in a slot that overlaps `[a, b]`.
+/// The slowest operation that may have run during `[a, b]`: of the slots that end after `a`,
+/// those whose slowest operation started (its end minus its latency, at the earliest the
+/// slot's start minus it) before `b`. Operations a DDL blocks finish just after it ends, so
+/// their slot can start after `b`.
 pub fn max_latency_us(slots: &[Slot], a: f64, b: f64) -> u64 {
     slots
         .iter()
-        .filter(|s| s.end_s >= a && s.start_s <= b)
+        .filter(|s| s.end_s >= a && s.start_s - s.max_latency_us as f64 / 1e6 <= b)
         .map(|s| s.max_latency_us)
         .max()
         .unwrap_or(0)
@@ -107,5 +110,9 @@ mod tests {
         assert_eq!(longest_stall(&slots(&[1, 2])), (0.0, 0.0));
         assert_eq!(max_latency_us(&s, 0.0, 0.5), 1000);
         assert_eq!(max_latency_us(&s, 3.2, 5.5), 0);
+        // An operation blocked by a DDL over [1.0, 3.5] finishes in the slot after it.
+        let mut b = slots(&[5, 0, 0, 0, 5]);
+        b[4].max_latency_us = 2_600_000;
+        assert_eq!(max_latency_us(&b, 1.0, 3.5), 2_600_000);
     }
 }
