@@ -219,21 +219,32 @@ pub struct Timeline {
 }
 
 struct DdlDone {
+    /// Index in the plan's statements.
+    i: usize,
     start: Instant,
     end: Instant,
     result: std::result::Result<(), String>,
 }
 
-/// A connection in its own thread that runs the DDL statements it is sent.
+/// What the DDL connection runs: `statements[0]` at `first_at`, every next one `gap` after
+/// the previous one returned; it stops after a statement fails.
+struct Plan {
+    first_at: Instant,
+    gap: Duration,
+    statements: Vec<String>,
+}
+
+/// A connection in its own thread that runs the DDL on its own clock, so that a statement
+/// starts on time even while the workload's connections are blocked.
 struct DdlRunner {
-    tx: mpsc::Sender<String>,
+    tx: Option<mpsc::Sender<Plan>>,
     rx: mpsc::Receiver<DdlDone>,
     handle: Option<std::thread::JoinHandle<()>>,
 }
 
 impl DdlRunner {
     fn start(target: &TargetSpec) -> Result<DdlRunner> {
-        let (tx, cmd_rx) = mpsc::channel::<String>();
+        let (tx, cmd_rx) = mpsc::channel::<Plan>();
         let (done_tx, rx) = mpsc::channel();
         let (ready_tx, ready_rx) = mpsc::channel();
         let target = target.clone();
@@ -255,13 +266,32 @@ impl DdlRunner {
                             return;
                         }
                     };
-                    while let Ok(sql) = cmd_rx.recv() {
-                        let start = Instant::now();
-                        let r = conn.execute(&sql).await;
-                        let end = Instant::now();
-                        let result = r.map_err(|e| target.scrub(&e.message));
-                        if done_tx.send(DdlDone { start, end, result }).is_err() {
-                            return;
+                    while let Ok(plan) = cmd_rx.recv() {
+                        let mut at = plan.first_at;
+                        for (i, sql) in plan.statements.iter().enumerate() {
+                            // In steps, so that Ctrl-C is seen.
+                            while Instant::now() < at && interrupt::signal().is_none() {
+                                let step = (at - Instant::now()).min(Duration::from_millis(50));
+                                tokio::time::sleep(step).await;
+                            }
+                            if interrupt::signal().is_some() {
+                                return;
+                            }
+                            let start = Instant::now();
+                            let r = conn.execute(sql).await;
+                            let end = Instant::now();
+                            let result = r.map_err(|e| target.scrub(&e.message));
+                            let failed = result.is_err();
+                            let done = DdlDone {
+                                i,
+                                start,
+                                end,
+                                result,
+                            };
+                            if done_tx.send(done).is_err() || failed {
+                                break;
+                            }
+                            at = end + plan.gap;
                         }
                     }
                 });
@@ -269,7 +299,7 @@ impl DdlRunner {
             .map_err(|e| Error::run(format!("cannot start the DDL thread: {e}")))?;
         match ready_rx.recv() {
             Ok(Ok(())) => Ok(DdlRunner {
-                tx,
+                tx: Some(tx),
                 rx,
                 handle: Some(handle),
             }),
@@ -281,27 +311,12 @@ impl DdlRunner {
 
 impl Drop for DdlRunner {
     fn drop(&mut self) {
-        // Closing the channel ends the thread after its statement in flight.
-        let (tx, _) = mpsc::channel();
-        drop(std::mem::replace(&mut self.tx, tx));
+        // Closing the channel ends the thread once its plan is done.
+        self.tx.take();
         if let Some(h) = self.handle.take() {
             let _ = h.join();
         }
     }
-}
-
-/// Where the timeline is.
-enum Stage {
-    /// Before DDL number `next` (0 = ADD, 1 = DROP); the window before it started at `since`.
-    Waiting {
-        next: usize,
-        since: f64,
-    },
-    /// DDL `i` sent at `sent_s`.
-    Running {
-        i: usize,
-    },
-    Done,
 }
 
 /// Everything measured on one timeline, before it becomes a run record.
@@ -420,8 +435,9 @@ pub fn measure(
     Ok(())
 }
 
-/// Drive one timeline: phases until T1, the ADD, phases until it returns, T2, the DROP,
-/// phases until it returns, T2.
+/// Drive one timeline: phases of at most 1 s on the workload's connections while the DDL
+/// connection runs the ADD at T1 and the DROP T2 after the ADD returned; the timeline ends
+/// T2 after the DROP returned (or as soon as the ADD is refused).
 fn run_timeline(
     spec: &Spec,
     alg: &Algorithm,
@@ -447,31 +463,33 @@ fn run_timeline(
         elapsed_s: 0.0,
     };
     let statements = [alg.add, alg.drop];
-    let mut done: Vec<(usize, DdlDone, f64)> = Vec::new();
-    let mut stage = Stage::Waiting {
-        next: 0,
-        since: 0.0,
-    };
+    if let Some(tx) = &ddl.tx {
+        let _ = tx.send(Plan {
+            first_at: t0 + spec.before,
+            gap: spec.after,
+            statements: statements.iter().map(|s| s.to_string()).collect(),
+        });
+    }
+    let mut done: Vec<DdlDone> = Vec::new();
+    let mut end_at: Option<f64> = None;
     let mut status = "complete";
     loop {
-        let now_s = secs(Instant::now());
-        let len = match stage {
-            Stage::Waiting { next, since } => {
-                let window = if next == 0 { spec.before } else { spec.after };
-                let left = since + window.as_secs_f64() - now_s;
-                if left <= 0.0 {
-                    if next < statements.len() {
-                        let _ = ddl.tx.send(statements[next].to_string());
-                        stage = Stage::Running { i: next };
-                        continue;
-                    }
-                    stage = Stage::Done;
-                    continue;
-                }
-                Duration::from_secs_f64(left.max(0.05)).min(PHASE)
+        while let Ok(d) = ddl.rx.try_recv() {
+            let end_s = secs(d.end);
+            if d.result.is_err() && d.i == 0 {
+                // The ADD was refused: nothing to drop, and nothing more to learn.
+                status = "rejected";
+                end_at = Some(end_s);
+            } else if d.i + 1 == statements.len() || d.result.is_err() {
+                end_at = Some(end_s + spec.after.as_secs_f64());
             }
-            Stage::Running { .. } => PHASE,
-            Stage::Done => break,
+            done.push(d);
+        }
+        let now_s = secs(Instant::now());
+        let len = match end_at {
+            Some(e) if now_s >= e => break,
+            Some(e) => Duration::from_secs_f64((e - now_s).max(0.05)).min(PHASE),
+            None => PHASE,
         };
         let phase_start = Instant::now();
         let res = session.phase(len, interval, |_| {})?;
@@ -510,41 +528,17 @@ fn run_timeline(
             status = "interrupted";
             break;
         }
-        if let Stage::Running { i } = stage {
-            if let Ok(d) = ddl.rx.try_recv() {
-                let end_s = secs(d.end);
-                let failed = d.result.is_err();
-                done.push((i, d, end_s));
-                if failed && i == 0 {
-                    // The ADD was refused: nothing to drop, and nothing more to learn.
-                    status = "rejected";
-                    stage = Stage::Done;
-                } else {
-                    stage = Stage::Waiting {
-                        next: i + 1,
-                        since: end_s,
-                    };
-                }
-            }
-        }
-    }
-    // The DDL in flight (interrupted): wait for it, so that the thread can stop.
-    if let Stage::Running { i } = stage {
-        if let Ok(d) = ddl.rx.recv() {
-            let end_s = secs(d.end);
-            done.push((i, d, end_s));
-        }
     }
     let mut events = Vec::new();
     let mut window_start = 0.0;
-    for (i, d, end_s) in done {
-        let start_s = secs(d.start);
+    for d in done {
+        let (start_s, end_s) = (secs(d.start), secs(d.end));
         let baseline = timeline::rate(&m.slots, window_start, start_s);
         let dur = end_s - start_s;
         let lost = timeline::lost_ops(&m.slots, baseline, start_s, end_s);
         let expected = baseline * dur;
         events.push(DdlEvent {
-            statement: statements[i].to_string(),
+            statement: statements[d.i].to_string(),
             start_s,
             end_s,
             duration_s: dur,
