@@ -244,6 +244,11 @@ pub fn workload(
         }
     }
     if name == compression::NAME {
+        if engine.is_some() {
+            return Err(Error::usage(
+                "--engine does not apply to compression: it loads every storage format the server offers (pick formats with --queries)",
+            ));
+        }
         return Ok(Workload::Compression(compression::Spec::new(
             table_size,
             seed,

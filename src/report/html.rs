@@ -323,7 +323,7 @@ fn time_series(h: &mut String, rs: &[Labeled]) {
                     points: run.intervals.iter().map(|i| (i.t_s, i.ops_per_s)).collect(),
                 })
                 .collect();
-            series.extend(crate::workload::schema_change::ddl_markers(&r.doc, p));
+            series.extend(crate::workload::schema_change::ddl_markers(r.doc, p));
             let chart = Chart {
                 title: format!("{} — {} at {} threads", op, r.label, p.threads),
                 x_label: "time s".into(),
