@@ -256,17 +256,28 @@ pub async fn load_format(
         table: t.clone(),
         seed: spec.seed,
     };
-    let stats = load::load(target, &src, spec.rows, opts)?;
-    // Statistics only (ANALYZE): a VACUUM on PostgreSQL would not change the heap's size
-    // after a pure load, and the CHECKPOINT comes with the size measurement.
-    let analyze = match conn.dbms() {
-        Dbms::Mysql => format!("ANALYZE TABLE {t}"),
-        _ => format!("ANALYZE {t}"),
+    let measured = async {
+        let stats = load::load(target, &src, spec.rows, opts)?;
+        // Statistics only (ANALYZE): a VACUUM on PostgreSQL would not change the heap's size
+        // after a pure load, and the CHECKPOINT comes with the size measurement.
+        let analyze = match conn.dbms() {
+            Dbms::Mysql => format!("ANALYZE TABLE {t}"),
+            _ => format!("ANALYZE {t}"),
+        };
+        conn.query(&analyze).await.ctx(format!("analyzing {t}"))?;
+        let t0 = Instant::now();
+        let size = measure_size(conn, f).await?;
+        Ok::<_, Error>((stats, size, t0.elapsed().as_secs_f64()))
+    }
+    .await;
+    let (stats, size, flush_s) = match measured {
+        Ok(m) => m,
+        Err(e) => {
+            // Put the server's global setting back before giving up.
+            finish_format(conn, restore.as_deref()).await;
+            return Err(e);
+        }
     };
-    conn.query(&analyze).await.ctx(format!("analyzing {t}"))?;
-    let t0 = Instant::now();
-    let size = measure_size(conn, f).await?;
-    let flush_s = t0.elapsed().as_secs_f64();
     Ok(Loaded {
         result: FormatResult {
             format: f.name.into(),
