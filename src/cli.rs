@@ -407,6 +407,18 @@ pub struct RunArgs {
     /// it a lost connection ends its worker and the run fails when all are lost.
     #[arg(long)]
     pub reconnect: bool,
+    /// schema-change: how long the workload runs before the ADD COLUMN (T1) [default: 5s].
+    #[arg(long, value_name = "DURATION")]
+    pub before: Option<String>,
+
+    /// schema-change: how long the workload runs after each DDL returns (T2) [default: 5s].
+    #[arg(long, value_name = "DURATION")]
+    pub after: Option<String>,
+
+    /// schema-change: the OLTP workload that runs while the table is altered
+    /// [default: oltp_insert].
+    #[arg(long, value_name = "WORKLOAD")]
+    pub during: Option<String>,
     #[command(flatten)]
     pub iibench: IibenchArgs,
 }

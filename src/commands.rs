@@ -22,6 +22,7 @@ use crate::runner::admin::Admin;
 use crate::runner::{interrupt, IntervalSample, Session, SessionConfig};
 use crate::server::{capture, Server};
 use crate::target::{Conn, Dbms, TargetSpec};
+use crate::workload::Workload;
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -310,6 +311,22 @@ pub fn init_workload(a: &crate::cli::InitWorkloadArgs) -> Result<ExitCode> {
         "wrote {}: edit it, then run it with: enginebench run --workload-file {}",
         a.file, a.file
     );
+    println!("compression  the same log rows in every storage format: size, ratio to raw, load time, read/write speed");
+    for d in [Dbms::Mysql, Dbms::Postgres, Dbms::Sqlite] {
+        let names: Vec<&str> = crate::workload::compression::formats::for_dbms(d)
+            .iter()
+            .map(|f| f.name)
+            .collect();
+        println!("  {:<30} {}", d.name(), names.join(", "));
+    }
+    println!("schema-change  ADD/DROP COLUMN while an OLTP workload runs: throughput timeline, stall, lost ops");
+    for d in [Dbms::Mysql, Dbms::Postgres, Dbms::Sqlite] {
+        let names: Vec<&str> = crate::workload::schema_change::algorithms(d)
+            .iter()
+            .map(|a| a.name)
+            .collect();
+        println!("  {:<30} {}", d.name(), names.join(", "));
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -572,11 +589,11 @@ fn run_on(a: &RunArgs, cfg: &RunConfig, server: Option<&Server>) -> Result<ExitC
     }
 
     let opts = load_options(&spec, cfg.load_connections, cfg.load_method);
-    let loaded: Vec<crate::load::LoadStats> =
-        rt.block_on(
-            cfg.workload_spec
-                .prepare(&mut admin, &spec, engine.as_deref(), &opts),
-        )?;
+    let loaded: Vec<crate::load::LoadStats> = match &cfg.workload_spec {
+        // They load during the measurement (each format / timeline its own fresh table).
+        Workload::Compression(_) | Workload::SchemaChange(_) => Vec::new(),
+        w => rt.block_on(w.prepare(&mut admin, &spec, engine.as_deref(), &opts))?,
+    };
     report_loads(&loaded);
     let table_engine = match spec.dbms {
         Dbms::Mysql => rt
@@ -635,6 +652,8 @@ fn run_on(a: &RunArgs, cfg: &RunConfig, server: Option<&Server>) -> Result<ExitC
             host: HostFacts::collect(),
             load: loaded,
             points: Vec::new(),
+            compression: None,
+            schema_change: None,
             notes: {
                 let mut n = notes(cfg);
                 if let Conn::Mysql(m) = &admin {
@@ -686,6 +705,20 @@ fn run_on(a: &RunArgs, cfg: &RunConfig, server: Option<&Server>) -> Result<ExitC
                 None => Err(Error::run("the admin connection to the target was lost")),
             }
         }
+        Workload::Compression(s) => measure_compression(s, cfg, &rt, &mut admin, &mut state, &opts),
+        Workload::SchemaChange(s) => crate::workload::schema_change::measure(
+            s,
+            cfg,
+            &rt,
+            admin
+                .conn_mut()
+                .ok_or_else(|| Error::run("the admin connection to the target was lost"))?,
+            &mut state.doc,
+            &state.path,
+            server_pid,
+            engine.as_deref(),
+            &opts,
+        ),
         _ => measure_all(cfg, &rt, &mut admin, &mut state),
     }
     .map_err(|e| name_dead_server(e, server));
@@ -1012,6 +1045,55 @@ fn measure_all(
                 return Err(Error::run(why));
             }
         }
+    }
+    Ok(())
+}
+
+/// compression: per format, load it and size it (compression.rs), then its read/write points
+/// through the ordinary measurement (`measure_all` on the one format), saving after each.
+fn measure_compression(
+    s: &crate::workload::compression::Spec,
+    cfg: &RunConfig,
+    rt: &tokio::runtime::Runtime,
+    admin: &mut Admin,
+    state: &mut RunState,
+    opts: &LoadOptions,
+) -> Result<()> {
+    use crate::workload::compression;
+    let lost = || Error::run("the admin connection to the target was lost");
+    let mut report = compression::start(s);
+    for (i, f) in s.formats.iter().enumerate() {
+        if interrupt::signal().is_some() {
+            return Ok(());
+        }
+        let loaded = rt.block_on(compression::load_format(
+            admin.conn_mut().ok_or_else(lost)?,
+            &cfg.target_spec,
+            s,
+            f,
+            report.raw_bytes,
+            opts,
+        ))?;
+        state.doc.load.extend(loaded.load);
+        let available = loaded.result.available;
+        report.formats.push(loaded.result);
+        state.doc.compression = Some(report.clone());
+        state.save()?;
+        if !available {
+            continue;
+        }
+        let mut one = cfg.clone();
+        one.workload_spec = Workload::Compression(s.only(i));
+        one.operations = vec![f.name.to_string()];
+        state.engine = f.engine().to_string();
+        let r = measure_all(&one, rt, admin, state);
+        if let Some(conn) = admin.conn_mut() {
+            rt.block_on(compression::finish_format(conn, loaded.restore.as_deref()));
+        }
+        r?;
+        compression::fill_runs(&mut report, &state.doc.points);
+        state.doc.compression = Some(report.clone());
+        state.save()?;
     }
     Ok(())
 }

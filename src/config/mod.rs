@@ -12,7 +12,9 @@ use crate::error::{Error, Result};
 use crate::report::table::Pick;
 use crate::runner::{Arrivals, Pacing};
 use crate::target::{Dbms, TargetSpec, DEFAULT_TARGET};
-use crate::workload::{iibench, linkbench, micro_read, oltp, tpcc, Workload};
+use crate::workload::{
+    compression, iibench, linkbench, micro_read, oltp, schema_change, tpcc, Workload,
+};
 
 /// Values a method preset fills in when the flag is not given.
 struct Preset {
@@ -214,6 +216,10 @@ pub struct Extra<'a> {
     pub iibench: Option<&'a IibenchArgs>,
     /// `--duration` when given explicitly (iibench: a time bound).
     pub duration: Option<Duration>,
+    /// schema-change: `--before`, `--after`, `--during`.
+    pub before: Option<&'a str>,
+    pub after: Option<&'a str>,
+    pub during: Option<&'a str>,
 }
 
 impl<'a> Extra<'a> {
@@ -316,6 +322,33 @@ pub fn workload(
                 )));
             }
         }
+    }
+    for (given, flag) in [
+        (x.before.is_some(), "--before"),
+        (x.after.is_some(), "--after"),
+        (x.during.is_some(), "--during"),
+    ] {
+        if given && name != schema_change::NAME {
+            return Err(Error::usage(format!(
+                "{flag} applies to the schema-change workload only"
+            )));
+        }
+    }
+    if name == compression::NAME {
+        if engine.is_some() {
+            return Err(Error::usage(
+                "--engine does not apply to compression: it loads every storage format the server offers (pick formats with --queries)",
+            ));
+        }
+        return Ok(Workload::Compression(compression::Spec::new(
+            table_size,
+            seed,
+            x.dbms.unwrap_or(Dbms::Sqlite),
+            queries,
+        )?));
+    }
+    if name == schema_change::NAME {
+        return schema_change_spec(table_size, seed, queries, o, engine, x);
     }
     if name == tpcc::NAME {
         if x.table_size_given {
@@ -461,11 +494,47 @@ fn custom_workload(name: &str, seed: u64, queries: Option<&str>, x: &Extra) -> R
     Ok(Workload::Custom(std::sync::Arc::new(spec)))
 }
 
+/// schema-change: the OLTP workload of `--during` and the timeline's windows.
+fn schema_change_spec(
+    table_size: u64,
+    seed: u64,
+    queries: Option<&str>,
+    o: &OltpArgs,
+    engine: Option<&str>,
+    x: &Extra,
+) -> Result<Workload> {
+    let during = x.during.unwrap_or("oltp_insert");
+    let inner = Extra {
+        dbms: x.dbms,
+        method: x.method,
+        ..Extra::default()
+    };
+    let Workload::Oltp(os) = workload(during, table_size, seed, None, o, engine, &inner)? else {
+        return Err(Error::usage(format!(
+            "--during: '{during}' is not an OLTP workload (use oltp_insert, oltp_read_write, oltp_write_only, ...)"
+        )));
+    };
+    let window = |v: Option<&str>, f: &str| -> Result<Duration> {
+        match v {
+            Some(s) => flag(f, parse::duration(s)),
+            None => Ok(Duration::from_secs(5)),
+        }
+    };
+    Ok(Workload::SchemaChange(schema_change::Spec::new(
+        os,
+        x.dbms.unwrap_or(Dbms::Sqlite),
+        queries,
+        window(x.before, "--before")?,
+        window(x.after, "--after")?,
+    )?))
+}
+
 /// `--table-size`, or the workload's default: sysbench's 10000 rows per table for the
 /// sysbench workloads, the method's size for micro-read.
 pub fn table_size_for(workload: &str, d: &DataArgs, method: Method) -> Result<u64> {
     let n = table_size(d, method)?;
-    if d.table_size.is_none() && workload != micro_read::NAME {
+    let method_sized = [micro_read::NAME, compression::NAME, schema_change::NAME];
+    if d.table_size.is_none() && !method_sized.contains(&workload) {
         return Ok(10_000);
     }
     Ok(n)
@@ -638,6 +707,9 @@ impl RunConfig {
             spec_timing: a.spec_timing,
             iibench: Some(&a.iibench),
             duration: a.duration.as_ref().map(|_| duration),
+            before: a.before.as_deref(),
+            after: a.after.as_deref(),
+            during: a.during.as_deref(),
             ..Extra::from_data(&a.data, a.method, spec.dbms)
         };
         let mut workload_spec = self::workload(

@@ -316,7 +316,7 @@ fn time_series(h: &mut String, rs: &[Labeled]) {
             else {
                 continue;
             };
-            let series: Vec<Series> = p
+            let mut series: Vec<Series> = p
                 .runs
                 .iter()
                 .map(|run| Series {
@@ -324,6 +324,7 @@ fn time_series(h: &mut String, rs: &[Labeled]) {
                     points: full_intervals(run).map(|i| (i.t_s, i.ops_per_s)).collect(),
                 })
                 .collect();
+            series.extend(crate::workload::schema_change::ddl_markers(r.doc, p));
             let chart = Chart {
                 title: format!("{} — {} at {} threads", op, r.label, p.threads),
                 x_label: "time s".into(),

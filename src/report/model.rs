@@ -41,6 +41,12 @@ pub struct ResultDoc {
     pub points: Vec<Point>,
     /// What is approximate or differs from the original benchmark, said where the numbers are.
     pub notes: Vec<String>,
+    /// compression: the table of storage formats (size, ratio, load, read/write speed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compression: Option<crate::workload::compression::CompressionReport>,
+    /// schema-change: one timeline per algorithm and thread count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema_change: Option<Vec<crate::workload::schema_change::Timeline>>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -121,5 +121,11 @@ pub fn render(doc: &ResultDoc, pick: Pick) -> String {
             p.threads
         ));
     }
+    if let Some(c) = &doc.compression {
+        out.push_str(&crate::workload::compression::render(c));
+    }
+    if let Some(t) = &doc.schema_change {
+        out.push_str(&crate::workload::schema_change::render(t));
+    }
     out
 }

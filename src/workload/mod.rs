@@ -1,12 +1,14 @@
 //! Workloads: one folder per benchmark. Shared here: DDL files split into table and index
 //! statements, the metadata table that says what was loaded, and post-load housekeeping.
 
+pub mod compression;
 pub mod custom;
 pub mod iibench;
 pub mod linkbench;
 pub mod micro_read;
 pub mod oltp;
 pub mod rng;
+pub mod schema_change;
 pub mod textgen;
 pub mod tpcc;
 
@@ -27,6 +29,7 @@ pub fn names() -> impl Iterator<Item = &'static str> {
         .chain(std::iter::once(linkbench::NAME))
         .chain(custom::names())
         .chain(std::iter::once(iibench::NAME))
+        .chain([compression::NAME, schema_change::NAME])
 }
 
 /// A resolved workload: its name and options, validated. Every workload plugs in here.
@@ -39,6 +42,8 @@ pub enum Workload {
     /// A workload file (`--workload-file`, or a built-in one such as ycsb-a or tpcb).
     Custom(std::sync::Arc<custom::Spec>),
     Iibench(iibench::Spec),
+    Compression(compression::Spec),
+    SchemaChange(schema_change::Spec),
 }
 
 /// One connection's driver, for whichever workload runs (enum dispatch: no boxing per call).
@@ -52,6 +57,7 @@ pub enum AnyDriver {
     Linkbench(Box<linkbench::LinkbenchDriver>),
     Custom(Box<custom::CustomDriver>),
     Iibench(Box<iibench::driver::IibenchDriver>),
+    Compression(compression::CompressionDriver),
 }
 
 impl Driver for AnyDriver {
@@ -63,6 +69,7 @@ impl Driver for AnyDriver {
             AnyDriver::Linkbench(d) => d.setup(conn).await,
             AnyDriver::Custom(d) => d.setup(conn).await,
             AnyDriver::Iibench(d) => d.setup(conn).await,
+            AnyDriver::Compression(d) => d.setup(conn).await,
         }
     }
     async fn step(&mut self, conn: &mut Conn) -> DbResult<Step> {
@@ -73,6 +80,7 @@ impl Driver for AnyDriver {
             AnyDriver::Linkbench(d) => d.step(conn).await,
             AnyDriver::Custom(d) => d.step(conn).await,
             AnyDriver::Iibench(d) => d.step(conn).await,
+            AnyDriver::Compression(d) => d.step(conn).await,
         }
     }
     fn counters(&self) -> Vec<(&'static str, u64)> {
@@ -100,6 +108,8 @@ impl Workload {
             Workload::Linkbench(_) => linkbench::NAME,
             Workload::Custom(s) => s.name_static,
             Workload::Iibench(_) => iibench::NAME,
+            Workload::Compression(_) => compression::NAME,
+            Workload::SchemaChange(_) => schema_change::NAME,
         }
     }
 
@@ -112,6 +122,8 @@ impl Workload {
             Workload::Linkbench(_) => linkbench::KINDS.to_vec(),
             Workload::Custom(s) => s.kinds.clone(),
             Workload::Iibench(_) => Vec::new(),
+            Workload::Compression(_) => compression::KINDS.to_vec(),
+            Workload::SchemaChange(_) => Vec::new(),
         }
     }
 
@@ -126,6 +138,8 @@ impl Workload {
             Workload::Linkbench(_) => vec!["requests".to_string()],
             Workload::Custom(s) => s.operations(),
             Workload::Iibench(_) => vec!["insert".to_string()],
+            Workload::Compression(s) => s.operations(),
+            Workload::SchemaChange(s) => s.operations(),
         }
     }
 
@@ -138,6 +152,9 @@ impl Workload {
             Workload::Linkbench(_) => "linktable",
             Workload::Custom(s) => s.main_table_static,
             Workload::Iibench(_) => iibench::TABLE,
+            // Each format / timeline has its own table; the result's sections name them.
+            Workload::Compression(_) => "",
+            Workload::SchemaChange(_) => "sbtest1",
         }
     }
 
@@ -150,6 +167,8 @@ impl Workload {
             Workload::Linkbench(s) => s.options(),
             Workload::Custom(s) => s.options(),
             Workload::Iibench(s) => s.options(),
+            Workload::Compression(s) => s.options(),
+            Workload::SchemaChange(s) => s.options(),
         }
     }
 
@@ -175,6 +194,12 @@ impl Workload {
             Workload::Linkbench(s) => linkbench::prepare(conn, target, s, engine, opts).await,
             Workload::Custom(s) => s.prepare(conn, target, engine, opts).await,
             Workload::Iibench(_) => iibench::prepare(conn, engine).await,
+            // Both load during `run` (the load is part of what they measure, and each format
+            // or timeline needs its own fresh table).
+            Workload::Compression(_) | Workload::SchemaChange(_) => Err(Error::usage(format!(
+                "{} loads its tables during `run` (the load is part of the measurement): nothing to prepare",
+                self.name()
+            ))),
         }
     }
 
@@ -186,6 +211,8 @@ impl Workload {
             Workload::Linkbench(_) => linkbench::cleanup(conn).await,
             Workload::Custom(s) => s.cleanup(conn).await,
             Workload::Iibench(_) => iibench::cleanup(conn).await,
+            Workload::Compression(_) => compression::cleanup(conn).await,
+            Workload::SchemaChange(s) => oltp::cleanup(&s.oltp, conn).await,
         }
     }
 
@@ -213,6 +240,13 @@ impl Workload {
             Workload::Iibench(s) => AnyDriver::Iibench(Box::new(
                 iibench::driver::IibenchDriver::new(s, worker, threads),
             )),
+            Workload::Compression(s) => {
+                AnyDriver::Compression(compression::CompressionDriver::new(s, op, worker, threads))
+            }
+            // Its timelines run the OLTP driver (schema_change::measure), never this path.
+            Workload::SchemaChange(s) => {
+                AnyDriver::Oltp(oltp::OltpDriver::new(&s.oltp, worker, threads))
+            }
         }
     }
 
@@ -225,6 +259,8 @@ impl Workload {
             Workload::Linkbench(s) => s.notes(),
             Workload::Custom(s) => s.notes(),
             Workload::Iibench(s) => s.notes(),
+            Workload::Compression(s) => s.notes(),
+            Workload::SchemaChange(s) => s.notes(),
         }
     }
 

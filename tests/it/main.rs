@@ -4,6 +4,7 @@
 
 mod cli;
 mod common;
+mod compression;
 mod custom;
 mod faults;
 mod iibench;
@@ -13,5 +14,6 @@ mod mysqlwire;
 mod oltp;
 mod open_loop;
 mod report;
+mod schema_change;
 mod servers;
 mod tpcc;
