@@ -348,6 +348,9 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub server: RunServerArgs,
+
+    #[command(flatten)]
+    pub sqlbench: SqlbenchArgs,
 }
 
 /// sysbench's on/off option values.
@@ -436,4 +439,29 @@ pub struct OltpArgs {
     /// bulk_insert: rows per INSERT statement (enginebench's unit of one operation).
     #[arg(long, default_value_t = 1000, value_name = "N")]
     pub bulk_rows: u32,
+}
+
+/// sql-bench's options (the sqlbench workload only).
+#[derive(Debug, Clone, Args, Default)]
+#[command(next_help_heading = "sqlbench options")]
+pub struct SqlbenchArgs {
+    /// sqlbench: multiply every operation's test count by F (1 = the report's counts; each
+    /// operation at least 1 test).
+    #[arg(long, default_value_t = 1.0, value_name = "F")]
+    pub scale: f64,
+    /// sqlbench: operations to run, comma-separated (`--dry-run` lists them) [default: all 95].
+    #[arg(long, value_name = "LIST")]
+    pub ops: Option<String>,
+    /// sqlbench: groups to run, comma-separated: alter, atis, big-tables, connect, create,
+    /// insert, select, transactions, wisconsin.
+    #[arg(long, value_name = "LIST")]
+    pub groups: Option<String>,
+    /// sqlbench: run the suite on each of these MySQL/MariaDB engines in turn (one result,
+    /// engines side by side), e.g. InnoDB,MyISAM,Aria,RocksDB.
+    #[arg(long, value_name = "LIST")]
+    pub engines: Option<String>,
+    /// sqlbench: print the planned tests of every selected operation and their total; connect
+    /// to nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }

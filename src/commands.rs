@@ -241,6 +241,12 @@ pub fn list() -> Result<ExitCode> {
         "mix",
         crate::workload::tpcc::KINDS.join(", ")
     );
+    println!("sqlbench     MySQL's sql-bench: 95 named operations, seconds per operation (docs/sqlbench.md)");
+    println!(
+        "  {:<30} {} (--dry-run lists every operation)",
+        "groups",
+        crate::workload::sqlbench::GROUPS.join(", ")
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -282,12 +288,12 @@ fn report_loads(loaded: &[crate::load::LoadStats]) {
     }
 }
 
-fn now_rfc3339() -> String {
+pub(crate) fn now_rfc3339() -> String {
     humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
 }
 
 /// A new folder for this invocation's results: DIR/YYYYMMDDTHHMMSS-workload-dbms[-n].
-fn result_folder(dir: &str, workload: &str, dbms: Dbms) -> Result<PathBuf> {
+pub(crate) fn result_folder(dir: &str, workload: &str, dbms: Dbms) -> Result<PathBuf> {
     let stamp: String = now_rfc3339()
         .chars()
         .filter(|c| c.is_ascii_alphanumeric())
@@ -370,6 +376,10 @@ impl RunState {
 }
 
 pub fn run(a: &RunArgs) -> Result<ExitCode> {
+    if a.workload == crate::workload::sqlbench::NAME {
+        // Count-based and sequential: its own executor (src/workload/sqlbench).
+        return crate::workload::sqlbench::run::run(a);
+    }
     let mut cfg = RunConfig::resolve(a)?;
     interrupt::install();
     let server = match &cfg.server {
@@ -538,6 +548,7 @@ fn run_on(a: &RunArgs, cfg: &RunConfig, server: Option<&Server>) -> Result<ExitC
             host: HostFacts::collect(),
             load: loaded,
             points: Vec::new(),
+            sqlbench: None,
             notes: {
                 let mut n = notes(cfg);
                 if let Conn::Mysql(m) = &admin {

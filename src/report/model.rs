@@ -41,6 +41,9 @@ pub struct ResultDoc {
     pub points: Vec<Point>,
     /// What is approximate or differs from the original benchmark, said where the numbers are.
     pub notes: Vec<String>,
+    /// sqlbench: per engine, per operation seconds, CPU and tests (its results are not points).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sqlbench: Option<crate::workload::sqlbench::exec::Section>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

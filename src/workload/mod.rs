@@ -4,6 +4,7 @@
 pub mod micro_read;
 pub mod oltp;
 pub mod rng;
+pub mod sqlbench;
 pub mod tpcc;
 
 use crate::error::{Context, Error, Result};
@@ -20,6 +21,7 @@ pub fn names() -> impl Iterator<Item = &'static str> {
     std::iter::once(micro_read::NAME)
         .chain(oltp::Kind::NAMES)
         .chain(std::iter::once(tpcc::NAME))
+        .chain(std::iter::once(sqlbench::NAME))
 }
 
 /// A resolved workload: its name and options, validated. Every workload plugs in here.
