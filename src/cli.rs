@@ -69,7 +69,8 @@ pub struct ReportArgs {
     /// Where to write the report ("-" for stdout).
     #[arg(long, short = 'o', default_value = "report.html", value_name = "FILE")]
     pub output: String,
-    /// html: the page; csv: one line per measured run of every result.
+    /// html: the page; csv: one line per measured run of every result; table: sqlbench
+    /// results side by side (operation x engine seconds).
     #[arg(long, value_enum, default_value_t = ReportFormat::Html)]
     pub format: ReportFormat,
 }
@@ -78,6 +79,8 @@ pub struct ReportArgs {
 pub enum ReportFormat {
     Html,
     Csv,
+    /// sqlbench results: seconds per operation, every engine of every result side by side.
+    Table,
 }
 
 #[derive(Debug, Clone, Args)]

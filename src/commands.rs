@@ -178,6 +178,14 @@ pub fn report(a: &ReportArgs) -> Result<ExitCode> {
             }
             out
         }
+        ReportFormat::Table => {
+            if crate::workload::sqlbench::table::engines(&docs).is_empty() {
+                return Err(Error::usage(
+                    "--format table shows sqlbench results; none of these results has any",
+                ));
+            }
+            crate::workload::sqlbench::table::render(&docs)
+        }
     };
     if a.output == "-" {
         print!("{text}");
