@@ -173,7 +173,8 @@ pub struct Spec {
     /// Indexes into `OPS` of the selected operations, in run order.
     #[serde(skip)]
     pub selected: Vec<usize>,
-    /// Names of the selected operations (for the result's config).
+    /// Names of the selected operations (the result's config.operations).
+    #[serde(skip)]
     pub operations: Vec<String>,
     /// MySQL engines to run the suite on, one after the other (empty: --engine or the default).
     pub engines: Vec<String>,

@@ -25,14 +25,22 @@ struct Config {
     target_spec: TargetSpec,
     /// `--engine` (one engine) when `--engines` is not given.
     engine: Option<String>,
-    sqlbench: Spec,
-    /// Planned tests per selected operation.
-    plan: Vec<super::Planned>,
+    /// The selected operations, in run order.
+    operations: Vec<String>,
+    /// scale, engines, and the planned tests per selected operation.
+    workload_options: Options,
     results_dir: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     server: Option<ServerSpec>,
     #[serde(skip_serializing_if = "Option::is_none")]
     server_pid: Option<u32>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct Options {
+    #[serde(flatten)]
+    spec: Spec,
+    plan: Vec<super::Planned>,
 }
 
 /// Flags of `run` that mean nothing to a count-based sequential suite.
@@ -118,8 +126,11 @@ fn resolve(a: &RunArgs) -> Result<Config> {
         target: target_spec.display.clone(),
         target_spec,
         engine: a.target.engine.clone(),
-        plan: spec.plan(),
-        sqlbench: spec,
+        operations: spec.operations.clone(),
+        workload_options: Options {
+            plan: spec.plan(),
+            spec,
+        },
         results_dir: a.results_dir.clone(),
         server,
         server_pid: sa.server_pid,
@@ -129,7 +140,7 @@ fn resolve(a: &RunArgs) -> Result<Config> {
 pub fn run(a: &RunArgs) -> Result<ExitCode> {
     let mut cfg = resolve(a)?;
     if a.sqlbench.dry_run {
-        print!("{}", super::dry_run_text(&cfg.sqlbench));
+        print!("{}", super::dry_run_text(&cfg.workload_options.spec));
         return Ok(ExitCode::SUCCESS);
     }
     interrupt::install();
@@ -221,10 +232,16 @@ fn run_on(a: &RunArgs, cfg: &Config, server: Option<&Server>) -> Result<ExitCode
         .ctx("reading the server version")?;
     let settings = rt.block_on(capture::settings(&mut admin));
     // Engines to run: --engines, else --engine, else the server's default.
-    let wanted: Vec<Option<String>> = if cfg.sqlbench.engines.is_empty() {
+    let wanted: Vec<Option<String>> = if cfg.workload_options.spec.engines.is_empty() {
         vec![cfg.engine.clone()]
     } else {
-        cfg.sqlbench.engines.iter().cloned().map(Some).collect()
+        cfg.workload_options
+            .spec
+            .engines
+            .iter()
+            .cloned()
+            .map(Some)
+            .collect()
     };
     let mut engines = Vec::new();
     for w in &wanted {
@@ -232,7 +249,7 @@ fn run_on(a: &RunArgs, cfg: &Config, server: Option<&Server>) -> Result<ExitCode
     }
     let folder = crate::commands::result_folder(&cfg.results_dir, super::NAME, spec.dbms)?;
     let path = folder.join("result.json");
-    let mut notes = cfg.sqlbench.notes();
+    let mut notes = cfg.workload_options.spec.notes();
     if let Conn::Mysql(m) = &admin {
         notes.push(format!("MySQL client: {}.", m.driver()));
     }
@@ -282,18 +299,18 @@ fn run_on(a: &RunArgs, cfg: &Config, server: Option<&Server>) -> Result<ExitCode
         points: Vec::new(),
         notes,
         sqlbench: Some(Section {
-            scale: cfg.sqlbench.scale,
+            scale: cfg.workload_options.spec.scale,
             engines: Vec::new(),
         }),
     };
     let save = |doc: &ResultDoc| report::json::write_atomic(&path, doc);
     save(&doc)?;
-    let plan_tests: u64 = cfg.plan.iter().map(|p| p.tests).sum();
+    let plan_tests: u64 = cfg.workload_options.plan.iter().map(|p| p.tests).sum();
     eprintln!(
         "sqlbench: {} operation(s), {} tests per engine (--scale {}), engine(s) {}; results in {}",
-        cfg.plan.len(),
+        cfg.workload_options.plan.len(),
         plan_tests,
-        cfg.sqlbench.scale,
+        cfg.workload_options.spec.scale,
         engines
             .iter()
             .map(|e| e.0.as_str())
@@ -376,7 +393,7 @@ async fn run_engine(
     let mut r = Runner::new(
         conn,
         admin,
-        &cfg.sqlbench,
+        &cfg.workload_options.spec,
         spec,
         clause,
         transactional,
@@ -386,7 +403,7 @@ async fn run_engine(
     let dbms = spec.dbms.name().to_string();
     let publish = |doc: &mut ResultDoc, r: &Runner<'_>| {
         let s = doc.sqlbench.get_or_insert_with(|| Section {
-            scale: cfg.sqlbench.scale,
+            scale: cfg.workload_options.spec.scale,
             engines: Vec::new(),
         });
         let run = EngineRun {
@@ -428,7 +445,12 @@ async fn run_engine(
             let msg = spec.scrub(&e.message);
             eprintln!("sqlbench {group} on {engine}: {msg}");
             let _ = r.conn.execute("ROLLBACK").await;
-            for p in cfg.plan.iter().filter(|p| p.group == group) {
+            for p in cfg
+                .workload_options
+                .plan
+                .iter()
+                .filter(|p| p.group == group)
+            {
                 if !r.results.iter().any(|o| o.name == p.name) {
                     r.skip(&p.name, OpStatus::Failed, &msg);
                 }
@@ -442,13 +464,18 @@ async fn run_engine(
         Some(e) => format!("not reached: {}", spec.scrub(&e.message)),
         None => "not reached: interrupted".to_string(),
     };
-    for p in &cfg.plan {
+    for p in &cfg.workload_options.plan {
         if !r.results.iter().any(|o| o.name == p.name) {
             r.skip(&p.name, OpStatus::NotRun, &why);
         }
     }
     // Keep the run order of the plan.
-    let order: Vec<&str> = cfg.plan.iter().map(|p| p.name.as_str()).collect();
+    let order: Vec<&str> = cfg
+        .workload_options
+        .plan
+        .iter()
+        .map(|p| p.name.as_str())
+        .collect();
     r.results.sort_by_key(|o| {
         order
             .iter()
