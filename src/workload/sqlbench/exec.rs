@@ -494,6 +494,10 @@ impl<'a> Runner<'a> {
                 self.exec(&q).await?;
             }
             done += 1;
+            if crate::runner::interrupt::signal().is_some() {
+                self.note = Some(format!("interrupted after {done} of {n} tests"));
+                break;
+            }
             if self.too_many_errors() {
                 self.note = Some(format!("stopped after {MAX_ERRORS} errors"));
                 break;
