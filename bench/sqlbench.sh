@@ -26,23 +26,24 @@ for p in sys.argv[1:]:
     for e in d["sqlbench"]["engines"]:
         label = "PostgreSQL" if e["dbms"] == "postgres" else e["engine"]
         runs.append((label, {o["name"]: o for o in e["ops"]}))
-# Ratio slowest / fastest over the engines that ran it; operations under 0.05 s everywhere
-# are left out (timer and scheduling noise on a busy machine).
+# Ratio slowest / fastest over the engines that ran it. Only operations that took at least
+# 1 s somewhere, and the fastest counted as at least 0.1 s: below that, timer and scheduling
+# noise on a busy machine make ratios meaningless.
 rows = []
 for name in runs[0][1]:
     ok = [(l, ops[name]) for l, ops in runs if ops.get(name, {}).get("status") == "ok"]
     if len(ok) < 2:
         continue
     w = [o["wall_s"] for _, o in ok]
-    if max(w) < 0.05:
+    if max(w) < 1.0:
         continue
-    rows.append((max(w) / max(min(w), 1e-3), name, ok))
+    rows.append((max(w) / max(min(w), 0.1), name, ok))
 rows.sort(reverse=True)
-keys = ["Innodb_data_fsyncs", "Innodb_os_log_written", "Innodb_pages_written",
+keys = ["Innodb_data_fsyncs", "Innodb_os_log_fsyncs", "Innodb_os_log_written", "Innodb_pages_written",
         "Innodb_buffer_pool_write_requests", "Handler_write", "Handler_update", "Handler_delete",
         "Handler_read_key", "Handler_read_next", "Handler_read_rnd_next", "Key_writes",
         "Aria_pagecache_writes", "Rocksdb_wal_synced", "Rocksdb_bytes_written",
-        "Opened_tables", "Created_tmp_disk_tables",
+        "Opened_tables", "Created_tmp_disk_tables", "Com_create_table", "Com_drop_table",
         "xact_commit", "tup_inserted", "tup_updated", "tup_deleted", "tup_returned", "blks_read",
         "bgwriter.buffers_backend", "bgwriter.buffers_backend_fsync"]
 print("\nThe five operations where the engines differ most (slowest / fastest wall seconds):")
