@@ -83,7 +83,8 @@ pub struct ReportArgs {
     /// Where to write the report ("-" for stdout).
     #[arg(long, short = 'o', default_value = "report.html", value_name = "FILE")]
     pub output: String,
-    /// html: the page; csv: one line per measured run of every result.
+    /// html: the page; csv: one line per measured run of every result; table: sqlbench
+    /// results side by side (operation x engine seconds).
     #[arg(long, value_enum, default_value_t = ReportFormat::Html)]
     pub format: ReportFormat,
 }
@@ -92,6 +93,8 @@ pub struct ReportArgs {
 pub enum ReportFormat {
     Html,
     Csv,
+    /// sqlbench results: seconds per operation, every engine of every result side by side.
+    Table,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -421,6 +424,8 @@ pub struct RunArgs {
     pub during: Option<String>,
     #[command(flatten)]
     pub iibench: IibenchArgs,
+    #[command(flatten)]
+    pub sqlbench: SqlbenchArgs,
 }
 
 /// iiBench's options, with iibench.py's names and defaults (docs/iibench.md maps them).
@@ -535,4 +540,29 @@ pub struct OltpArgs {
     /// bulk_insert: rows per INSERT statement (enginebench's unit of one operation).
     #[arg(long, default_value_t = 1000, value_name = "N")]
     pub bulk_rows: u32,
+}
+
+/// sql-bench's options (the sqlbench workload only).
+#[derive(Debug, Clone, Args, Default)]
+#[command(next_help_heading = "sqlbench options")]
+pub struct SqlbenchArgs {
+    /// sqlbench: multiply every operation's test count by F (1 = the report's counts; each
+    /// operation at least 1 test).
+    #[arg(long, default_value_t = 1.0, value_name = "F")]
+    pub scale: f64,
+    /// sqlbench: operations to run, comma-separated (`--dry-run` lists them) [default: all 95].
+    #[arg(long, value_name = "LIST")]
+    pub ops: Option<String>,
+    /// sqlbench: groups to run, comma-separated: alter, atis, big-tables, connect, create,
+    /// insert, select, transactions, wisconsin.
+    #[arg(long, value_name = "LIST")]
+    pub groups: Option<String>,
+    /// sqlbench: run the suite on each of these MySQL/MariaDB engines in turn (one result,
+    /// engines side by side), e.g. InnoDB,MyISAM,Aria,RocksDB.
+    #[arg(long, value_name = "LIST")]
+    pub engines: Option<String>,
+    /// sqlbench: print the planned tests of every selected operation and their total; connect
+    /// to nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }

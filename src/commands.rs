@@ -211,6 +211,14 @@ pub fn report(a: &ReportArgs) -> Result<ExitCode> {
             }
             out
         }
+        ReportFormat::Table => {
+            if crate::workload::sqlbench::table::engines(&docs).is_empty() {
+                return Err(Error::usage(
+                    "--format table shows sqlbench results; none of these results has any",
+                ));
+            }
+            crate::workload::sqlbench::table::render(&docs)
+        }
     };
     if a.output == "-" {
         print!("{text}");
@@ -327,6 +335,12 @@ pub fn init_workload(a: &crate::cli::InitWorkloadArgs) -> Result<ExitCode> {
             .collect();
         println!("  {:<30} {}", d.name(), names.join(", "));
     }
+    println!("sqlbench     MySQL's sql-bench: 95 named operations, seconds per operation (docs/sqlbench.md)");
+    println!(
+        "  {:<30} {} (--dry-run lists every operation)",
+        "groups",
+        crate::workload::sqlbench::GROUPS.join(", ")
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -396,12 +410,12 @@ fn report_loads(loaded: &[crate::load::LoadStats]) {
     }
 }
 
-fn now_rfc3339() -> String {
+pub(crate) fn now_rfc3339() -> String {
     humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
 }
 
 /// A new folder for this invocation's results: DIR/YYYYMMDDTHHMMSS-workload-dbms[-n].
-fn result_folder(dir: &str, workload: &str, dbms: Dbms) -> Result<PathBuf> {
+pub(crate) fn result_folder(dir: &str, workload: &str, dbms: Dbms) -> Result<PathBuf> {
     let stamp: String = now_rfc3339()
         .chars()
         .filter(|c| c.is_ascii_alphanumeric())
@@ -484,6 +498,10 @@ impl RunState {
 }
 
 pub fn run(a: &RunArgs) -> Result<ExitCode> {
+    if a.workload == crate::workload::sqlbench::NAME {
+        // Count-based and sequential: its own executor (src/workload/sqlbench).
+        return crate::workload::sqlbench::run::run(a);
+    }
     let mut cfg = RunConfig::resolve(a)?;
     interrupt::install();
     let server = match &cfg.server {
@@ -654,6 +672,7 @@ fn run_on(a: &RunArgs, cfg: &RunConfig, server: Option<&Server>) -> Result<ExitC
             points: Vec::new(),
             compression: None,
             schema_change: None,
+            sqlbench: None,
             notes: {
                 let mut n = notes(cfg);
                 if let Conn::Mysql(m) = &admin {

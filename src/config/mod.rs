@@ -309,6 +309,11 @@ pub fn workload(
     if name == linkbench::NAME {
         return linkbench_spec(seed, queries, x);
     }
+    if name == crate::workload::sqlbench::NAME {
+        return Err(Error::usage(
+            "sqlbench creates, fills and drops its tables itself during `run sqlbench`: there is nothing to prepare or clean up",
+        ));
+    }
     if name != tpcc::NAME {
         for (given, flag) in [
             (x.warehouses.is_some(), "--warehouses"),

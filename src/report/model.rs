@@ -47,6 +47,9 @@ pub struct ResultDoc {
     /// schema-change: one timeline per algorithm and thread count.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schema_change: Option<Vec<crate::workload::schema_change::Timeline>>,
+    /// sqlbench: per engine, per operation seconds, CPU and tests (its results are not points).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sqlbench: Option<crate::workload::sqlbench::exec::Section>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

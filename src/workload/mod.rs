@@ -9,6 +9,7 @@ pub mod micro_read;
 pub mod oltp;
 pub mod rng;
 pub mod schema_change;
+pub mod sqlbench;
 pub mod textgen;
 pub mod tpcc;
 
@@ -30,6 +31,7 @@ pub fn names() -> impl Iterator<Item = &'static str> {
         .chain(custom::names())
         .chain(std::iter::once(iibench::NAME))
         .chain([compression::NAME, schema_change::NAME])
+        .chain(std::iter::once(sqlbench::NAME))
 }
 
 /// A resolved workload: its name and options, validated. Every workload plugs in here.

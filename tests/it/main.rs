@@ -16,4 +16,5 @@ mod open_loop;
 mod report;
 mod schema_change;
 mod servers;
+mod sqlbench;
 mod tpcc;
