@@ -5,6 +5,7 @@ pub mod mysql;
 pub mod mysqlwire;
 pub mod postgres;
 pub mod sqlite;
+pub mod tls;
 pub mod url;
 
 use serde::Serialize;

@@ -10,4 +10,5 @@ mod oltp;
 mod open_loop;
 mod report;
 mod servers;
+mod tls;
 mod tpcc;
