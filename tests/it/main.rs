@@ -11,4 +11,5 @@ mod open_loop;
 mod report;
 mod servers;
 mod tls;
+mod secrets;
 mod tpcc;
