@@ -241,38 +241,28 @@ fn is_secret_key(k: &str) -> bool {
     k.contains("pass") || k.contains("pwd") || k.contains("key") || k.contains("secret")
 }
 
-/// Best-effort redaction of a URL that may not parse: drop what sits between `:` and `@` in the
-/// user part, and the values of secret-looking query keys (`password=`, `sslkey=`).
+/// Best-effort redaction of a URL that may not parse: drop what sits between the first `:` of
+/// the user part and the last `@` (more than the password when the rest holds an `@`: safe),
+/// and the values of secret-looking query keys (`password=`, `sslkey=`).
 pub fn redact_raw(raw: &str) -> String {
-    let (head, query) = match raw.find('?') {
-        Some(q) => (&raw[..q], Some(&raw[q + 1..])),
-        None => (raw, None),
-    };
-    let mut out = head.to_string();
-    if let Some(at) = head.rfind('@') {
-        let start = head.find("://").map(|i| i + 3).unwrap_or(0).min(at);
-        let userinfo = &head[start..at];
-        if let Some(colon) = userinfo.find(':') {
-            out = format!(
-                "{}{}:***{}",
-                &head[..start],
-                &userinfo[..colon],
-                &head[at..]
-            );
+    let mut out = raw.to_string();
+    if let Some(at) = raw.rfind('@') {
+        let start = raw.find("://").map(|i| i + 3).unwrap_or(0).min(at);
+        if let Some(colon) = raw[start..at].find(':') {
+            out = format!("{}:***{}", &raw[..start + colon], &raw[at..]);
         }
     }
-    if let Some(q) = query {
-        out.push('?');
-        let parts: Vec<String> = q
-            .split('&')
-            .map(|kv| match kv.split_once('=') {
-                Some((k, _)) if is_secret_key(k) => format!("{k}=***"),
-                _ => kv.to_string(),
-            })
-            .collect();
-        out.push_str(&parts.join("&"));
-    }
-    out
+    let Some(q) = out.find('?') else {
+        return out;
+    };
+    let parts: Vec<String> = out[q + 1..]
+        .split('&')
+        .map(|kv| match kv.split_once('=') {
+            Some((k, _)) if is_secret_key(k) => format!("{k}=***"),
+            _ => kv.to_string(),
+        })
+        .collect();
+    format!("{}?{}", &out[..q], parts.join("&"))
 }
 
 fn percent_decode(s: &str) -> String {
@@ -346,6 +336,9 @@ mod tests {
             "mysql://root:hunter2@h/db?ssl-mode=require&socket=/s",
             "mysql://ro:ot:hunter2@h:1:2/db",
             "mysql://root:hunter2@h/db?ssl-mode=nope",
+            // Found by fuzzing: a '?' before the scheme hid the user part from the redaction.
+            "?po%00stgres://pg:hunter2@127.0.mode\u{12}x&ssl-ca=/a",
+            "mysql://u:hunter2@h/db?socket=/a@b&x=1",
         ] {
             let e = parse(bad).unwrap_err();
             assert!(!e.contains("hunter2"), "{e}");

@@ -9,7 +9,7 @@ mod mysqlwire;
 mod oltp;
 mod open_loop;
 mod report;
+mod secrets;
 mod servers;
 mod tls;
-mod secrets;
 mod tpcc;

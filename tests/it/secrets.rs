@@ -43,7 +43,10 @@ fn cmdlines_containing(marker: &str, except: Option<u32>) -> Vec<String> {
         }
         if let Ok(b) = std::fs::read(e.path().join("cmdline")) {
             if b.windows(marker.len()).any(|w| w == marker.as_bytes()) {
-                hits.push(format!("{pid}: {}", String::from_utf8_lossy(&b).replace('\0', " ")));
+                hits.push(format!(
+                    "{pid}: {}",
+                    String::from_utf8_lossy(&b).replace('\0', " ")
+                ));
             }
         }
     }
@@ -150,7 +153,10 @@ fn exercise(dir: &Path, url: &str, env: &[(&str, &str)], marker: &str, in_url: b
     }
     let files = files_containing(dir, marker);
     assert!(files.is_empty(), "files holding the password: {files:?}");
-    assert!(seen.is_empty(), "command lines holding the password: {seen:?}");
+    assert!(
+        seen.is_empty(),
+        "command lines holding the password: {seen:?}"
+    );
 }
 
 #[test]
@@ -162,7 +168,9 @@ fn mariadb_password_never_written() {
     let marker = "Mk7q-SECRET-e1b9zz";
     let db = fresh_db(&root, "eb_secrets");
     block(async {
-        let mut c = enginebench::target::Conn::connect(&spec(&root)).await.unwrap();
+        let mut c = enginebench::target::Conn::connect(&spec(&root))
+            .await
+            .unwrap();
         for sql in [
             "DROP USER IF EXISTS 'eb_secret'@'localhost'".to_string(),
             format!("CREATE USER 'eb_secret'@'localhost' IDENTIFIED BY '{marker}'"),
@@ -233,7 +241,9 @@ fn postgres_password_never_written() {
         .unwrap()
         .to_string();
     block(async {
-        let mut c = enginebench::target::Conn::connect(&spec(&sock)).await.unwrap();
+        let mut c = enginebench::target::Conn::connect(&spec(&sock))
+            .await
+            .unwrap();
         c.execute(&format!(
             "CREATE USER eb_secret PASSWORD '{marker}'; GRANT ALL ON SCHEMA public TO eb_secret; ALTER DATABASE enginebench OWNER TO eb_secret"
         ))
