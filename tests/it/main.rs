@@ -4,6 +4,7 @@
 
 mod cli;
 mod common;
+mod hostile;
 mod micro_read;
 mod mysqlwire;
 mod oltp;
