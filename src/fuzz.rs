@@ -35,7 +35,10 @@ pub fn target_url(data: &[u8]) {
             .map(|i| &s[i + 3..])
             .and_then(|rest| rest.split_once(':'))
             .is_some_and(|(user, pw)| {
-                !user.contains(['@', '/', '?', '#']) && pw.starts_with(URL_SECRET)
+                // Without an '@' after it, `user:xyz` is host:port, not a password.
+                !user.contains(['@', '/', '?', '#'])
+                    && pw.starts_with(URL_SECRET)
+                    && pw.contains('@')
             });
     match TargetSpec::parse(&s, |_| Some("envpw".to_string())) {
         Ok(t) => {
