@@ -28,9 +28,9 @@ fn fuzz_findings_are_one_line_usage_errors() {
     ] {
         refused(&["run", "micro-read", "--target", target]);
     }
-    refused(&["run", "micro-read", "--duration", "3\nm"]);
+    refused(&["run", "micro-read", "--duration", "3\u{1b}[2Jm"]);
     refused(&["run", "micro-read", "--threads", "1,\u{1b}[31m4"]);
-    refused(&["run", "micro-read", "--table-size", "1M\r\n"]);
+    refused(&["run", "micro-read", "--table-size", "1\u{1b}M"]);
     let dir = tempdir();
     let plan = dir.path().join("p.toml");
     std::fs::write(
