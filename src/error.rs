@@ -74,7 +74,32 @@ impl<T, E: fmt::Display> Context<T> for std::result::Result<T, E> {
     }
 }
 
-/// Fold a multi-line message (driver errors often have several) into one line.
+/// Fold a multi-line message (driver errors often have several) into one line. Other control
+/// characters (from echoed user input: a URL or plan value with `\x1b[...`) are shown escaped,
+/// so that an error can neither break the line nor drive the terminal.
 pub fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    let folded = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if !folded.chars().any(char::is_control) {
+        return folded;
+    }
+    folded
+        .chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn one_line_folds_and_escapes() {
+        assert_eq!(super::one_line(" a\n b\r\n\tc "), "a b c");
+        assert_eq!(super::one_line("x\u{1b}[2Jy\u{16}"), "x\\u{1b}[2Jy\\u{16}");
+        assert_eq!(super::one_line("plain é 日本"), "plain é 日本");
+    }
 }

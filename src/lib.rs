@@ -5,6 +5,8 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod load;
 pub mod measure;
 pub mod report;

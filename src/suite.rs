@@ -92,7 +92,12 @@ impl Plan {
     pub fn load(path: &str, quick: bool) -> Result<Plan> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::usage(format!("cannot read plan {path}: {e}")))?;
-        let mut p: Plan = toml::from_str(&text).map_err(|e| {
+        Self::from_text(&text, path, quick)
+    }
+
+    /// Parse and validate a plan's text (`path` only names it in errors); also the fuzz entry.
+    pub fn from_text(text: &str, path: &str, quick: bool) -> Result<Plan> {
+        let mut p: Plan = toml::from_str(text).map_err(|e| {
             Error::usage(format!(
                 "plan {path}: {}",
                 crate::error::one_line(&e.to_string())

@@ -5,6 +5,7 @@ pub mod mysql;
 pub mod mysqlwire;
 pub mod postgres;
 pub mod sqlite;
+pub mod tls;
 pub mod url;
 
 use serde::Serialize;
@@ -133,6 +134,7 @@ pub enum Conn {
 
 impl Conn {
     pub async fn connect(spec: &TargetSpec) -> DbResult<Conn> {
+        raise_fd_limit();
         let r = match spec.dbms {
             Dbms::Sqlite => sqlite::SqliteConn::open(spec).map(Conn::Sqlite),
             Dbms::Mysql => mysql::MysqlConn::connect(spec).await.map(Conn::Mysql),
@@ -279,6 +281,25 @@ impl Conn {
         };
         Ok(self.query_one(&sql).await?.as_deref() != Some("0"))
     }
+}
+
+/// Raise the soft limit of open files to the hard limit, once: every connection is a file
+/// descriptor, and the usual soft limit (1024) is below a 1,024-connection run plus its files.
+fn raise_fd_limit() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit/setrlimit with a valid resource and a pointer to a local struct.
+        unsafe {
+            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+                lim.rlim_cur = lim.rlim_max;
+                libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+            }
+        }
+    });
 }
 
 /// A multi-row INSERT with literal values (the cheapest form for the server to parse in bulk).

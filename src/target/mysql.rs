@@ -6,6 +6,7 @@ use mysql_async::prelude::Queryable;
 use mysql_async::{Opts, OptsBuilder, Params, Statement};
 
 use super::mysqlwire::{ConnectError, WireConn};
+use super::tls::SslMode;
 use super::url::MysqlDriver;
 use super::{DbError, DbResult, ErrorClass, StmtId, TargetSpec, Value};
 
@@ -17,6 +18,16 @@ pub enum MysqlConn {
 
 impl MysqlConn {
     pub async fn connect(spec: &TargetSpec) -> DbResult<Self> {
+        match spec.ssl_mode {
+            SslMode::Disable => {}
+            // TLS goes through mysql_async; the lean client stays plain (src/target/tls.rs).
+            SslMode::Prefer => match AsyncConn::connect(spec, true).await {
+                // mysql_async: "Client asked for SSL but server does not have this capability".
+                Err(e) if e.message.contains("server does not have this capability") => {}
+                r => return r.map(MysqlConn::Async),
+            },
+            _ => return AsyncConn::connect(spec, true).await.map(MysqlConn::Async),
+        }
         if spec.mysql_driver == MysqlDriver::Wire {
             match WireConn::connect(spec).await {
                 Ok(c) => return Ok(MysqlConn::Wire(c)),
@@ -25,7 +36,7 @@ impl MysqlConn {
                 Err(ConnectError::Unsupported(_)) => {}
             }
         }
-        AsyncConn::connect(spec).await.map(MysqlConn::Async)
+        AsyncConn::connect(spec, false).await.map(MysqlConn::Async)
     }
 
     /// Which client this connection uses ("wire" or "mysql_async").
@@ -121,7 +132,8 @@ fn to_mysql(v: &Value) -> mysql_async::Value {
 }
 
 impl AsyncConn {
-    pub async fn connect(spec: &TargetSpec) -> DbResult<Self> {
+    /// Connect through mysql_async; with `tls`, as `spec.ssl_mode` says.
+    pub async fn connect(spec: &TargetSpec, tls: bool) -> DbResult<Self> {
         let mut b = OptsBuilder::default()
             .user(Some(spec.user.clone()))
             .pass(spec.password.clone())
@@ -137,6 +149,12 @@ impl AsyncConn {
                 .tcp_port(spec.port)
                 .tcp_nodelay(true),
         };
+        if tls {
+            b = b.ssl_opts(Some(super::tls::mysql_ssl_opts(
+                spec.ssl_mode,
+                spec.ssl_ca.as_ref(),
+            )?));
+        }
         let conn = mysql_async::Conn::new(Opts::from(b)).await.map_err(|e| {
             let class = classify(&e);
             let hint = match class {

@@ -5,6 +5,7 @@ use futures_util::TryStreamExt;
 use tokio_postgres::types::{IsNull, ToSql, Type};
 use tokio_postgres::{NoTls, Statement};
 
+use super::tls::SslMode;
 use super::{numbered_placeholders, DbError, DbResult, ErrorClass, StmtId, TargetSpec, Value};
 
 pub struct PgConn {
@@ -105,7 +106,30 @@ impl PgConn {
             Some(dir) => cfg.host_path(dir).port(spec.port),
             None => cfg.host(&spec.host).port(spec.port),
         };
-        let (client, connection) = cfg.connect(NoTls).await.map_err(|e| {
+        let connected = match spec.ssl_mode {
+            SslMode::Disable => cfg.connect(NoTls).await.map(|(client, connection)| {
+                // The connection object drives the socket; it ends when the client is dropped.
+                tokio::spawn(async move {
+                    let _ = connection.await;
+                });
+                client
+            }),
+            mode => {
+                cfg.ssl_mode(if mode == SslMode::Prefer {
+                    tokio_postgres::config::SslMode::Prefer
+                } else {
+                    tokio_postgres::config::SslMode::Require
+                });
+                let tls = super::tls::pg_connector(mode, spec.ssl_ca.as_ref())?;
+                cfg.connect(tls).await.map(|(client, connection)| {
+                    tokio::spawn(async move {
+                        let _ = connection.await;
+                    });
+                    client
+                })
+            }
+        };
+        let client = connected.map_err(|e| {
             let mut d = err(e);
             if d.class == ErrorClass::AccessDenied {
                 d.message
@@ -116,10 +140,6 @@ impl PgConn {
             }
             d
         })?;
-        // The connection object drives the socket; it ends when the client is dropped.
-        tokio::spawn(async move {
-            let _ = connection.await;
-        });
         Ok(Self {
             client,
             stmts: Vec::new(),

@@ -1,8 +1,11 @@
 //! Target URLs: `sqlite:///path.db`, `mysql://user:pass@host:port/db?socket=/x.sock`,
-//! `postgres://user:pass@host:port/db?host=/socket/dir`. Validation only, no I/O.
+//! `postgres://user:pass@host:port/db?host=/socket/dir`, both with optional
+//! `ssl-mode=disable|prefer|require|verify-ca|verify-full` and `ssl-ca=FILE`. Validation only,
+//! no I/O.
 
 use std::path::PathBuf;
 
+use super::tls::SslMode;
 use super::Dbms;
 
 /// A parsed, validated target. The password is kept out of `Debug` and `display`.
@@ -23,6 +26,10 @@ pub struct TargetSpec {
     pub password_in_url: bool,
     /// MySQL only, `?driver=`: which client library speaks to the server.
     pub mysql_driver: MysqlDriver,
+    /// `?ssl-mode=`: TLS to the server (TCP only); disable by default.
+    pub ssl_mode: SslMode,
+    /// `?ssl-ca=`: the CA certificate(s) (PEM) that verify-ca/verify-full check against.
+    pub ssl_ca: Option<PathBuf>,
 }
 
 /// The MySQL client used for a target (`?driver=wire|mysql_async` in the URL).
@@ -91,6 +98,8 @@ impl TargetSpec {
             database: String::new(),
             password_in_url: false,
             mysql_driver: MysqlDriver::default(),
+            ssl_mode: SslMode::Disable,
+            ssl_ca: None,
         }
     }
 
@@ -110,8 +119,21 @@ impl TargetSpec {
             .to_string();
         let mut socket = None;
         let mut mysql_driver = MysqlDriver::default();
+        let mut ssl_mode = SslMode::Disable;
+        let mut ssl_ca = None;
         for (k, v) in u.query_pairs() {
-            if k == socket_key {
+            if k == "ssl-mode" || k == "sslmode" {
+                ssl_mode = SslMode::parse(&v).ok_or_else(|| {
+                    format!("invalid target '{shown}': unknown ssl-mode '{v}' (use disable, prefer, require, verify-ca or verify-full)")
+                })?;
+            } else if k == "ssl-ca" || k == "sslrootcert" {
+                if v.is_empty() {
+                    return Err(format!(
+                        "invalid target '{shown}': ssl-ca needs a file path"
+                    ));
+                }
+                ssl_ca = Some(PathBuf::from(v.as_ref()));
+            } else if k == socket_key {
                 socket = Some(v.into_owned());
             } else if k == "driver" && dbms == Dbms::Mysql {
                 mysql_driver = match v.as_ref() {
@@ -125,8 +147,13 @@ impl TargetSpec {
                 };
             } else {
                 let also = if dbms == Dbms::Mysql { ", driver" } else { "" };
+                let hint = if is_secret_key(&k) {
+                    ": give passwords through MYSQL_PWD or PGPASSWORD"
+                } else {
+                    ""
+                };
                 return Err(format!(
-                    "invalid target '{shown}': unknown option '{k}' (supported: {socket_key}{also})"
+                    "invalid target '{shown}': unknown option '{k}' (supported: {socket_key}{also}, ssl-mode, ssl-ca){hint}"
                 ));
             }
         }
@@ -146,6 +173,30 @@ impl TargetSpec {
         let database = percent_decode(u.path().trim_start_matches('/'));
         if database.is_empty() || database.contains('/') {
             return Err(format!("invalid target '{shown}': give one database name as the path, e.g. .../enginebench"));
+        }
+        if ssl_mode.verifies() && ssl_ca.is_none() {
+            return Err(format!(
+                "invalid target '{shown}': ssl-mode={} needs ssl-ca=FILE (the CA certificate in PEM)",
+                ssl_mode.name()
+            ));
+        }
+        if ssl_ca.is_some() && !ssl_mode.verifies() {
+            return Err(format!(
+                "invalid target '{shown}': ssl-ca is used only with ssl-mode=verify-ca or verify-full"
+            ));
+        }
+        // TLS is a TCP matter: the drivers would silently send a Unix socket's traffic in the
+        // clear, so a mode that promises encryption refuses a socket.
+        if socket.is_some()
+            && matches!(
+                ssl_mode,
+                SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull
+            )
+        {
+            return Err(format!(
+                "invalid target '{shown}': ssl-mode={} needs a TCP connection (host:port), not a Unix socket",
+                ssl_mode.name()
+            ));
         }
         let url_password = u.password().map(percent_decode);
         let password_in_url = url_password.is_some();
@@ -170,6 +221,8 @@ impl TargetSpec {
             database,
             password_in_url,
             mysql_driver,
+            ssl_mode,
+            ssl_ca,
         })
     }
 
@@ -182,16 +235,34 @@ impl TargetSpec {
     }
 }
 
-/// Best-effort redaction of a URL that failed to parse: drop what sits between `:` and `@`.
+/// True for query keys whose values are secrets (`password=`, `sslkey=`, `ssl-key=`, ...).
+fn is_secret_key(k: &str) -> bool {
+    let k = k.to_ascii_lowercase();
+    k.contains("pass") || k.contains("pwd") || k.contains("key") || k.contains("secret")
+}
+
+/// Best-effort redaction of a URL that may not parse: drop what sits between the first `:` of
+/// the user part and the last `@` (more than the password when the rest holds an `@`: safe),
+/// and the values of secret-looking query keys (`password=`, `sslkey=`).
 pub fn redact_raw(raw: &str) -> String {
+    let mut out = raw.to_string();
     if let Some(at) = raw.rfind('@') {
         let start = raw.find("://").map(|i| i + 3).unwrap_or(0).min(at);
-        let userinfo = &raw[start..at];
-        if let Some(colon) = userinfo.find(':') {
-            return format!("{}{}:***{}", &raw[..start], &userinfo[..colon], &raw[at..]);
+        if let Some(colon) = raw[start..at].find(':') {
+            out = format!("{}:***{}", &raw[..start + colon], &raw[at..]);
         }
     }
-    raw.to_string()
+    let Some(q) = out.find('?') else {
+        return out;
+    };
+    let parts: Vec<String> = out[q + 1..]
+        .split('&')
+        .map(|kv| match kv.split_once('=') {
+            Some((k, _)) if is_secret_key(k) => format!("{k}=***"),
+            _ => kv.to_string(),
+        })
+        .collect();
+    format!("{}?{}", &out[..q], parts.join("&"))
 }
 
 fn percent_decode(s: &str) -> String {
@@ -259,9 +330,42 @@ mod tests {
             "mysql://:hunter2@host/db",
             "mysql://root:hunter2@host/db?bogus=1",
             "root:hunter2@host",
+            "mysql://root@host/db?password=hunter2",
+            "postgres://u@h/db?sslkey=hunter2&x=1",
+            "mysql://root:hunter2@host/db?ssl-mode=verify-ca",
+            "mysql://root:hunter2@h/db?ssl-mode=require&socket=/s",
+            "mysql://ro:ot:hunter2@h:1:2/db",
+            "mysql://root:hunter2@h/db?ssl-mode=nope",
+            // Found by fuzzing: a '?' before the scheme hid the user part from the redaction.
+            "?po%00stgres://pg:hunter2@127.0.mode\u{12}x&ssl-ca=/a",
+            "mysql://u:hunter2@h/db?socket=/a@b&x=1",
         ] {
             let e = parse(bad).unwrap_err();
             assert!(!e.contains("hunter2"), "{e}");
+        }
+    }
+
+    #[test]
+    fn tls_options() {
+        let t = parse("postgres://u@127.0.0.1/db?ssl-mode=verify-ca&ssl-ca=/tmp/ca.pem").unwrap();
+        assert_eq!(t.ssl_mode, SslMode::VerifyCa);
+        assert_eq!(t.ssl_ca, Some(PathBuf::from("/tmp/ca.pem")));
+        let t = parse("mysql://u@127.0.0.1/db?sslmode=require").unwrap();
+        assert_eq!(t.ssl_mode, SslMode::Require);
+        assert_eq!(parse("mysql://u@h/db").unwrap().ssl_mode, SslMode::Disable);
+        // Prefer over a socket is allowed (plain); promises of encryption are not.
+        assert!(parse("mysql://u@localhost/db?socket=/s&ssl-mode=prefer").is_ok());
+        for bad in [
+            "mysql://u@h/db?ssl-mode=verify-ca",
+            "mysql://u@h/db?ssl-ca=/x.pem",
+            "mysql://u@h/db?ssl-mode=require&ssl-ca=/x.pem",
+            "mysql://u@localhost/db?socket=/s&ssl-mode=require",
+            "postgres://u@localhost/db?host=/d&ssl-mode=verify-full&ssl-ca=/x",
+            "postgres://u@h/db?ssl-mode=always",
+            "postgres://u@h/db?ssl-ca=",
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert!(e.starts_with("invalid target"), "{bad}: {e}");
         }
     }
 
