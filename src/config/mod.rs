@@ -758,7 +758,7 @@ impl RunConfig {
             }
             if setting("requests").is_some() {
                 return Err(Error::usage(
-                    "--linkbench-config: requests (stop after N requests) is not supported yet; runs are timed: set maxtime",
+                    "--linkbench-config: the requests key is not read; give --requests N (requests over all requesters) or set maxtime",
                 ));
             }
         }

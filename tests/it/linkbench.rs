@@ -174,7 +174,6 @@ fn linkbench_config_file_and_bad_input_exit_2() {
         vec!["run", "tpcc", "--requesters", "4"],
         vec!["run", "linkbench", "--table-size", "10"],
         vec!["run", "linkbench", "--maxid1", "2"],
-        vec!["run", "linkbench", "--requests", "10"],
         vec!["run", "linkbench", "--requesters", "4", "--threads", "1,2"],
         vec!["run", "linkbench", "--linkbench-config", "/nonexistent/x"],
         vec!["run", "linkbench", "--linkbench-config", &bad_sum],
