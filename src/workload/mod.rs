@@ -307,6 +307,26 @@ pub fn engine_clause(engine: Option<&str>) -> String {
     engine.map(|e| format!("ENGINE={e}")).unwrap_or_default()
 }
 
+/// True when every table of `tables` exists and the metadata of `workload` says they hold
+/// exactly `want`: then `prepare` keeps them.
+pub async fn already_loaded<S: AsRef<str>>(
+    conn: &mut Conn,
+    tables: impl IntoIterator<Item = S>,
+    workload: &str,
+    want: &str,
+) -> Result<bool> {
+    for t in tables {
+        if !conn
+            .table_exists(t.as_ref())
+            .await
+            .ctx("checking for the tables")?
+        {
+            return Ok(false);
+        }
+    }
+    Ok(read_meta(conn, workload).await?.as_deref() == Some(want))
+}
+
 pub async fn read_meta(conn: &mut Conn, workload: &str) -> Result<Option<String>> {
     if !conn
         .table_exists(META_TABLE)

@@ -254,12 +254,7 @@ pub async fn prepare(
     opts: &LoadOptions,
 ) -> Result<Option<LoadStats>> {
     let want = meta_info(rows, seed, engine);
-    if conn
-        .table_exists("normal")
-        .await
-        .ctx("checking for the table")?
-        && crate::workload::read_meta(conn, NAME).await?.as_deref() == Some(want.as_str())
-    {
+    if crate::workload::already_loaded(conn, ["normal"], NAME, &want).await? {
         return Ok(None);
     }
     cleanup(conn).await?;

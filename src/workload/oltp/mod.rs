@@ -300,13 +300,7 @@ pub async fn prepare(
         return Ok(Vec::new());
     }
     let want = spec.meta_info(engine);
-    let mut all_there = true;
-    for t in spec.table_names() {
-        all_there &= conn.table_exists(&t).await.ctx("checking for the tables")?;
-    }
-    if all_there
-        && crate::workload::read_meta(conn, META_KEY).await?.as_deref() == Some(want.as_str())
-    {
+    if crate::workload::already_loaded(conn, spec.table_names(), META_KEY, &want).await? {
         return Ok(Vec::new());
     }
     cleanup(spec, conn).await?;

@@ -532,12 +532,7 @@ pub async fn prepare(
     opts: &LoadOptions,
 ) -> Result<Vec<LoadStats>> {
     let want = meta_info(spec, engine);
-    if conn
-        .table_exists("order_line")
-        .await
-        .ctx("checking for the tables")?
-        && crate::workload::read_meta(conn, NAME).await?.as_deref() == Some(want.as_str())
-    {
+    if crate::workload::already_loaded(conn, ["order_line"], NAME, &want).await? {
         return Ok(Vec::new());
     }
     cleanup(conn).await?;
