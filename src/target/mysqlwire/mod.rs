@@ -11,6 +11,7 @@
 
 mod packet;
 
+use tokio::io::AsyncRead;
 use tokio::net::{TcpStream, UnixStream};
 
 use super::{DbError, DbResult, ErrorClass, TargetSpec, Value};
@@ -387,20 +388,24 @@ impl WireConn {
             }
         }
         while self.rend - self.rpos < n {
-            let r = match &self.stream {
-                Stream::Unix(s) => s.try_read(&mut self.rbuf[self.rend..]),
-                Stream::Tcp(s) => s.try_read(&mut self.rbuf[self.rend..]),
-            };
+            // `poll_read`, not `try_read`: a read that leaves the buffer partly empty shows the
+            // socket is drained, and tokio then forgets the readiness, so the next query's read
+            // parks at once instead of first failing with EAGAIN (one system call less per
+            // query; measured with strace: 1.95 -> 1.0 recvfrom per query).
+            let dst = &mut self.rbuf[self.rend..];
+            let stream = &mut self.stream;
+            let r = std::future::poll_fn(|cx| {
+                let mut rb = tokio::io::ReadBuf::new(dst);
+                let p = match stream {
+                    Stream::Unix(s) => std::pin::Pin::new(s).poll_read(cx, &mut rb),
+                    Stream::Tcp(s) => std::pin::Pin::new(s).poll_read(cx, &mut rb),
+                };
+                p.map(|r| r.map(|()| rb.filled().len()))
+            })
+            .await;
             match r {
                 Ok(0) => return Err(lost("the server closed the connection")),
                 Ok(k) => self.rend += k,
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    let w = match &self.stream {
-                        Stream::Unix(s) => s.readable().await,
-                        Stream::Tcp(s) => s.readable().await,
-                    };
-                    w.map_err(lost)?;
-                }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(lost(e)),
             }
