@@ -20,17 +20,30 @@ pub fn labels(docs: &[ResultDoc]) -> Vec<String> {
         .iter()
         .map(|d| {
             let e = &d.target.engine;
-            if e.is_empty() {
+            // "sqlite sqlite-btree" says nothing more than "sqlite".
+            if e.is_empty() || e.starts_with(&d.target.dbms) {
                 d.target.dbms.clone()
             } else {
                 format!("{} {}", d.target.dbms, e)
             }
         })
         .collect();
-    base.iter()
+    // Results of several workloads on one server are told apart by their workload first.
+    let with_workload: Vec<String> = base
+        .iter()
+        .zip(docs)
+        .map(
+            |(b, d)| match d.config.get("workload").and_then(|w| w.as_str()) {
+                Some(w) if base.iter().filter(|x| *x == b).count() > 1 => format!("{b} {w}"),
+                _ => b.clone(),
+            },
+        )
+        .collect();
+    with_workload
+        .iter()
         .enumerate()
         .map(|(i, b)| {
-            if base.iter().filter(|x| *x == b).count() > 1 {
+            if with_workload.iter().filter(|x| *x == b).count() > 1 {
                 format!("{b} #{}", i + 1)
             } else {
                 b.clone()
@@ -74,7 +87,11 @@ pub fn render_labeled(docs: &[ResultDoc], labels: Vec<String>) -> String {
     throughput(&mut h, &rs);
     latency(&mut h, &rs);
     time_series(&mut h, &rs);
+    super::html_iibench::section(&mut h, &rs);
+    super::html_kinds::section(&mut h, &rs);
     super::html_tpcc::section(&mut h, &rs);
+    super::html_compression::section(&mut h, &rs);
+    super::html_sqlbench::section(&mut h, &rs);
     fairness(&mut h, &rs);
     if rs.len() == 2 {
         comparison(&mut h, &rs);
@@ -392,33 +409,7 @@ fn fairness(h: &mut String, rs: &[Labeled]) {
             h.push_str("</table>");
         }
     }
-    // Client CPU per operation.
-    h.push_str("<h3>Client CPU per operation</h3><p class=note>CPU (user + system) the benchmark client itself used per operation, median over runs; on a shared machine every µs of client CPU is taken from the server.</p><table><tr><th class=l>operation</th><th>threads</th>");
-    for r in rs {
-        let _ = write!(h, "<th>{} µs/op</th>", escape(&r.label));
-    }
-    h.push_str("</tr>");
-    for op in operations(rs) {
-        for t in thread_counts(rs, &op) {
-            let _ = write!(h, "<tr><td class=l>{}</td><td>{t}</td>", escape(&op));
-            for r in rs {
-                match r
-                    .doc
-                    .points
-                    .iter()
-                    .find(|p| p.operation == op && p.threads == t)
-                {
-                    Some(p) => {
-                        let _ =
-                            write!(h, "<td>{:.1}</td>", p.aggregate.client_cpu_us_per_op_median);
-                    }
-                    None => h.push_str("<td>-</td>"),
-                }
-            }
-            h.push_str("</tr>");
-        }
-    }
-    h.push_str("</table>");
+    super::html_fairness::section(h, rs);
     // Server counters per operation at the highest thread count.
     let mut rows: BTreeMap<(String, String), Vec<Option<f64>>> = BTreeMap::new();
     for (i, r) in rs.iter().enumerate() {
