@@ -439,7 +439,8 @@ fn fairness(h: &mut String, rs: &[Labeled]) {
         }
     }
     // Keep the counters that move at least 0.01 per operation somewhere, most different first.
-    let mut interesting: Vec<(&(String, String), &Vec<Option<f64>>, f64)> = rows
+    type Row<'a> = (&'a (String, String), &'a Vec<Option<f64>>, f64);
+    let mut interesting: Vec<Row> = rows
         .iter()
         .filter(|(_, v)| v.iter().flatten().any(|x| x.abs() >= 0.01))
         .map(|(k, v)| {
