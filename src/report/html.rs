@@ -320,7 +320,7 @@ fn latency(h: &mut String, rs: &[Labeled]) {
 }
 
 fn time_series(h: &mut String, rs: &[Labeled]) {
-    h.push_str("<h2>Throughput over time</h2><p class=note>Operations per interval of each measured run, at the highest thread count of each operation.</p>");
+    h.push_str("<h2>Throughput over time</h2><p class=note>Operations per interval of each measured run, at the highest thread count of each operation; a run of more than 150 intervals is drawn with consecutive intervals merged (operations and time added).</p>");
     for op in operations(rs) {
         let mut charts = String::new();
         for r in rs {
@@ -338,7 +338,7 @@ fn time_series(h: &mut String, rs: &[Labeled]) {
                 .iter()
                 .map(|run| Series {
                     name: format!("run {}", run.run),
-                    points: full_intervals(run).map(|i| (i.t_s, i.ops_per_s)).collect(),
+                    points: merged_rates(run, MAX_TIME_POINTS),
                 })
                 .collect();
             series.extend(crate::workload::schema_change::ddl_markers(r.doc, p));
@@ -358,6 +358,35 @@ fn time_series(h: &mut String, rs: &[Labeled]) {
             escape(&op)
         );
     }
+}
+
+/// Points drawn per run in "Throughput over time" at most: a run of more intervals is drawn
+/// with consecutive intervals merged, which keeps a long run's page light.
+const MAX_TIME_POINTS: usize = 150;
+
+/// (end s, ops/s) of a run's full intervals, consecutive ones merged so that there are at most
+/// `max`: operations and time are added, so a merged point's rate is exact for its span.
+fn merged_rates(run: &super::RunRecord, max: usize) -> Vec<(f64, f64)> {
+    let mut prev = 0.0;
+    let mut spans = Vec::new();
+    for i in &run.intervals {
+        spans.push((prev, i));
+        prev = i.t_s;
+    }
+    let keep: Vec<f64> = full_intervals(run).map(|i| i.t_s).collect();
+    spans.retain(|(_, i)| keep.contains(&i.t_s));
+    let k = spans.len().div_ceil(max.max(1)).max(1);
+    spans
+        .chunks(k)
+        .filter_map(|c| {
+            let (start, last) = (c.first()?.0, c.last()?.1);
+            if c.len() == 1 {
+                return Some((last.t_s, last.ops_per_s));
+            }
+            let ops: u64 = c.iter().map(|(_, i)| i.ops).sum();
+            (last.t_s > start).then(|| (last.t_s, ops as f64 / (last.t_s - start)))
+        })
+        .collect()
 }
 
 /// A run's intervals without a short last one: operations started before the deadline end

@@ -790,3 +790,43 @@ fn mariadb_write_amplification_and_formats_in_the_report() {
     );
     assert!(html.contains("Server settings that differ"));
 }
+
+/// A long run is drawn with consecutive intervals merged (at most 150 points per run) and the
+/// merged points keep the exact rate: 400 one-second intervals of 100 operations each.
+#[test]
+fn long_time_series_are_merged_exactly() {
+    let dir = tempdir();
+    let (a, _) = two_results(dir.path());
+    let mut doc = json(&a);
+    doc["points"].as_array_mut().unwrap().truncate(1);
+    let p = &mut doc["points"][0];
+    p["runs"].as_array_mut().unwrap().truncate(1);
+    let run = &mut p["runs"][0];
+    let first = run["intervals"][0].clone();
+    run["intervals"] = Json::from(
+        (0..400)
+            .map(|i| {
+                let mut x = first.clone();
+                x["t_s"] = Json::from((i + 1) as f64);
+                x["ops"] = Json::from(100u64);
+                x["ops_per_s"] = Json::from(100.0);
+                x
+            })
+            .collect::<Vec<_>>(),
+    );
+    let f = dir.path().join("long.json");
+    std::fs::write(&f, doc.to_string()).unwrap();
+    let out = eb(dir.path(), &["report", f.to_str().unwrap(), "-o", "-"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let counts = plotted(&out.stdout, " at 1 threads");
+    assert_eq!(counts.len(), 1, "one time-series chart");
+    // 400 intervals in groups of 3: 134 points.
+    assert_eq!(counts[0], 134);
+    let chart = out.stdout.split(" at 1 threads").nth(1).unwrap();
+    let chart = chart.split("</svg>").next().unwrap();
+    assert_eq!(
+        chart.matches("ops/s = 100<").count(),
+        134,
+        "every merged point has the exact rate"
+    );
+}
