@@ -87,6 +87,10 @@ pub struct ReportArgs {
     /// results side by side (operation x engine seconds).
     #[arg(long, value_enum, default_value_t = ReportFormat::Html)]
     pub format: ReportFormat,
+    /// With --format csv: one of the report's tables instead of the runs (iibench,
+    /// iibench-windows, compression, sqlbench, sqlbench-ops, kinds, cpu, server-settings).
+    #[arg(long, value_name = "NAME")]
+    pub table: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

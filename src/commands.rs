@@ -196,8 +196,15 @@ pub fn report(a: &ReportArgs) -> Result<ExitCode> {
         .iter()
         .map(|p| report::load(p))
         .collect::<Result<Vec<_>>>()?;
+    if a.table.is_some() && a.format != ReportFormat::Csv {
+        return Err(Error::usage("--table goes with --format csv"));
+    }
     let text = match a.format {
         ReportFormat::Html => report::html::render(&docs),
+        ReportFormat::Csv if a.table.is_some() => {
+            report::tables::csv_of(&docs, a.table.as_deref().unwrap_or_default())
+                .map_err(Error::usage)?
+        }
         ReportFormat::Csv => {
             let mut out = String::new();
             for (i, d) in docs.iter().enumerate() {

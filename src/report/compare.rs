@@ -41,7 +41,8 @@ pub struct Row {
 }
 
 /// The per-run values of each compared metric.
-const METRICS: [(&str, fn(&super::RunRecord) -> f64); 4] = [
+type Metric = (&'static str, fn(&super::RunRecord) -> f64);
+const METRICS: [Metric; 4] = [
     ("ops_per_s", |r| r.ops_per_s),
     ("p50_us", |r| r.latency_us.p50_us as f64),
     ("p99_us", |r| r.latency_us.p99_us as f64),

@@ -20,17 +20,30 @@ pub fn labels(docs: &[ResultDoc]) -> Vec<String> {
         .iter()
         .map(|d| {
             let e = &d.target.engine;
-            if e.is_empty() {
+            // "sqlite sqlite-btree" says nothing more than "sqlite".
+            if e.is_empty() || e.starts_with(&d.target.dbms) {
                 d.target.dbms.clone()
             } else {
                 format!("{} {}", d.target.dbms, e)
             }
         })
         .collect();
-    base.iter()
+    // Results of several workloads on one server are told apart by their workload first.
+    let with_workload: Vec<String> = base
+        .iter()
+        .zip(docs)
+        .map(
+            |(b, d)| match d.config.get("workload").and_then(|w| w.as_str()) {
+                Some(w) if base.iter().filter(|x| *x == b).count() > 1 => format!("{b} {w}"),
+                _ => b.clone(),
+            },
+        )
+        .collect();
+    with_workload
+        .iter()
         .enumerate()
         .map(|(i, b)| {
-            if base.iter().filter(|x| *x == b).count() > 1 {
+            if with_workload.iter().filter(|x| *x == b).count() > 1 {
                 format!("{b} #{}", i + 1)
             } else {
                 b.clone()
@@ -74,7 +87,11 @@ pub fn render_labeled(docs: &[ResultDoc], labels: Vec<String>) -> String {
     throughput(&mut h, &rs);
     latency(&mut h, &rs);
     time_series(&mut h, &rs);
+    super::html_iibench::section(&mut h, &rs);
+    super::html_kinds::section(&mut h, &rs);
     super::html_tpcc::section(&mut h, &rs);
+    super::html_compression::section(&mut h, &rs);
+    super::html_sqlbench::section(&mut h, &rs);
     fairness(&mut h, &rs);
     if rs.len() == 2 {
         comparison(&mut h, &rs);
@@ -303,7 +320,7 @@ fn latency(h: &mut String, rs: &[Labeled]) {
 }
 
 fn time_series(h: &mut String, rs: &[Labeled]) {
-    h.push_str("<h2>Throughput over time</h2><p class=note>Operations per interval of each measured run, at the highest thread count of each operation.</p>");
+    h.push_str("<h2>Throughput over time</h2><p class=note>Operations per interval of each measured run, at the highest thread count of each operation; a run of more than 150 intervals is drawn with consecutive intervals merged (operations and time added).</p>");
     for op in operations(rs) {
         let mut charts = String::new();
         for r in rs {
@@ -321,7 +338,7 @@ fn time_series(h: &mut String, rs: &[Labeled]) {
                 .iter()
                 .map(|run| Series {
                     name: format!("run {}", run.run),
-                    points: full_intervals(run).map(|i| (i.t_s, i.ops_per_s)).collect(),
+                    points: merged_rates(run, MAX_TIME_POINTS),
                 })
                 .collect();
             series.extend(crate::workload::schema_change::ddl_markers(r.doc, p));
@@ -341,6 +358,35 @@ fn time_series(h: &mut String, rs: &[Labeled]) {
             escape(&op)
         );
     }
+}
+
+/// Points drawn per run in "Throughput over time" at most: a run of more intervals is drawn
+/// with consecutive intervals merged, which keeps a long run's page light.
+const MAX_TIME_POINTS: usize = 150;
+
+/// (end s, ops/s) of a run's full intervals, consecutive ones merged so that there are at most
+/// `max`: operations and time are added, so a merged point's rate is exact for its span.
+fn merged_rates(run: &super::RunRecord, max: usize) -> Vec<(f64, f64)> {
+    let mut prev = 0.0;
+    let mut spans = Vec::new();
+    for i in &run.intervals {
+        spans.push((prev, i));
+        prev = i.t_s;
+    }
+    let keep: Vec<f64> = full_intervals(run).map(|i| i.t_s).collect();
+    spans.retain(|(_, i)| keep.contains(&i.t_s));
+    let k = spans.len().div_ceil(max.max(1)).max(1);
+    spans
+        .chunks(k)
+        .filter_map(|c| {
+            let (start, last) = (c.first()?.0, c.last()?.1);
+            if c.len() == 1 {
+                return Some((last.t_s, last.ops_per_s));
+            }
+            let ops: u64 = c.iter().map(|(_, i)| i.ops).sum();
+            (last.t_s > start).then(|| (last.t_s, ops as f64 / (last.t_s - start)))
+        })
+        .collect()
 }
 
 /// A run's intervals without a short last one: operations started before the deadline end
@@ -392,33 +438,7 @@ fn fairness(h: &mut String, rs: &[Labeled]) {
             h.push_str("</table>");
         }
     }
-    // Client CPU per operation.
-    h.push_str("<h3>Client CPU per operation</h3><p class=note>CPU (user + system) the benchmark client itself used per operation, median over runs; on a shared machine every µs of client CPU is taken from the server.</p><table><tr><th class=l>operation</th><th>threads</th>");
-    for r in rs {
-        let _ = write!(h, "<th>{} µs/op</th>", escape(&r.label));
-    }
-    h.push_str("</tr>");
-    for op in operations(rs) {
-        for t in thread_counts(rs, &op) {
-            let _ = write!(h, "<tr><td class=l>{}</td><td>{t}</td>", escape(&op));
-            for r in rs {
-                match r
-                    .doc
-                    .points
-                    .iter()
-                    .find(|p| p.operation == op && p.threads == t)
-                {
-                    Some(p) => {
-                        let _ =
-                            write!(h, "<td>{:.1}</td>", p.aggregate.client_cpu_us_per_op_median);
-                    }
-                    None => h.push_str("<td>-</td>"),
-                }
-            }
-            h.push_str("</tr>");
-        }
-    }
-    h.push_str("</table>");
+    super::html_fairness::section(h, rs);
     // Server counters per operation at the highest thread count.
     let mut rows: BTreeMap<(String, String), Vec<Option<f64>>> = BTreeMap::new();
     for (i, r) in rs.iter().enumerate() {
@@ -448,7 +468,8 @@ fn fairness(h: &mut String, rs: &[Labeled]) {
         }
     }
     // Keep the counters that move at least 0.01 per operation somewhere, most different first.
-    let mut interesting: Vec<(&(String, String), &Vec<Option<f64>>, f64)> = rows
+    type Row<'a> = (&'a (String, String), &'a Vec<Option<f64>>, f64);
+    let mut interesting: Vec<Row> = rows
         .iter()
         .filter(|(_, v)| v.iter().flatten().any(|x| x.abs() >= 0.01))
         .map(|(k, v)| {

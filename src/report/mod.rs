@@ -4,11 +4,18 @@
 pub mod compare;
 pub mod csv;
 pub mod html;
+mod html_compression;
+mod html_fairness;
+mod html_iibench;
+mod html_kinds;
+mod html_sqlbench;
 mod html_tpcc;
 pub mod json;
 pub mod model;
 pub mod svg;
+pub mod svg_bar;
 pub mod table;
+pub mod tables;
 
 pub use model::*;
 

@@ -4,16 +4,18 @@
 
 use std::fmt::Write;
 
-const W: f64 = 640.0;
+const W: f64 = 660.0;
 const H: f64 = 320.0;
 const LEFT: f64 = 74.0;
-const RIGHT: f64 = 150.0;
+const RIGHT: f64 = 170.0;
 const TOP: f64 = 34.0;
 const BOTTOM: f64 = 48.0;
 
-/// Colour-blind-safe palette (Okabe-Ito).
-pub const COLORS: [&str; 8] = [
+/// Colour-blind-safe palette (Okabe-Ito), then four of Paul Tol's muted colours so that
+/// LinkBench's ten request types get ten colours.
+pub const COLORS: [&str; 12] = [
     "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442",
+    "#882255", "#44AA99", "#999933", "#AA4499",
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,9 +176,7 @@ pub fn short(v: f64) -> String {
     } else {
         (v, "")
     };
-    let s = if x.fract().abs() < 1e-9 {
-        format!("{x:.0}")
-    } else if x.abs() >= 10.0 {
+    let s = if x.fract().abs() < 1e-9 || x.abs() >= 10.0 {
         format!("{x:.0}")
     } else {
         format!("{x:.2}")
@@ -286,10 +286,12 @@ impl Chart {
                     pts.join(" ")
                 );
             }
+            // One fill for the series' points (it saves 10 % of a suite's page).
+            let _ = write!(s, r#"<g fill="{c}">"#);
             for &(x, y) in &ser.points {
                 let _ = write!(
                     s,
-                    r#"<circle class="pt" cx="{:.1}" cy="{:.1}" r="3" fill="{c}"><title>{}: {} = {}, {} = {}</title></circle>"#,
+                    r#"<circle class="pt" cx="{:.1}" cy="{:.1}" r="3"><title>{}: {} = {}, {} = {}</title></circle>"#,
                     px(x),
                     py(y),
                     escape(&ser.name),
@@ -299,6 +301,7 @@ impl Chart {
                     short(y)
                 );
             }
+            s.push_str("</g>");
             let ly = TOP + 8.0 + i as f64 * 18.0;
             let _ = write!(
                 s,
@@ -307,7 +310,7 @@ impl Chart {
                 ly - 10.0,
                 LEFT + pw + 26.0,
                 ly,
-                escape(&truncate(&ser.name, 18))
+                escape(&truncate(&ser.name, 22))
             );
         }
         s.push_str("</svg>");

@@ -410,3 +410,423 @@ fn tpcc_report_in_headless_chromium() {
         assert!(body.matches("class=\"pt\"").count() >= 2, "{body}");
     }
 }
+
+/// Charts in a browsed DOM whose title contains `title`: the number of plotted points or bars
+/// of each.
+fn plotted(dom: &str, title: &str) -> Vec<usize> {
+    dom.split("<svg class=\"chart\"")
+        .skip(1)
+        .map(|c| c.split("</svg>").next().unwrap())
+        .filter(|c| c.contains(title))
+        .map(|c| c.matches("class=\"pt\"").count())
+        .collect()
+}
+
+fn run_to(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
+    let results = dir.join(name);
+    let mut a = args.to_vec();
+    a.extend(["--results-dir", results.to_str().unwrap()]);
+    let r = eb(dir, &a);
+    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+    result_file(&results)
+}
+
+fn json(path: &Path) -> Json {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Intervals of a run the time-series charts draw (a short last one left out).
+fn full_intervals(run: &Json) -> usize {
+    let iv = run["intervals"].as_array().unwrap();
+    let nominal = iv[0]["t_s"].as_f64().unwrap();
+    let mut prev = 0.0;
+    iv.iter()
+        .filter(|i| {
+            let t = i["t_s"].as_f64().unwrap();
+            let len = t - prev;
+            prev = t;
+            len >= 0.5 * nominal
+        })
+        .count()
+}
+
+fn csv_table(dir: &Path, results: &[&Path], table: &str) -> Out {
+    let mut a = vec!["report"];
+    a.extend(results.iter().map(|p| p.to_str().unwrap()));
+    a.extend(["--format", "csv", "--table", table, "-o", "-"]);
+    eb(dir, &a)
+}
+
+/// iiBench, compression, sql-bench and LinkBench results (short SQLite runs) in one report:
+/// every new chart is plotted with the expected number of points or bars, in a real browser,
+/// and every new table comes out as CSV from the same rows.
+#[test]
+fn write_path_report_in_headless_chromium() {
+    let dir = tempdir();
+    let d = dir.path();
+    let db = |f: &str| format!("sqlite://{}/{f}", d.display());
+    let ii = run_to(
+        d,
+        "ii",
+        &[
+            "run",
+            "iibench",
+            "--target",
+            &db("ii.db"),
+            "--max-rows",
+            "3000",
+            "--rows-per-commit",
+            "200",
+            "--window-rows",
+            "500",
+        ],
+    );
+    let comp = run_to(
+        d,
+        "comp",
+        &[
+            "run",
+            "compression",
+            "--target",
+            &db("comp.db"),
+            "--table-size",
+            "2000",
+            "--threads",
+            "2",
+            "--warmup",
+            "0",
+            "--duration",
+            "300ms",
+            "--runs",
+            "1",
+        ],
+    );
+    let sb = run_to(
+        d,
+        "sb",
+        &[
+            "run",
+            "sqlbench",
+            "--target",
+            &db("sb.db"),
+            "--scale",
+            "0.001",
+        ],
+    );
+    let lb_url = db("lb.db");
+    let p = eb(
+        d,
+        &[
+            "prepare",
+            "linkbench",
+            "--target",
+            &lb_url,
+            "--maxid1",
+            "2001",
+        ],
+    );
+    assert_eq!(p.code, 0, "{}", p.stderr);
+    let lb = run_to(
+        d,
+        "lb",
+        &[
+            "run",
+            "linkbench",
+            "--target",
+            &lb_url,
+            "--maxid1",
+            "2001",
+            "--requesters",
+            "2",
+            "--warmup",
+            "0",
+            "--maxtime",
+            "2s",
+            "--runs",
+            "1",
+            "--report-interval",
+            "500ms",
+        ],
+    );
+    let all = [ii.as_path(), comp.as_path(), sb.as_path(), lb.as_path()];
+    let page = d.join("write.html");
+    let mut a = vec!["report"];
+    a.extend(all.iter().map(|p| p.to_str().unwrap()));
+    a.extend(["-o", page.to_str().unwrap()]);
+    let r = eb(d, &a);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let html = std::fs::read_to_string(&page).unwrap();
+    for h in [
+        "iiBench: insert rate vs rows inserted",
+        "<h2>Compression</h2>",
+        "<h2>sql-bench</h2>",
+        "<h2>Operations by kind</h2>",
+        "Where the CPU went",
+    ] {
+        assert!(html.contains(h), "{h} missing");
+    }
+
+    // What the result files say the charts must hold.
+    let iid = json(&ii);
+    let windows = iid["points"][0]["iibench"]["windows"].as_array().unwrap();
+    let full = windows.iter().filter(|w| w["partial"] == false).count();
+    assert!(full >= 5, "{windows:?}");
+    let sbd = json(&sb);
+    let ops = sbd["sqlbench"]["engines"][0]["ops"].as_array().unwrap();
+    let mut groups: Vec<&str> = ops
+        .iter()
+        .filter(|o| o["tests"].as_u64().unwrap() > 0)
+        .map(|o| o["group"].as_str().unwrap())
+        .collect();
+    groups.sort();
+    groups.dedup();
+    let lbd = json(&lb);
+    let run = &lbd["points"][0]["runs"][0];
+    let kinds = run["by_kind"].as_object().unwrap().len();
+    assert_eq!(kinds, 10);
+    let intervals = full_intervals(run);
+    assert!(intervals >= 3, "{}", run["intervals"]);
+
+    let points: usize = all
+        .iter()
+        .map(|p| json(p)["points"].as_array().unwrap().len())
+        .sum();
+    // Every run here is the only one of its point: one row per kind of each point's run
+    // (LinkBench's ten request types, the compression run's reads and writes).
+    let kind_rows: usize = all
+        .iter()
+        .flat_map(|p| json(p)["points"].as_array().unwrap().clone())
+        .map(|p| p["runs"][0]["by_kind"].as_object().map_or(0, |k| k.len()))
+        .sum();
+    assert!(kind_rows >= kinds);
+    // CSV of every new table, from the same rows as the page's tables.
+    let t = csv_table(d, &all, "sqlbench");
+    assert_eq!(t.code, 0, "{}", t.stderr);
+    let lines: Vec<&str> = t.stdout.lines().collect();
+    assert_eq!(lines[0], "operation,group,seconds_sqlite,tests");
+    assert_eq!(lines.len(), ops.len() + 2, "{}", t.stdout);
+    assert!(
+        lines.last().unwrap().starts_with("TOTALS,,"),
+        "{}",
+        t.stdout
+    );
+    let total: f64 = lines
+        .last()
+        .unwrap()
+        .split(',')
+        .nth(2)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let expect = sbd["sqlbench"]["engines"][0]["totals"]["wall_s"]
+        .as_f64()
+        .unwrap();
+    assert!((total - expect).abs() < 1e-9, "{total} vs {expect}");
+    assert!(html.contains("<table data-table=\"sqlbench\">") && html.contains(">TOTALS</th>"));
+    for (table, rows) in [
+        ("iibench", 1),
+        ("iibench-windows", windows.len()),
+        ("compression", 1),
+        ("kinds", kind_rows),
+        ("sqlbench-ops", ops.len()),
+        ("cpu", points),
+    ] {
+        let t = csv_table(d, &all, table);
+        assert_eq!(t.code, 0, "{table}: {}", t.stderr);
+        assert_eq!(t.stdout.lines().count(), rows + 1, "{table}: {}", t.stdout);
+        assert!(
+            html.contains(&format!("<table data-table=\"{table}\">")),
+            "{table} is not on the page"
+        );
+    }
+    // Bad table names and a table without CSV are one-line usage errors.
+    let t = csv_table(d, &all, "nope");
+    assert_eq!(t.code, 2, "{}", t.stderr);
+    assert_eq!(t.stderr.trim().lines().count(), 1, "{}", t.stderr);
+    assert!(t.stderr.contains("iibench-windows"), "{}", t.stderr);
+    let t = eb(
+        d,
+        &[
+            "report",
+            ii.to_str().unwrap(),
+            "--table",
+            "iibench",
+            "-o",
+            "-",
+        ],
+    );
+    assert_eq!(t.code, 2, "{}", t.stderr);
+
+    let Some(bin) = chromium() else { return };
+    let work = tempdir();
+    let seen = browse(&bin, &page, work.path());
+    assert!(seen.console.is_empty(), "console: {:?}", seen.console);
+    assert!(seen.page_requests.is_empty(), "{:?}", seen.page_requests);
+    assert_eq!(
+        plotted(&seen.dom, "Insert rate vs rows inserted"),
+        vec![full]
+    );
+    // SQLite has one format; the server-side writes are not sampled for SQLite.
+    assert_eq!(
+        plotted(&seen.dom, "On-disk size ÷ raw size per format"),
+        vec![1]
+    );
+    assert_eq!(plotted(&seen.dom, "Load speed per format"), vec![1]);
+    assert_eq!(plotted(&seen.dom, "Read/write run per format"), vec![1]);
+    assert!(plotted(&seen.dom, "Bytes written per row").is_empty());
+    assert_eq!(
+        plotted(&seen.dom, "sql-bench seconds per test group"),
+        vec![groups.len()]
+    );
+    assert_eq!(
+        plotted(&seen.dom, "linkbench requests by kind"),
+        vec![kinds * intervals],
+        "one point per kind and interval"
+    );
+    let ink = inked_share(&seen.screenshot);
+    assert!(
+        ink > 0.02,
+        "screenshot looks blank ({:.1} % inked)",
+        ink * 100.0
+    );
+}
+
+/// On MariaDB the server's writes are sampled: iiBench's bytes written per row is plotted per
+/// window, and several compression formats make one bar each; the servers' settings diff is
+/// shown for the two results.
+#[test]
+fn mariadb_write_amplification_and_formats_in_the_report() {
+    let Some(base) = server_url("EB_TEST_MYSQL_URL") else {
+        return;
+    };
+    let Some(pid) = std::env::var("EB_TEST_MYSQL_PID").ok() else {
+        return;
+    };
+    let _g = server_lock();
+    let dir = tempdir();
+    let d = dir.path();
+    let url = fresh_db(&base, "eb_it_report");
+    let ii = run_to(
+        d,
+        "ii",
+        &[
+            "run",
+            "iibench",
+            "--target",
+            &url,
+            "--max-rows",
+            "3000",
+            "--rows-per-commit",
+            "200",
+            "--window-rows",
+            "500",
+            "--server-pid",
+            &pid,
+        ],
+    );
+    let comp = run_to(
+        d,
+        "comp",
+        &[
+            "run",
+            "compression",
+            "--target",
+            &url,
+            "--table-size",
+            "3000",
+            "--threads",
+            "2",
+            "--warmup",
+            "0",
+            "--duration",
+            "300ms",
+            "--runs",
+            "1",
+            "--queries",
+            "innodb,innodb-page-zlib,rocksdb-zstd",
+        ],
+    );
+    let page = d.join("m.html");
+    let r = eb(
+        d,
+        &[
+            "report",
+            ii.to_str().unwrap(),
+            comp.to_str().unwrap(),
+            "-o",
+            page.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let iid = json(&ii);
+    let windows = iid["points"][0]["iibench"]["windows"].as_array().unwrap();
+    let with_bytes = windows
+        .iter()
+        .filter(|w| w["partial"] == false && w["server_written_bytes"].is_u64())
+        .count();
+    assert!(with_bytes >= 5, "{windows:?}");
+    let formats = json(&comp)["compression"]["formats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["available"] == true)
+        .count();
+    assert_eq!(formats, 3);
+    let t = csv_table(d, &[ii.as_path(), comp.as_path()], "compression");
+    assert_eq!(t.stdout.lines().count(), 4, "{}", t.stdout);
+    let Some(bin) = chromium() else { return };
+    let work = tempdir();
+    let seen = browse(&bin, &page, work.path());
+    assert!(seen.console.is_empty(), "console: {:?}", seen.console);
+    assert!(seen.page_requests.is_empty(), "{:?}", seen.page_requests);
+    assert_eq!(
+        plotted(&seen.dom, "Bytes written per row"),
+        vec![with_bytes]
+    );
+    assert_eq!(
+        plotted(&seen.dom, "On-disk size ÷ raw size per format"),
+        vec![3]
+    );
+    assert!(html.contains("Server settings that differ"));
+}
+
+/// A long run is drawn with consecutive intervals merged (at most 150 points per run) and the
+/// merged points keep the exact rate: 400 one-second intervals of 100 operations each.
+#[test]
+fn long_time_series_are_merged_exactly() {
+    let dir = tempdir();
+    let (a, _) = two_results(dir.path());
+    let mut doc = json(&a);
+    doc["points"].as_array_mut().unwrap().truncate(1);
+    let p = &mut doc["points"][0];
+    p["runs"].as_array_mut().unwrap().truncate(1);
+    let run = &mut p["runs"][0];
+    let first = run["intervals"][0].clone();
+    run["intervals"] = Json::from(
+        (0..400)
+            .map(|i| {
+                let mut x = first.clone();
+                x["t_s"] = Json::from((i + 1) as f64);
+                x["ops"] = Json::from(100u64);
+                x["ops_per_s"] = Json::from(100.0);
+                x
+            })
+            .collect::<Vec<_>>(),
+    );
+    let f = dir.path().join("long.json");
+    std::fs::write(&f, doc.to_string()).unwrap();
+    let out = eb(dir.path(), &["report", f.to_str().unwrap(), "-o", "-"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let counts = plotted(&out.stdout, " at 1 threads");
+    assert_eq!(counts.len(), 1, "one time-series chart");
+    // 400 intervals in groups of 3: 134 points.
+    assert_eq!(counts[0], 134);
+    let chart = out.stdout.split(" at 1 threads").nth(1).unwrap();
+    let chart = chart.split("</svg>").next().unwrap();
+    assert_eq!(
+        chart.matches("ops/s = 100<").count(),
+        134,
+        "every merged point has the exact rate"
+    );
+}

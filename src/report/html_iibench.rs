@@ -1,0 +1,221 @@
+//! The iiBench part of the HTML report: the insert rate against cumulative rows inserted (the
+//! report's curve, one line per result), bytes written per row per window when the server's
+//! writes were sampled, the query rate when query threads ran, and the summary and per-window
+//! tables (CSV from the same rows).
+
+use std::fmt::Write;
+
+use super::html::Labeled;
+use super::model::Point;
+use super::svg::{auto_scale, escape, Chart, Series};
+use super::tables::{Cell, Table};
+use crate::workload::iibench::result::{IibenchResult, Window};
+
+/// Points plotted per line at most: longer curves are merged in runs of consecutive windows
+/// (rows and time added, so a merged point's rate is exact for its span).
+const MAX_POINTS: usize = 300;
+/// Windows listed in the page's per-window table at most (all of them are in the CSV).
+const MAX_HTML_WINDOWS: usize = 100;
+
+/// (result, point, its iibench section) for every iibench point, with the line's name.
+fn curves<'a>(rs: &'a [Labeled]) -> Vec<(String, &'a Point, &'a IibenchResult)> {
+    let mut out = Vec::new();
+    for r in rs {
+        let pts: Vec<&Point> = r
+            .doc
+            .points
+            .iter()
+            .filter(|p| p.iibench.is_some())
+            .collect();
+        for p in &pts {
+            let name = if pts.len() > 1 {
+                format!("{} {} thr", r.label, p.threads)
+            } else {
+                r.label.clone()
+            };
+            out.push((name, *p, p.iibench.as_ref().expect("filtered")));
+        }
+    }
+    out
+}
+
+/// Full windows (a short last one only when it is the only window).
+fn full_windows(ii: &IibenchResult) -> Vec<&Window> {
+    let full: Vec<&Window> = ii.windows.iter().filter(|w| !w.partial).collect();
+    if full.is_empty() {
+        ii.windows.iter().collect()
+    } else {
+        full
+    }
+}
+
+/// One merged point: (rows at its end, rows, elapsed s, server bytes written if every window
+/// had them, queries).
+struct Span {
+    rows_end: u64,
+    rows: u64,
+    elapsed_s: f64,
+    written: Option<u64>,
+    queries: u64,
+}
+
+fn spans(ws: &[&Window]) -> Vec<Span> {
+    let k = ws.len().div_ceil(MAX_POINTS).max(1);
+    ws.chunks(k)
+        .map(|c| Span {
+            rows_end: c.last().map_or(0, |w| w.rows_end),
+            rows: c.iter().map(|w| w.rows).sum(),
+            elapsed_s: c.iter().map(|w| w.elapsed_s).sum(),
+            written: c
+                .iter()
+                .map(|w| w.server_written_bytes)
+                .sum::<Option<u64>>(),
+            queries: c.iter().map(|w| w.queries).sum(),
+        })
+        .collect()
+}
+
+fn chart(title: &str, y_label: &str, series: Vec<Series>) -> Chart {
+    let x_scale = auto_scale(series.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
+    let y_scale = auto_scale(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
+    Chart {
+        title: title.into(),
+        x_label: "rows inserted".into(),
+        y_label: y_label.into(),
+        x_scale,
+        y_scale,
+        series,
+    }
+}
+
+/// Writes the section when any result holds iibench points; nothing otherwise.
+pub fn section(h: &mut String, rs: &[Labeled]) {
+    let cs = curves(rs);
+    if cs.is_empty() {
+        return;
+    }
+    h.push_str("<h2>iiBench: insert rate vs rows inserted</h2><p class=note>Rows per second of each window of rows against the rows inserted so far (the window ends there), one line per result; a short last window is left out. Long curves are drawn with consecutive windows merged (at most 300 points per line); the CSV (<code>--format csv --table iibench-windows</code>) has every window. Bytes written are the server process's writes (/proc/PID/io) during the window, so they lag the inserts that caused them (flushes, compaction).</p><div class=charts>");
+    let line = |f: &dyn Fn(&Span) -> Option<f64>| -> Vec<Series> {
+        cs.iter()
+            .map(|(name, _, ii)| Series {
+                name: name.clone(),
+                points: spans(&full_windows(ii))
+                    .iter()
+                    .filter_map(|s| Some((s.rows_end as f64, f(s)?)))
+                    .collect(),
+            })
+            .filter(|s| !s.points.is_empty())
+            .collect()
+    };
+    let rate = line(&|s| (s.elapsed_s > 0.0).then(|| s.rows as f64 / s.elapsed_s));
+    h.push_str(&chart("Insert rate vs rows inserted", "rows/s", rate).to_svg());
+    let written = line(&|s| Some(s.written? as f64 / s.rows.max(1) as f64));
+    if !written.is_empty() {
+        h.push_str(
+            &chart(
+                "Bytes written per row inserted",
+                "server bytes written/row",
+                written,
+            )
+            .to_svg(),
+        );
+    }
+    if cs.iter().any(|(_, _, ii)| ii.queries.is_some()) {
+        let q = line(&|s| (s.elapsed_s > 0.0).then(|| s.queries as f64 / s.elapsed_s));
+        if !q.is_empty() {
+            h.push_str(&chart("Query rate while inserting", "queries/s", q).to_svg());
+        }
+    }
+    h.push_str("</div>");
+    let tables = tables(rs);
+    h.push_str(&tables[0].to_html());
+    let windows = &tables[1];
+    if windows.rows.len() <= MAX_HTML_WINDOWS {
+        let _ = write!(
+            h,
+            "<details><summary>Every window ({} rows)</summary>{}</details>",
+            windows.rows.len(),
+            windows.to_html()
+        );
+    } else {
+        let _ = write!(
+            h,
+            "<p class=note>{} windows: too many for the page; <code>{}</code> lists them.</p>",
+            windows.rows.len(),
+            escape("enginebench report RESULT --format csv --table iibench-windows -o -")
+        );
+    }
+}
+
+/// The summary (one row per result and point) and every window.
+pub fn tables(rs: &[Labeled]) -> Vec<Table> {
+    let mut sum = Table::new(
+        "iibench",
+        &[
+            ("result", "result"),
+            ("threads", "threads"),
+            ("rows", "rows"),
+            ("rows_per_s", "rows/s"),
+            ("last_window_rows_per_s", "last window rows/s"),
+            ("written_bytes_per_row", "written B/row"),
+            ("write_amplification", "write amp."),
+            ("disk_growth_bytes_per_row", "disk growth B/row"),
+            ("space_amplification", "space amp."),
+            ("queries_per_s", "queries/s"),
+            ("query_p99_us", "query p99 µs"),
+        ],
+    );
+    let mut win = Table::new(
+        "iibench-windows",
+        &[
+            ("result", "result"),
+            ("threads", "threads"),
+            ("rows_end", "rows inserted"),
+            ("rows", "rows"),
+            ("t_s", "t s"),
+            ("rows_per_s", "rows/s"),
+            ("batch_p99_us", "batch p99 µs"),
+            ("errors", "errors"),
+            ("queries_per_s", "queries/s"),
+            ("server_written_bytes", "written B"),
+            ("written_bytes_per_row", "written B/row"),
+            ("write_amplification", "write amp."),
+            ("partial", "partial"),
+        ],
+    );
+    for (name, p, ii) in curves(rs) {
+        let w = &ii.wear;
+        let q = ii.queries.as_ref();
+        sum.rows.push(vec![
+            Cell::text(&name),
+            Cell::Int(p.threads as u64),
+            Cell::Int(ii.rows),
+            Cell::Num(ii.rows_per_s, 0),
+            Cell::opt(ii.last_window_rows_per_s, 0),
+            Cell::opt(w.written_bytes_per_row, 1),
+            Cell::opt(w.write_amplification, 2),
+            Cell::opt(w.disk_growth_bytes_per_row, 1),
+            Cell::opt(w.space_amplification, 2),
+            Cell::opt(q.map(|q| q.queries_per_s), 1),
+            q.map_or(Cell::Empty, |q| Cell::Int(q.latency_us.p99_us)),
+        ]);
+        for x in &ii.windows {
+            win.rows.push(vec![
+                Cell::text(&name),
+                Cell::Int(p.threads as u64),
+                Cell::Int(x.rows_end),
+                Cell::Int(x.rows),
+                Cell::Num(x.t_s, 3),
+                Cell::Num(x.rows_per_s, 0),
+                Cell::Int(x.latency_us.p99_us),
+                Cell::Int(x.errors),
+                Cell::Num(x.queries_per_s, 1),
+                x.server_written_bytes.map_or(Cell::Empty, Cell::Int),
+                Cell::opt(x.written_bytes_per_row, 1),
+                Cell::opt(x.write_amplification, 2),
+                Cell::text(if x.partial { "yes" } else { "no" }),
+            ]);
+        }
+    }
+    vec![sum, win]
+}

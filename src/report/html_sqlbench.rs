@@ -1,0 +1,201 @@
+//! The sql-bench part of the HTML report: the side-by-side table (operation × engine seconds,
+//! with a totals row), seconds per test group as bars, and each operation's detail (client and
+//! server CPU, status); CSV from the same rows.
+
+use std::fmt::Write;
+
+use super::html::Labeled;
+use super::svg_bar::BarChart;
+use super::tables::{Cell, Table};
+use crate::workload::sqlbench::exec::{EngineRun, OpResult, OpStatus};
+
+/// Every engine run of every result, with a column name unique on the page.
+fn engines<'a>(rs: &'a [Labeled]) -> Vec<(String, &'a EngineRun)> {
+    let runs: Vec<(&Labeled, &EngineRun)> = rs
+        .iter()
+        .flat_map(|r| {
+            r.doc
+                .sqlbench
+                .iter()
+                .flat_map(|s| s.engines.iter())
+                .map(move |e| (r, e))
+        })
+        .collect();
+    let base: Vec<String> = runs
+        .iter()
+        .map(|(_, e)| match e.dbms.as_str() {
+            "postgres" => "PostgreSQL".into(),
+            "sqlite" => "SQLite".into(),
+            _ => e.engine.clone(),
+        })
+        .collect();
+    runs.iter()
+        .enumerate()
+        .map(|(i, (_, e))| {
+            let name = if base.iter().filter(|b| **b == base[i]).count() > 1 {
+                format!("{} #{}", base[i], i + 1)
+            } else {
+                base[i].clone()
+            };
+            (name, *e)
+        })
+        .collect()
+}
+
+/// Operation names in first-seen order (the suite's order).
+fn op_names(es: &[(String, &EngineRun)]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for (_, e) in es {
+        for o in &e.ops {
+            if !out.iter().any(|x| x.0 == o.name) {
+                out.push((o.name.clone(), o.group.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// The side-by-side cell, marked like the terminal table.
+fn seconds(o: Option<&OpResult>) -> Cell {
+    match o {
+        None => Cell::Empty,
+        Some(o) => match o.status {
+            OpStatus::Ok => Cell::Num(o.wall_s, 2),
+            OpStatus::Failed if o.tests > 0 => Cell::text(format!("{:.2}!", o.wall_s)),
+            OpStatus::Failed => Cell::text("failed"),
+            OpStatus::NotSupported => Cell::text("n/s"),
+            OpStatus::NotRun => Cell::text("not run"),
+        },
+    }
+}
+
+/// Writes the section when any result holds sqlbench runs; nothing otherwise.
+pub fn section(h: &mut String, rs: &[Labeled]) {
+    let es = engines(rs);
+    if es.is_empty() {
+        return;
+    }
+    let scales: Vec<String> = rs
+        .iter()
+        .filter_map(|r| r.doc.sqlbench.as_ref())
+        .map(|s| s.scale.to_string())
+        .collect();
+    let _ = write!(
+        h,
+        "<h2>sql-bench</h2><p class=note>Wall seconds of each operation, one column per engine (scale {}); lower is better. n/s: not supported by the engine (no transactions: a rollback cannot undo); !: the operation failed (unexpected errors or a failed check); not run: the run stopped before it. Totals add the operations that ran.</p>",
+        scales.join(", ")
+    );
+    // Seconds per test group: where the time goes.
+    let mut groups: Vec<String> = Vec::new();
+    for (_, g) in op_names(&es) {
+        if !groups.contains(&g) {
+            groups.push(g);
+        }
+    }
+    let chart = BarChart {
+        title: "sql-bench seconds per test group".into(),
+        y_label: "seconds".into(),
+        categories: groups.clone(),
+        series: es
+            .iter()
+            .map(|(name, e)| {
+                let v = groups
+                    .iter()
+                    .map(|g| {
+                        let ran: Vec<&OpResult> = e
+                            .ops
+                            .iter()
+                            .filter(|o| &o.group == g && o.tests > 0)
+                            .collect();
+                        (!ran.is_empty()).then(|| ran.iter().map(|o| o.wall_s).sum())
+                    })
+                    .collect();
+                (name.clone(), v)
+            })
+            .collect(),
+        reference: None,
+    };
+    if chart.bar_count() > 0 {
+        let _ = write!(h, "<div class=charts>{}</div>", chart.to_svg());
+    }
+    let t = tables(rs);
+    h.push_str(&t[0].to_html());
+    let _ = write!(
+        h,
+        "<details><summary>Each operation on each engine: client and server CPU, status ({} rows)</summary>{}</details>",
+        t[1].rows.len(),
+        t[1].to_html()
+    );
+}
+
+/// The side-by-side table and the per-operation detail.
+pub fn tables(rs: &[Labeled]) -> Vec<Table> {
+    let es = engines(rs);
+    let mut side = Table::new(
+        "sqlbench",
+        &[("operation", "operation"), ("group", "group")],
+    );
+    for (name, _) in &es {
+        side.columns.push(format!(
+            "seconds_{}",
+            name.to_lowercase().replace([' ', '#'], "_")
+        ));
+        side.headers.push(format!("{name} s"));
+    }
+    side.columns.push("tests".into());
+    side.headers.push("tests".into());
+    for (n, g) in op_names(&es) {
+        let mut row = vec![Cell::text(&n), Cell::text(&g)];
+        for (_, e) in &es {
+            row.push(seconds(e.ops.iter().find(|o| o.name == n)));
+        }
+        let tests = es
+            .iter()
+            .filter_map(|(_, e)| e.ops.iter().find(|o| o.name == n && o.tests > 0))
+            .map(|o| o.tests)
+            .next()
+            .unwrap_or(0);
+        row.push(Cell::Int(tests));
+        side.rows.push(row);
+    }
+    if !es.is_empty() {
+        let mut total = vec![Cell::text("TOTALS"), Cell::Empty];
+        for (_, e) in &es {
+            total.push(Cell::Num(e.totals.wall_s, 2));
+        }
+        total.push(Cell::Int(es[0].1.totals.tests));
+        side.footer.push(total);
+    }
+    let mut detail = Table::new(
+        "sqlbench-ops",
+        &[
+            ("engine", "engine"),
+            ("operation", "operation"),
+            ("status", "status"),
+            ("tests", "tests"),
+            ("wall_s", "seconds"),
+            ("usr_s", "client usr s"),
+            ("sys_s", "client sys s"),
+            ("server_cpu_s", "server CPU s"),
+            ("errors", "errors"),
+            ("note", "note"),
+        ],
+    );
+    for (name, e) in &es {
+        for o in &e.ops {
+            detail.rows.push(vec![
+                Cell::text(name),
+                Cell::text(&o.name),
+                Cell::text(o.status.label()),
+                Cell::Int(o.tests),
+                Cell::Num(o.wall_s, 3),
+                Cell::Num(o.usr_s, 3),
+                Cell::Num(o.sys_s, 3),
+                Cell::opt(o.server_cpu_s, 3),
+                Cell::Int(o.errors.values().sum()),
+                o.note.as_deref().map_or(Cell::Empty, Cell::text),
+            ]);
+        }
+    }
+    vec![side, detail]
+}

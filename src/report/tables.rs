@@ -1,0 +1,200 @@
+//! Tables of the report that are written both as HTML and as CSV from the same rows, so the two
+//! cannot drift: a section builds a [`Table`] from the result model once, and
+//! `report --format csv --table NAME` prints that same table.
+
+use std::fmt::Write;
+
+use super::html::Labeled;
+use super::svg::escape;
+use super::ResultDoc;
+
+/// One cell: what it shows in HTML and what it holds in CSV.
+#[derive(Debug, Clone)]
+pub enum Cell {
+    Text(String),
+    /// A number shown with `decimals` digits in HTML; CSV keeps the full value.
+    Num(f64, usize),
+    Int(u64),
+    /// No value (the result does not have it).
+    Empty,
+}
+
+impl Cell {
+    pub fn text(s: impl Into<String>) -> Cell {
+        Cell::Text(s.into())
+    }
+
+    pub fn opt(v: Option<f64>, decimals: usize) -> Cell {
+        v.map_or(Cell::Empty, |x| Cell::Num(x, decimals))
+    }
+
+    fn html(&self) -> String {
+        match self {
+            Cell::Text(s) => escape(s),
+            Cell::Num(v, d) => format!("{v:.d$}"),
+            Cell::Int(v) => v.to_string(),
+            Cell::Empty => "-".into(),
+        }
+    }
+
+    fn csv(&self) -> String {
+        match self {
+            Cell::Text(s) => csv_field(s),
+            Cell::Num(v, _) => v.to_string(),
+            Cell::Int(v) => v.to_string(),
+            Cell::Empty => String::new(),
+        }
+    }
+
+    fn is_text(&self) -> bool {
+        matches!(self, Cell::Text(_))
+    }
+}
+
+/// RFC 4180 quoting where a field needs it.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Table {
+    /// The name `--table` selects it by (lowercase, dashes).
+    pub name: &'static str,
+    /// CSV column names (snake_case, unit in the name).
+    pub columns: Vec<String>,
+    /// HTML column headers, same length as `columns`.
+    pub headers: Vec<String>,
+    pub rows: Vec<Vec<Cell>>,
+    /// Rows shown in bold after the others (totals); part of the CSV too.
+    pub footer: Vec<Vec<Cell>>,
+}
+
+impl Table {
+    pub fn new(name: &'static str, cols: &[(&str, &str)]) -> Table {
+        Table {
+            name,
+            columns: cols.iter().map(|c| c.0.to_string()).collect(),
+            headers: cols.iter().map(|c| c.1.to_string()).collect(),
+            rows: Vec::new(),
+            footer: Vec::new(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    pub fn to_html(&self) -> String {
+        let mut h = format!("<table data-table=\"{}\"><tr>", self.name);
+        // Columns of text only are left-aligned; numbers (with a few marks like "n/s") right.
+        let left: Vec<bool> = (0..self.columns.len())
+            .map(|i| {
+                let mut cells = self
+                    .rows
+                    .iter()
+                    .filter_map(|r| r.get(i))
+                    .filter(|c| !matches!(c, Cell::Empty))
+                    .peekable();
+                cells.peek().is_some() && cells.all(Cell::is_text)
+            })
+            .collect();
+        for (i, hd) in self.headers.iter().enumerate() {
+            let _ = write!(
+                h,
+                "<th{}>{}</th>",
+                if left[i] { " class=l" } else { "" },
+                escape(hd)
+            );
+        }
+        h.push_str("</tr>");
+        for (rows, bold) in [(&self.rows, false), (&self.footer, true)] {
+            for row in rows {
+                h.push_str("<tr>");
+                for (i, c) in row.iter().enumerate() {
+                    let cls = if left.get(i).copied().unwrap_or(false) {
+                        " class=l"
+                    } else {
+                        ""
+                    };
+                    if bold {
+                        let _ = write!(h, "<th{cls}>{}</th>", c.html());
+                    } else {
+                        let _ = write!(h, "<td{cls}>{}</td>", c.html());
+                    }
+                }
+                h.push_str("</tr>");
+            }
+        }
+        h.push_str("</table>");
+        h
+    }
+
+    pub fn to_csv(&self) -> String {
+        let mut out = self.columns.join(",");
+        out.push('\n');
+        for row in self.rows.iter().chain(&self.footer) {
+            let cells: Vec<String> = row.iter().map(Cell::csv).collect();
+            out.push_str(&cells.join(","));
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// Every table the report's newer sections hold for these results, in page order (empty ones
+/// left out).
+pub fn all(rs: &[Labeled]) -> Vec<Table> {
+    let mut t = Vec::new();
+    t.extend(super::html_fairness::tables(rs));
+    t.extend(super::html_iibench::tables(rs));
+    t.extend(super::html_compression::tables(rs));
+    t.extend(super::html_sqlbench::tables(rs));
+    t.extend(super::html_kinds::tables(rs));
+    t.retain(|x| !x.is_empty());
+    t
+}
+
+/// `report --format csv --table NAME`: the named table of these results as CSV.
+pub fn csv_of(docs: &[ResultDoc], name: &str) -> Result<String, String> {
+    let labels = super::html::labels(docs);
+    let rs: Vec<Labeled> = docs
+        .iter()
+        .zip(labels)
+        .map(|(doc, label)| Labeled { label, doc })
+        .collect();
+    let tables = all(&rs);
+    match tables.iter().find(|t| t.name == name) {
+        Some(t) => Ok(t.to_csv()),
+        None => {
+            let names: Vec<&str> = tables.iter().map(|t| t.name).collect();
+            Err(if names.is_empty() {
+                format!("--table {name}: these results have no such table (they have none besides the runs: leave out --table)")
+            } else {
+                format!(
+                    "--table {name}: these results have no such table; they have: {}",
+                    names.join(", ")
+                )
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn html_and_csv_from_the_same_rows() {
+        let mut t = Table::new("x", &[("format", "format"), ("size_bytes", "size B")]);
+        t.rows.push(vec![Cell::text("a,b"), Cell::Num(1.23456, 1)]);
+        t.footer.push(vec![Cell::text("total"), Cell::Empty]);
+        assert_eq!(t.to_csv(), "format,size_bytes\n\"a,b\",1.23456\ntotal,\n");
+        let h = t.to_html();
+        assert!(h.contains("<td class=l>a,b</td><td>1.2</td>"), "{h}");
+        assert!(h.contains("<th class=l>total</th><th>-</th>"), "{h}");
+    }
+}
