@@ -34,6 +34,8 @@ pub struct Spec {
     pub seed: u64,
     /// The formats to measure, in order (one operation each).
     pub formats: Vec<Format>,
+    /// `--compressed-fraction`: the generator of the params column (None: the log's own).
+    pub text: Option<crate::workload::textgen::TextGen>,
 }
 
 impl Spec {
@@ -62,7 +64,21 @@ impl Spec {
             rows,
             seed,
             formats,
+            text: None,
         })
+    }
+
+    /// `--compressed-fraction` as typed: params text from the shared generator.
+    pub fn with_text(mut self, fraction: Option<&str>) -> Result<Spec> {
+        self.text = crate::workload::textgen::fraction_flag(fraction)?.map(|f| {
+            crate::workload::textgen::TextGen::new(
+                f,
+                self.seed,
+                logrows::PARAMS_LEN.0,
+                logrows::PARAMS_LEN.1,
+            )
+        });
+        Ok(self)
     }
 
     /// The same spec restricted to format number `i` (one operation).
@@ -83,17 +99,20 @@ impl Spec {
             "formats": self.operations(),
             "update_pct": UPDATE_PCT,
             "row_generator": "log rows (src/workload/compression/logrows.rs)",
+            "params_text": self.text.as_ref().map(|t| t.summary()),
         })
     }
 
     pub fn notes(&self) -> Vec<String> {
-        vec![
+        let mut n = self.text.iter().map(|t| t.note("compression: column params (loaded and updated; the other columns keep the log's vocabulary)")).collect::<Vec<_>>();
+        n.extend([
             "compression: raw bytes are the rows as tab-separated text lines, as the loader streams them (the size of a log file of the rows); size_ratio = on-disk size / raw bytes.".into(),
             "compression: on-disk size is measured after a forced flush: MariaDB from the table's own files (allocated blocks; RocksDB: the SST files of the table's column family, after a manual compaction) when the data directory is readable here, else information_schema DATA_LENGTH + INDEX_LENGTH; PostgreSQL pg_total_relation_size after CHECKPOINT; SQLite the dbstat pages of the table. size_method says which.".into(),
             "compression: the table has a primary key only (no secondary index). PostgreSQL compresses a value only when its row passes the TOAST threshold (about 2 KB), so rows of a few hundred bytes stay uncompressed whatever the method.".into(),
             format!("compression: the read/write run draws ids uniformly; {UPDATE_PCT} % of operations update duration_ms, row_count and params (new generated text), the rest are point selects by primary key, each in autocommit."),
-            "compression: InnoDB page compression uses the global innodb_compression_algorithm, which is set for each page-compressed format while it loads and runs, and restored afterwards.".into(),
-        ]
+            "compression: InnoDB page compression uses the global innodb_compression_algorithm, which is set for each page-compressed format while it loads and runs, and restored afterwards; the algorithms other than zlib need MariaDB's provider plugins (provider_lz4, _lzo, _lzma, _bzip2, _snappy), which are loaded with INSTALL SONAME when the server has them and stay installed; server_options records the algorithm as read back and the plugin's status.".into(),
+        ]);
+        n
     }
 }
 
@@ -152,7 +171,7 @@ pub struct CompressionReport {
 
 /// Generate (not load) the rows once to count their raw bytes.
 pub fn start(spec: &Spec) -> CompressionReport {
-    let raw = logrows::raw_bytes(spec.seed, spec.rows);
+    let raw = logrows::raw_bytes(spec.seed, spec.rows, spec.text.as_ref());
     CompressionReport {
         rows: spec.rows,
         seed: spec.seed,
@@ -222,7 +241,7 @@ pub async fn load_format(
             });
         }
     }
-    let restore = match formats::before_create(conn, f).await {
+    let (restore, setting) = match formats::before_create(conn, f).await {
         Ok(r) => r,
         Err(why) => {
             return Ok(Loaded {
@@ -239,7 +258,11 @@ pub async fn load_format(
     }
     .await;
     let server_options = match made {
-        Ok(o) => o,
+        // The global setting the format depends on, as read back, is part of its options.
+        Ok(o) => [o, setting.unwrap_or_default()]
+            .join(" ")
+            .trim()
+            .to_string(),
         Err(why) => {
             let _ = conn.execute(&format!("DROP TABLE IF EXISTS {t}")).await;
             if let Some(r) = &restore {
@@ -255,6 +278,7 @@ pub async fn load_format(
     let src = logrows::LogRows {
         table: t.clone(),
         seed: spec.seed,
+        text: spec.text.clone(),
     };
     let measured = async {
         let stats = load::load(target, &src, spec.rows, opts)?;
@@ -509,6 +533,7 @@ pub struct CompressionDriver {
     table: String,
     rows: u64,
     seed: u64,
+    text: Option<crate::workload::textgen::TextGen>,
     rng: Rng,
     /// Distinct per connection and update, so every update writes new text.
     version: u64,
@@ -523,6 +548,7 @@ impl CompressionDriver {
             table: spec.formats[op].table(),
             rows: spec.rows.max(1),
             seed: spec.seed,
+            text: spec.text.clone(),
             rng: Rng::keyed(spec.seed, 6200, worker as u64),
             version: worker as u64,
             threads: threads.max(1) as u64,
@@ -545,7 +571,8 @@ impl Driver for CompressionDriver {
         let id = self.rng.range(1, self.rows);
         self.params.clear();
         if self.rng.range(0, 99) < UPDATE_PCT {
-            let (d, n, p) = logrows::LogRows::update_values(self.seed, id, self.version);
+            let (d, n, p) =
+                logrows::LogRows::update_values(self.seed, id, self.version, self.text.as_ref());
             self.version += self.threads;
             self.params.extend([
                 Value::Int(d),
