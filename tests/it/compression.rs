@@ -207,6 +207,10 @@ fn mariadb_page_lz4_provider_and_compressed_fraction() {
         "{}",
         doc["compression"]
     );
+    // The compressor's own per-page ratio, from the server's counters.
+    let r = lz4["page_compressed_ratio"].as_f64().unwrap();
+    assert!(r > 0.0 && r < 1.0, "{lz4}");
+    assert!(lz4["pages_compressed"].as_u64().unwrap() > 0, "{lz4}");
     let p = &doc["config"]["workload_options"]["params_text"];
     assert_eq!(p["compressed_fraction"], 0.3, "{p}");
     // The params the table holds (loaded, then some updated) compress as asked.

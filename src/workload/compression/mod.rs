@@ -36,6 +36,8 @@ pub struct Spec {
     pub formats: Vec<Format>,
     /// `--compressed-fraction`: the generator of the params column (None: the log's own).
     pub text: Option<crate::workload::textgen::TextGen>,
+    /// The formats were named with `--queries` (hazardous ones run only then).
+    pub explicit: bool,
 }
 
 impl Spec {
@@ -65,6 +67,7 @@ impl Spec {
             seed,
             formats,
             text: None,
+            explicit: only.is_some(),
         })
     }
 
@@ -152,6 +155,15 @@ pub struct FormatResult {
     pub size_ratio: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flush_s: Option<f64>,
+    /// InnoDB page compression (MariaDB status counters over the load and its flush): pages
+    /// written compressed, the bytes that saved, and 1 - saved / (pages x page size): the
+    /// compressor's own ratio per page, before rounding to file-system blocks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages_compressed: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_compression_saved_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_compressed_ratio: Option<f64>,
     /// Median ops/s of the read/write run at the highest thread count measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_write_ops_per_s: Option<f64>,
@@ -203,6 +215,9 @@ fn unavailable(f: &Format, why: String) -> FormatResult {
         size_bytes: None,
         size_method: None,
         server_reported_bytes: None,
+        pages_compressed: None,
+        page_compression_saved_bytes: None,
+        page_compressed_ratio: None,
         size_ratio: None,
         flush_s: None,
         read_write_ops_per_s: None,
@@ -240,6 +255,16 @@ pub async fn load_format(
                 restore: None,
             });
         }
+    }
+    if let (Some(why), false) = (f.hazard(), spec.explicit) {
+        return Ok(Loaded {
+            result: unavailable(
+                f,
+                format!("skipped by default: {why}; name it with --queries to run it anyway"),
+            ),
+            load: None,
+            restore: None,
+        });
     }
     let (restore, setting) = match formats::before_create(conn, f).await {
         Ok(r) => r,
@@ -280,6 +305,12 @@ pub async fn load_format(
         seed: spec.seed,
         text: spec.text.clone(),
     };
+    let page = matches!(f.kind, formats::Kind::InnodbPage(_));
+    let pages0 = if page {
+        page_counters(conn).await
+    } else {
+        None
+    };
     let measured = async {
         let stats = load::load(target, &src, spec.rows, opts)?;
         // Statistics only (ANALYZE): a VACUUM on PostgreSQL would not change the heap's size
@@ -302,6 +333,17 @@ pub async fn load_format(
             return Err(e);
         }
     };
+    let pages = match (
+        pages0,
+        if page {
+            page_counters(conn).await
+        } else {
+            None
+        },
+    ) {
+        (Some(a), Some(b)) => Some((b.0.saturating_sub(a.0), b.1.saturating_sub(a.1), b.2)),
+        _ => None,
+    };
     Ok(Loaded {
         result: FormatResult {
             format: f.name.into(),
@@ -317,6 +359,11 @@ pub async fn load_format(
             size_bytes: size.bytes,
             size_method: Some(size.method.into()),
             server_reported_bytes: size.reported,
+            pages_compressed: pages.map(|p| p.0),
+            page_compression_saved_bytes: pages.map(|p| p.1),
+            page_compressed_ratio: pages
+                .filter(|p| p.0 > 0 && p.2 > 0)
+                .map(|(n, saved, size)| 1.0 - saved as f64 / (n * size) as f64),
             flush_s: Some(flush_s),
             read_write_ops_per_s: None,
             read_write_threads: None,
@@ -324,6 +371,31 @@ pub async fn load_format(
         load: Some(stats),
         restore,
     })
+}
+
+/// MariaDB's page-compression counters: (pages compressed, bytes saved, page size).
+async fn page_counters(conn: &mut Conn) -> Option<(u64, u64, u64)> {
+    let rows = conn
+        .query("SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_num_pages_page_compressed', 'Innodb_page_compression_saved')")
+        .await
+        .ok()?;
+    let get = |name: &str| -> Option<u64> {
+        rows.iter()
+            .find(|r| r.first().cloned().flatten().as_deref() == Some(name))
+            .and_then(|r| r.get(1).cloned().flatten())
+            .and_then(|v| v.parse().ok())
+    };
+    let size = conn
+        .query_one("SELECT @@innodb_page_size")
+        .await
+        .ok()
+        .flatten()
+        .and_then(|v| v.parse().ok())?;
+    Some((
+        get("Innodb_num_pages_page_compressed")?,
+        get("Innodb_page_compression_saved")?,
+        size,
+    ))
 }
 
 struct Size {
@@ -607,6 +679,16 @@ mod tests {
         let s = Spec::new(10, 1, Dbms::Mysql, Some("innodb,rocksdb-zstd")).unwrap();
         assert_eq!(s.operations(), vec!["innodb", "rocksdb-zstd"]);
         assert_eq!(s.only(1).operations(), vec!["rocksdb-zstd"]);
+        // lzo page compression broke the server here: in the default list, run only by name.
+        let all = Spec::new(10, 1, Dbms::Mysql, None).unwrap();
+        assert!(!all.explicit && s.explicit);
+        let lzo = all
+            .formats
+            .iter()
+            .find(|f| f.name == "innodb-page-lzo")
+            .unwrap();
+        assert!(lzo.hazard().is_some());
+        assert!(all.formats.iter().filter(|f| f.hazard().is_some()).count() == 1);
         assert!(Spec::new(10, 1, Dbms::Sqlite, Some("innodb")).is_err());
         assert_eq!(
             Spec::new(10, 1, Dbms::Postgres, None)
