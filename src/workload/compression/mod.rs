@@ -157,7 +157,8 @@ pub struct FormatResult {
     pub flush_s: Option<f64>,
     /// InnoDB page compression (MariaDB status counters over the load and its flush): pages
     /// written compressed, the bytes that saved, and 1 - saved / (pages x page size): the
-    /// compressor's own ratio per page, before rounding to file-system blocks.
+    /// ratio of the page writes (the server counts the savings in whole file-system blocks,
+    /// 4 KiB here, as it punches holes), pages written twice counted twice.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pages_compressed: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
