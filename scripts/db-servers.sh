@@ -30,7 +30,10 @@ set -euo pipefail
 # Package binaries live in sbin; CI shells do not always have it on PATH.
 export PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH"
 
-PACKAGES=(mariadb-server mariadb-client mariadb-plugin-rocksdb postgresql)
+PACKAGES=(mariadb-server mariadb-client mariadb-plugin-rocksdb postgresql
+    # InnoDB page compression with lz4, lzo, lzma, bzip2, snappy (the compression workload).
+    mariadb-plugin-provider-lz4 mariadb-plugin-provider-lzo mariadb-plugin-provider-lzma
+    mariadb-plugin-provider-bzip2 mariadb-plugin-provider-snappy)
 # Extra packages (space separated), e.g. EB_EXTRA_PACKAGES=sysbench.
 read -r -a _extra <<<"${EB_EXTRA_PACKAGES:-}"
 PACKAGES+=("${_extra[@]}")

@@ -239,8 +239,9 @@ pub struct DataArgs {
     #[arg(long = "var", value_name = "NAME=VALUE")]
     pub vars: Vec<String>,
     /// Generated text compresses to about F of its raw size with zstd level 3 (0 < F <= 1;
-    /// 1 = random text, which compresses to about 0.76: docs/iibench.md). Used by iibench's
-    /// data column [default: 1].
+    /// 1 = random text, which compresses to about 0.76: docs/compressed-fraction.md). Used by
+    /// iibench's data, the oltp_* workloads' c and pad, compression's params and workload
+    /// files' `string` columns [default: each workload's own text].
     #[arg(long, value_name = "F")]
     pub compressed_fraction: Option<String>,
 }
@@ -456,6 +457,10 @@ pub struct IibenchArgs {
     /// Longest value of the data column, at most 4000 [default: 10, as iibench.py].
     #[arg(long, value_name = "BYTES")]
     pub data_length_max: Option<usize>,
+    /// Keep the table at N rows: after each batch delete the rows inserted N rows earlier, by
+    /// primary-key range (iibench.py's --with_max_table_rows --max_table_rows N) [default: no deletes].
+    #[arg(long, value_name = "ROWS")]
+    pub max_table_rows: Option<String>,
 }
 
 /// sysbench's on/off option values.

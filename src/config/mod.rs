@@ -281,11 +281,7 @@ pub fn workload(
         }
     }
     if name != iibench::NAME {
-        if x.compressed_fraction.is_some() {
-            return Err(Error::usage(format!(
-                "--compressed-fraction applies to iibench only so far; {name} does not generate text with it"
-            )));
-        }
+        check_compressed_fraction(name, x)?;
         if let Some(flag) = x.iibench.and_then(iibench::options::any_given) {
             return Err(Error::usage(format!(
                 "{flag} applies to the iibench workload only"
@@ -345,12 +341,10 @@ pub fn workload(
                 "--engine does not apply to compression: it loads every storage format the server offers (pick formats with --queries)",
             ));
         }
-        return Ok(Workload::Compression(compression::Spec::new(
-            table_size,
-            seed,
-            x.dbms.unwrap_or(Dbms::Sqlite),
-            queries,
-        )?));
+        return Ok(Workload::Compression(
+            compression::Spec::new(table_size, seed, x.dbms.unwrap_or(Dbms::Sqlite), queries)?
+                .with_text(x.compressed_fraction)?,
+        ));
     }
     if name == schema_change::NAME {
         return schema_change_spec(table_size, seed, queries, o, engine, x);
@@ -475,7 +469,26 @@ pub fn workload(
         delta: o.delta,
         bulk_rows: o.bulk_rows,
         engine: engine.map(str::to_string),
+        text: oltp::data::SbText::from_flag(x.compressed_fraction, seed)?,
     }))
+}
+
+/// `--compressed-fraction` (docs/compressed-fraction.md) is for workloads that generate text:
+/// iibench, the OLTP family, compression, schema-change and workload files.
+fn check_compressed_fraction(name: &str, x: &Extra) -> Result<()> {
+    let without_text = [
+        micro_read::NAME,
+        tpcc::NAME,
+        linkbench::NAME,
+        crate::workload::sqlbench::NAME,
+        "bulk_insert",
+    ];
+    if x.compressed_fraction.is_some() && without_text.contains(&name) {
+        return Err(Error::usage(format!(
+            "--compressed-fraction applies to iibench, the oltp_* workloads, compression, schema-change and workload files; {name} does not generate text with it"
+        )));
+    }
+    Ok(())
 }
 
 /// A workload file (`--workload-file`) or a built-in one (ycsb-a, tpcb, ...): the flags of
@@ -495,7 +508,8 @@ fn custom_workload(name: &str, seed: u64, queries: Option<&str>, x: &Extra) -> R
             )));
         }
     }
-    let spec = crate::workload::custom::resolve(name, x.workload_file, x.vars, seed)?;
+    let spec = crate::workload::custom::resolve(name, x.workload_file, x.vars, seed)?
+        .with_compressed_fraction(x.compressed_fraction)?;
     Ok(Workload::Custom(std::sync::Arc::new(spec)))
 }
 
@@ -512,6 +526,7 @@ fn schema_change_spec(
     let inner = Extra {
         dbms: x.dbms,
         method: x.method,
+        compressed_fraction: x.compressed_fraction,
         ..Extra::default()
     };
     let Workload::Oltp(os) = workload(during, table_size, seed, None, o, engine, &inner)? else {

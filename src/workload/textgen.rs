@@ -182,6 +182,45 @@ pub fn measure(data: &[u8]) -> Ratios {
     }
 }
 
+/// `--compressed-fraction` as typed, checked: `None` when not given (each workload's own text).
+pub fn fraction_flag(s: Option<&str>) -> crate::error::Result<Option<f64>> {
+    s.map(|s| {
+        parse_fraction(s)
+            .map_err(|e| crate::error::Error::usage(format!("--compressed-fraction: {e}")))
+    })
+    .transpose()
+}
+
+impl TextGen {
+    /// What the result records of a generator: the target, the calibration and the ratios
+    /// achieved on an independent sample (the same fields in every workload).
+    pub fn summary(&self) -> serde_json::Value {
+        serde_json::json!({
+            "compressed_fraction": self.fraction,
+            "zstd_level": ZSTD_LEVEL,
+            "length_min": self.len_min,
+            "length_max": self.len_max,
+            "random_share": self.random_share,
+            "ratios": self.ratios,
+        })
+    }
+
+    /// The result note of a generator used for `what` (e.g. "oltp: c").
+    pub fn note(&self, what: &str) -> String {
+        let r = self.ratios;
+        format!(
+            "{what}: --compressed-fraction {:.2} (zstd level 3, src/workload/textgen.rs, docs/compressed-fraction.md); values of {}..{} bytes, achieved on an independent 256 KiB sample: zstd-3 {:.3}, lz4 {:.3}, zlib-6 {:.3}.",
+            self.fraction, self.len_min, self.len_max, r.zstd3, r.lz4, r.zlib6
+        )
+    }
+}
+
+impl serde::Serialize for TextGen {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        self.summary().serialize(s)
+    }
+}
+
 /// `--compressed-fraction`: a number in (0, 1].
 pub fn parse_fraction(s: &str) -> Result<f64, String> {
     let f: f64 = s

@@ -10,6 +10,10 @@ use enginebench::target::Conn;
 const ROWS: u64 = 20_000;
 
 fn run(url: Option<&str>, formats: Option<&str>) -> (Json, Out) {
+    run_with(url, formats, &[])
+}
+
+fn run_with(url: Option<&str>, formats: Option<&str>, extra: &[&str]) -> (Json, Out) {
     let dir = tempdir();
     let d = dir.path();
     let rows = ROWS.to_string();
@@ -35,6 +39,7 @@ fn run(url: Option<&str>, formats: Option<&str>) -> (Json, Out) {
     if let Some(f) = formats {
         args.extend(["--queries", f]);
     }
+    args.extend_from_slice(extra);
     let out = eb(d, &args);
     assert_eq!(out.code, 0, "compression run failed: {}", out.stderr);
     let doc: Json = serde_json::from_str(
@@ -174,6 +179,67 @@ fn postgres_pglz_and_lz4() {
         format(&doc, "pg-heap-pglz")["size_method"],
         "pg_total_relation_size"
     );
+}
+
+/// Page compression with lz4 through MariaDB's provider plugin (scripts/db-servers.sh installs
+/// mariadb-plugin-provider-lz4), on params text made to compress to 0.3 of its size.
+#[test]
+fn mariadb_page_lz4_provider_and_compressed_fraction() {
+    let Some(base) = server_url("EB_TEST_MYSQL_URL") else {
+        return;
+    };
+    let _g = server_lock();
+    let url = fresh_db(&base, "eb_it_compression_lz4");
+    let (doc, _) = run_with(
+        Some(&url),
+        Some("innodb,innodb-page-lz4"),
+        &["--compressed-fraction", "0.3"],
+    );
+    check_common(&doc);
+    let lz4 = format(&doc, "innodb-page-lz4");
+    let opts = lz4["server_options"].as_str().unwrap_or_default();
+    assert!(
+        opts.contains("innodb_compression_algorithm=lz4") && opts.contains("provider_lz4 ACTIVE"),
+        "{lz4}"
+    );
+    assert!(
+        size(&doc, "innodb-page-lz4") < size(&doc, "innodb"),
+        "{}",
+        doc["compression"]
+    );
+    // The compressor's own per-page ratio, from the server's counters.
+    let r = lz4["page_compressed_ratio"].as_f64().unwrap();
+    assert!(r > 0.0 && r < 1.0, "{lz4}");
+    assert!(lz4["pages_compressed"].as_u64().unwrap() > 0, "{lz4}");
+    let p = &doc["config"]["workload_options"]["params_text"];
+    assert_eq!(p["compressed_fraction"], 0.3, "{p}");
+    // The params the table holds (loaded, then some updated) compress as asked.
+    let params = crate::textgen::column_bytes(&url, "SELECT params FROM comp_innodb ORDER BY id");
+    crate::textgen::assert_near("comp_innodb.params", &params, 0.3);
+    block(async {
+        let mut c = Conn::connect(&spec(&url)).await.unwrap();
+        let alg = c
+            .query_one("SELECT @@innodb_compression_algorithm")
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(alg, "zlib");
+    });
+}
+
+#[test]
+fn sqlite_compressed_fraction_params() {
+    let dir = tempdir();
+    let url = format!("sqlite://{}/comp.db", dir.path().display());
+    let (doc, _) = run_with(Some(&url), None, &["--compressed-fraction", "0.6"]);
+    check_common(&doc);
+    let params = crate::textgen::column_bytes(&url, "SELECT params FROM comp_sqlite ORDER BY id");
+    crate::textgen::assert_near("comp_sqlite.params", &params, 0.6);
+    assert!(doc["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n.as_str().unwrap().contains("column params")));
 }
 
 #[test]

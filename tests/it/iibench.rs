@@ -246,6 +246,7 @@ fn bad_flags_are_one_line_usage_errors() {
         vec!["--warmup", "5s"],
         vec!["--table-size", "10"],
         vec!["--data-length-max", "5000"],
+        vec!["--max-table-rows", "0"],
     ] {
         let mut a = vec!["run", "iibench", "--target", url.as_str()];
         a.extend_from_slice(&args);
@@ -262,7 +263,7 @@ fn bad_flags_are_one_line_usage_errors() {
     // iibench's flags and --compressed-fraction are refused by workloads that ignore them.
     for args in [
         vec!["run", "oltp_point_select", "--max-rows", "10"],
-        vec!["run", "oltp_point_select", "--compressed-fraction", "0.5"],
+        vec!["run", "tpcc", "--compressed-fraction", "0.5"],
     ] {
         let mut a = args.clone();
         a.extend(["--target", url.as_str()]);
@@ -270,4 +271,47 @@ fn bad_flags_are_one_line_usage_errors() {
         assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
         assert!(out.stderr.contains("iibench"), "{}", out.stderr);
     }
+}
+
+/// --max-table-rows (iibench.py's --with_max_table_rows): the table ends at that size, every
+/// batch past it came with one DELETE of as many rows, counted in the result.
+fn deletes(url: &str, extra: &[&str]) {
+    let dir = tempdir();
+    let mut args = vec!["--max-table-rows", "1000"];
+    args.extend_from_slice(extra);
+    let doc = run(dir.path(), url, &args);
+    assert_eq!(count_rows(url), 1000);
+    let ii = &doc["points"][0]["iibench"];
+    assert_eq!(ii["rows"].as_u64(), Some(ROWS));
+    let d = &ii["deletes"];
+    assert_eq!(d["max_table_rows"], 1000, "{d}");
+    assert_eq!(d["statements"].as_u64(), Some((ROWS - 1000) / 200), "{d}");
+    assert_eq!(d["range_rows"].as_u64(), Some(ROWS - 1000), "{d}");
+    assert_eq!(d["table_rows_end"], 1000, "{d}");
+    assert_eq!(d["errors"], 0, "{d}");
+    assert_eq!(doc["config"]["workload_options"]["max_table_rows"], 1000);
+    // The oldest rows are the ones gone.
+    let min = block(async {
+        let mut c = Conn::connect(&spec(url)).await.unwrap();
+        c.query_one("SELECT min(transactionid) FROM purchases_index")
+            .await
+            .unwrap()
+            .unwrap()
+    });
+    assert_eq!(min, (ROWS - 1000 + 1).to_string());
+}
+
+#[test]
+fn sqlite_deletes_keep_the_table_size() {
+    let dir = tempdir();
+    deletes(&format!("sqlite://{}/ii.db", dir.path().display()), &[]);
+}
+
+#[test]
+fn mariadb_innodb_deletes_keep_the_table_size() {
+    let Some(base) = server_url("EB_TEST_MYSQL_URL") else {
+        return;
+    };
+    let _lock = server_lock();
+    deletes(&fresh_db(&base, "eb_iib_deletes"), &["--engine", "InnoDB"]);
 }

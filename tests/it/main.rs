@@ -19,5 +19,6 @@ mod schema_change;
 mod secrets;
 mod servers;
 mod sqlbench;
+mod textgen;
 mod tls;
 mod tpcc;

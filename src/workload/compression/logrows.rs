@@ -6,10 +6,18 @@
 //! procedure and instance names, timestamps that grow with the id, parameter lists whose names
 //! repeat per procedure and whose values vary. docs/compression.md has the measured raw bytes
 //! per row and what zstd/lz4 make of them.
+//!
+//! With `--compressed-fraction F` the free-text column `params` comes from the shared generator
+//! (src/workload/textgen.rs) instead, calibrated so that the params values compress to F with
+//! zstd-3; the names, timestamps and numbers keep their log vocabulary.
 
 use crate::load::RowSource;
 use crate::target::Value;
 use crate::workload::rng::Rng;
+use crate::workload::textgen::TextGen;
+
+/// Lengths of `params` from the `--compressed-fraction` generator (the log's own are 10..~160).
+pub const PARAMS_LEN: (usize, usize) = (20, 200);
 
 pub const COLUMNS: [&str; 9] = [
     "id",
@@ -126,6 +134,8 @@ const GAP_MS: u64 = 40;
 pub struct LogRows {
     pub table: String,
     pub seed: u64,
+    /// `--compressed-fraction`: the generator of `params`.
+    pub text: Option<TextGen>,
 }
 
 /// Stream of the key-derived generators (distinct from other workloads' streams).
@@ -133,7 +143,7 @@ const STREAM: u64 = 6100;
 
 impl LogRows {
     /// One row's values, in `COLUMNS` order.
-    pub fn values(seed: u64, id: u64, out: &mut Vec<Value>) {
+    pub fn values(seed: u64, id: u64, text: Option<&TextGen>, out: &mut Vec<Value>) {
         let r = &mut Rng::keyed(seed, STREAM, id);
         let proc_ix = skewed(r, PROCS, 6);
         let (name, verb) = proc_name(proc_ix);
@@ -153,13 +163,21 @@ impl LogRows {
             Value::Int(duration as i64),
             Value::Int(rows as i64),
             Value::Text(status.to_string()),
-            Value::Text(params(r, proc_ix, begin_ms)),
+            Value::Text(match text {
+                Some(g) => g.value(r),
+                None => params(r, proc_ix, begin_ms),
+            }),
         ]);
     }
 
     /// New values for the `duration_ms`, `row_count` and `params` of row `id` after its
     /// `version`-th update (the read/write run's UPDATE): the same kind of content as loaded.
-    pub fn update_values(seed: u64, id: u64, version: u64) -> (i64, i64, String) {
+    pub fn update_values(
+        seed: u64,
+        id: u64,
+        version: u64,
+        text: Option<&TextGen>,
+    ) -> (i64, i64, String) {
         let r = &mut Rng::keyed(seed, STREAM + 1 + version, id);
         let proc_ix = skewed(r, PROCS, 6);
         let (_, verb) = proc_name(proc_ix);
@@ -167,7 +185,10 @@ impl LogRows {
         (
             duration_ms(r, verb) as i64,
             row_count(r, verb) as i64,
-            params(r, proc_ix, begin_ms),
+            match text {
+                Some(g) => g.value(r),
+                None => params(r, proc_ix, begin_ms),
+            },
         )
     }
 }
@@ -180,20 +201,20 @@ impl RowSource for LogRows {
         &COLUMNS
     }
     fn row(&self, id: u64, out: &mut Vec<Value>) {
-        LogRows::values(self.seed, id, out);
+        LogRows::values(self.seed, id, self.text.as_ref(), out);
     }
 }
 
 /// The raw size of rows 1..=n: the bytes of the rows as tab-separated text lines, exactly as
 /// the loader streams them (the size of a log file holding them).
-pub fn raw_bytes(seed: u64, n: u64) -> u64 {
+pub fn raw_bytes(seed: u64, n: u64, text: Option<&TextGen>) -> u64 {
     let mut row = Vec::with_capacity(COLUMNS.len());
     let mut buf = Vec::with_capacity(512);
     let mut total = 0;
     for id in 1..=n {
         row.clear();
         buf.clear();
-        LogRows::values(seed, id, &mut row);
+        LogRows::values(seed, id, text, &mut row);
         crate::target::push_tsv(&mut buf, &row);
         total += buf.len() as u64;
     }
@@ -373,7 +394,7 @@ mod tests {
 
     fn row(seed: u64, id: u64) -> Vec<Value> {
         let mut v = Vec::new();
-        LogRows::values(seed, id, &mut v);
+        LogRows::values(seed, id, None, &mut v);
         v
     }
 
@@ -427,7 +448,35 @@ mod tests {
             "top 50 procedures hold {top50} of {n}"
         );
         assert!(counts.len() > 300, "{} distinct procedures", counts.len());
-        let per_row = raw_bytes(3, 2000) as f64 / 2000.0;
+        let per_row = raw_bytes(3, 2000, None) as f64 / 2000.0;
         assert!((100.0..400.0).contains(&per_row), "{per_row} bytes/row");
+    }
+
+    /// The test: with --compressed-fraction 0.3 the params of the loaded rows, and
+    /// those the read/write run's updates write, compress with zstd-3 to 30 % ± 10 %.
+    #[test]
+    fn compressed_fraction_applies_to_params() {
+        let g = TextGen::new(0.3, 11, PARAMS_LEN.0, PARAMS_LEN.1);
+        let (mut loaded, mut updated) = (Vec::new(), Vec::new());
+        let mut v = Vec::new();
+        for id in 1..=8000 {
+            v.clear();
+            LogRows::values(11, id, Some(&g), &mut v);
+            match &v[8] {
+                Value::Text(p) => loaded.extend_from_slice(p.as_bytes()),
+                other => panic!("params is {other:?}"),
+            }
+            // The log's vocabulary stays in the other columns.
+            assert!(matches!(&v[1], Value::Text(n) if n.contains(".usp_")));
+            updated.extend_from_slice(LogRows::update_values(11, id, 3, Some(&g)).2.as_bytes());
+        }
+        for (what, data) in [("loaded", &loaded), ("updated", &updated)] {
+            let r = crate::workload::textgen::zstd_ratio(data);
+            assert!(
+                (r - 0.3).abs() <= 0.03,
+                "{what} params: zstd-3 ratio {r:.3}"
+            );
+        }
+        assert!(raw_bytes(11, 100, Some(&g)) != raw_bytes(11, 100, None));
     }
 }

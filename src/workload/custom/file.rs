@@ -619,6 +619,7 @@ fn resolve_gen(
             Gen::Text {
                 min_len: lo as usize,
                 max_len: hi as usize,
+                text: None,
             }
         }
         "date" => {
@@ -1274,6 +1275,7 @@ pub fn parse(
         seed,
         source: label.to_string(),
         text: text.to_string(),
+        compressed_text: Vec::new(),
     })
 }
 

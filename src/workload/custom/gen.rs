@@ -5,6 +5,7 @@
 
 use crate::target::Value;
 use crate::workload::rng::Rng;
+use crate::workload::textgen::TextGen;
 
 /// YCSB's Zipfian constant (`ZipfianGenerator.ZIPFIAN_CONSTANT`).
 pub const YCSB_THETA: f64 = 0.99;
@@ -170,10 +171,12 @@ pub enum Gen {
         c: i64,
     },
     Const(Value),
-    /// Random characters, length uniform in min_len..=max_len.
+    /// Random characters, length uniform in min_len..=max_len; with `--compressed-fraction`
+    /// from the shared generator calibrated for these lengths (`text`).
     Text {
         min_len: usize,
         max_len: usize,
+        text: Option<std::sync::Arc<TextGen>>,
     },
     /// A day uniform in [min_day, max_day] (days since 1970-01-01).
     Date {
@@ -236,8 +239,17 @@ impl Gen {
                 ((uniform(r, 0, *a) | uniform(r, *min, *max)) + c) % (max - min + 1) + min
             }
             Gen::Const(v) => return v.clone(),
-            Gen::Text { min_len, max_len } => {
+            Gen::Text {
+                min_len,
+                max_len,
+                text: tg,
+            } => {
                 let len = r.range(*min_len as u64, *max_len as u64) as usize;
+                if let Some(g) = tg {
+                    let mut v = Vec::with_capacity(len);
+                    g.fill(r, len, &mut v);
+                    return Value::Text(String::from_utf8(v).expect("ASCII alphabet"));
+                }
                 let mut s = String::with_capacity(len);
                 text(r, len, &mut s);
                 return Value::Text(s);
@@ -308,10 +320,9 @@ fn gaussian(r: &mut Rng, min: i64, max: i64, mean: f64, stddev: f64) -> i64 {
     (mean.round() as i64).clamp(min, max)
 }
 
-/// Random text of `len` characters. This is the hook for `--compressed-fraction`: a generator
-/// of text with a controlled compressibility (src/workload/textgen.rs, being added in another
-/// branch) replaces this body; until then characters are uniform over 62 letters and digits
-/// (like YCSB's and sysbench's: they barely compress).
+/// Random text of `len` characters, uniform over 62 letters and digits (like YCSB's and
+/// sysbench's: they barely compress). With `--compressed-fraction` a `string` generator uses
+/// the shared generator of src/workload/textgen.rs instead (`Gen::Text::text`).
 pub fn text(r: &mut Rng, len: usize, out: &mut String) {
     const CHARS: &[u8; 62] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
     let mut left = len;

@@ -10,6 +10,7 @@ pub mod file;
 pub mod gen;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::{Context, Error, Result};
@@ -17,6 +18,7 @@ use crate::load::{self, LoadOptions, LoadStats, RowSource};
 use crate::runner::Pacing;
 use crate::target::{Conn, Dbms, ErrorClass, TargetSpec, Value};
 use crate::workload::rng::Rng;
+use crate::workload::textgen::TextGen;
 
 pub use driver::CustomDriver;
 pub use gen::{Format, Gen};
@@ -144,6 +146,9 @@ pub struct Spec {
     /// The file's path, or `built-in:NAME`.
     pub source: String,
     pub text: String,
+    /// `--compressed-fraction`: the `string` generators it applies to ("table.column" or
+    /// "transaction.param") and the calibrated generator of each.
+    pub compressed_text: Vec<(String, Arc<TextGen>)>,
 }
 
 /// `--var NAME=VALUE` (VALUE an integer, k/M/G suffixes allowed).
@@ -211,6 +216,53 @@ pub fn resolve(name: &str, file: Option<&str>, vars: &[String], seed: u64) -> Re
 }
 
 impl Spec {
+    /// `--compressed-fraction` as typed: every `string` generator (loaded columns and
+    /// parameters) draws from the shared generator instead, one calibration per length range.
+    pub fn with_compressed_fraction(mut self, fraction: Option<&str>) -> Result<Spec> {
+        let Some(f) = crate::workload::textgen::fraction_flag(fraction)? else {
+            return Ok(self);
+        };
+        let mut by_len: BTreeMap<(usize, usize), Arc<TextGen>> = BTreeMap::new();
+        let seed = self.seed;
+        let mut attach = |gen: &mut Gen, what: String, out: &mut Vec<(String, Arc<TextGen>)>| {
+            if let Gen::Text {
+                min_len,
+                max_len,
+                text,
+            } = gen
+            {
+                if *max_len == 0 {
+                    return;
+                }
+                let g = by_len
+                    .entry((*min_len, *max_len))
+                    .or_insert_with(|| Arc::new(TextGen::new(f, seed, *min_len, *max_len)))
+                    .clone();
+                *text = Some(g.clone());
+                out.push((what, g));
+            }
+        };
+        let mut used = Vec::new();
+        for t in &mut self.tables {
+            for c in &mut t.columns {
+                attach(&mut c.gen, format!("{}.{}", t.name, c.name), &mut used);
+            }
+        }
+        for t in &mut self.txns {
+            for p in &mut t.params {
+                attach(&mut p.gen, format!("{}.{}", t.name, p.name), &mut used);
+            }
+        }
+        if used.is_empty() {
+            return Err(Error::usage(format!(
+                "--compressed-fraction: workload {} has no `string` generator to apply it to",
+                self.name
+            )));
+        }
+        self.compressed_text = used;
+        Ok(self)
+    }
+
     pub fn operations(&self) -> Vec<String> {
         if self.phases.is_empty() {
             vec!["mix".to_string()]
@@ -265,6 +317,7 @@ impl Spec {
             })).collect::<Vec<_>>(),
             // The whole file: a result says exactly how it was made.
             "file_text": self.text,
+            "compressed_text": self.compressed_text.iter().map(|(w, g)| (w.clone(), g.summary())).collect::<serde_json::Map<_, _>>(),
         })
     }
 
@@ -284,6 +337,9 @@ impl Spec {
                 "{}: new keys (next_key) continue after the existing ones, found when the connections open (the row count, then past any key an earlier run inserted beyond it); connection w of W takes keys base + w, base + w + W, ... (disjoint across the connections of one client; several client machines would need their own ranges). `latest` takes as newest key base + W x (this connection's inserts - 1): a read may still ask for a key a slower connection has not inserted yet (0 rows, not an error).",
                 self.name
             ));
+        }
+        for (what, g) in &self.compressed_text {
+            n.push(g.note(&format!("{}: string generator {what}", self.name)));
         }
         n.extend(self.notes.iter().map(|x| format!("{}: {x}", self.name)));
         n
@@ -523,5 +579,53 @@ mod tests {
         let mut b = Vec::new();
         src.row(7, &mut b);
         assert_eq!(a, b);
+    }
+
+    /// The test: with --compressed-fraction 0.3 the loaded `string` columns of YCSB's
+    /// usertable compress with zstd-3 to 30 % ± 10 %, and its update parameters are from the
+    /// same generator.
+    #[test]
+    fn compressed_fraction_applies_to_string_generators() {
+        let s = file::parse("ycsb-a", builtin("ycsb-a").unwrap(), &[], 4)
+            .unwrap()
+            .with_compressed_fraction(Some("0.3"))
+            .unwrap();
+        assert!(s
+            .compressed_text
+            .iter()
+            .any(|(w, _)| w == "usertable.field0"));
+        let t = s.tables.iter().find(|t| t.name == "usertable").unwrap();
+        let src = Rows {
+            table: t,
+            seed: 4,
+            stream: 0,
+        };
+        let mut text = Vec::new();
+        let mut v = Vec::new();
+        for id in 1..=1000 {
+            v.clear();
+            src.row(id, &mut v);
+            for x in &v {
+                if let Value::Text(t) = x {
+                    if t.len() == 100 {
+                        text.extend_from_slice(t.as_bytes());
+                    }
+                }
+            }
+        }
+        assert!(
+            text.len() >= 900_000,
+            "{} bytes of string columns",
+            text.len()
+        );
+        let r = crate::workload::textgen::zstd_ratio(&text);
+        assert!((r - 0.3).abs() <= 0.03, "zstd-3 ratio {r:.3}");
+        // Without the option the same columns barely compress.
+        let plain = file::parse("ycsb-a", builtin("ycsb-a").unwrap(), &[], 4).unwrap();
+        assert!(plain.compressed_text.is_empty());
+        assert!(file::parse("ycsb-a", builtin("ycsb-a").unwrap(), &[], 4)
+            .unwrap()
+            .with_compressed_fraction(Some("1.5"))
+            .is_err());
     }
 }

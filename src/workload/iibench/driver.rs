@@ -57,9 +57,15 @@ impl Driver for IibenchDriver {
         }
         // A failed batch is sent again with the same rows (the statement was rolled back).
         self.next_batch += 1;
+        let mut statements = 1;
+        if let Some((_, _, sql)) = self.spec.delete_for(first, n) {
+            // --max-table-rows: a failed DELETE leaves its rows (counted as the step's error).
+            conn.execute(&sql).await?;
+            statements += 1;
+        }
         Ok(Step {
             rows: n,
-            statements: 1,
+            statements,
             ..Step::default()
         })
     }
@@ -80,6 +86,7 @@ mod tests {
             inserters: 3,
             query_threads: 0,
             text: crate::workload::textgen::TextGen::new(1.0, 1, 10, 10),
+            max_table_rows: None,
         };
         let mut firsts = Vec::new();
         for w in 0..3 {

@@ -67,6 +67,8 @@ pub struct Spec {
     pub query_threads: usize,
     /// The generator of the `data` column (lengths and compressibility).
     pub text: TextGen,
+    /// `--max-table-rows`: after each batch, delete the rows inserted this many rows earlier.
+    pub max_table_rows: Option<u64>,
 }
 
 impl Spec {
@@ -84,6 +86,7 @@ impl Spec {
             "data_length_min": lo,
             "data_length_max": hi,
             "compressed_fraction": self.text.fraction,
+            "max_table_rows": self.max_table_rows,
             "data_compression": {
                 "random_share": self.text.random_share,
                 "ratios": self.text.ratios,
@@ -93,7 +96,7 @@ impl Spec {
 
     pub fn notes(&self) -> Vec<String> {
         let r = self.text.ratios;
-        vec![
+        let mut n = vec![
             "iibench: one operation is one multi-row INSERT of --rows-per-commit rows in its own transaction (autocommit; SQLite: one transaction of prepared inserts); latency is per batch. Query threads are counted apart, in the iibench section.".into(),
             "iibench: a window closes at the first batch that reaches its row boundary, so windows hold whole batches; the last window may be partial (marked). The table starts empty every run.".into(),
             "iibench: server bytes written come from /proc/PID/io write_bytes of the server (PostgreSQL: the postmaster and its live children) without forcing any flush during the run, so a window's figure is what reached the storage layer then; the total adds one forced flush at the end. Logical bytes per row are 32 + the data length (bigint key, datetime, three ints, a float).".into(),
@@ -102,7 +105,27 @@ impl Spec {
                 self.text.fraction, r.zstd3, r.lz4, r.zlib6
             ),
             "iibench: values as iibench.py draws them (cash register 0..999, product 0..9999, customer 0..99999, price (random*500 + customer)/100), but from enginebench's generator and seed; dateandtime is the batch's start time in UTC seconds.".into(),
-        ]
+        ];
+        if let Some(m) = self.max_table_rows {
+            n.push(format!("iibench: --max-table-rows {m}: after each committed batch of rows r..s the same connection deletes transactionid r-{m}..s-{m} (one DELETE by primary-key range), so the table holds about {m} rows once {m} are inserted (iibench.py --with_max_table_rows: it deletes the oldest --rows-per-commit rows after each batch once the table passes the limit; the same in steady state). Ids are the row numbers only while no insert fails: auto-increment gaps after a failed batch shift the ranges. Inserted rows, windows and rates count inserts only; the deletes' time is in them (same connection), their count and latency are in deletes."));
+        }
+        n
+    }
+
+    /// The DELETE that keeps the table at `max_table_rows` after rows `first..first + n` (None
+    /// while the table is smaller): the rows inserted `max_table_rows` rows earlier.
+    pub fn delete_for(&self, first: u64, n: u64) -> Option<(u64, u64, String)> {
+        let m = self.max_table_rows?;
+        let last = first + n - 1;
+        if last <= m {
+            return None;
+        }
+        let (lo, hi) = (first.saturating_sub(m).max(1), last - m);
+        Some((
+            lo,
+            hi,
+            format!("DELETE FROM {TABLE} WHERE transactionid BETWEEN {lo} AND {hi}"),
+        ))
     }
 
     /// Build the next batch's INSERT statement (rows `first..first + n`, 1-based) into `sql`,
@@ -308,7 +331,32 @@ mod tests {
             inserters: 1,
             query_threads: 0,
             text: TextGen::new(1.0, 1, 10, 10),
+            max_table_rows: None,
         }
+    }
+
+    /// Deleting the rows max_table_rows behind each batch keeps max_table_rows rows and
+    /// deletes every row once, in order.
+    #[test]
+    fn deletes_keep_the_table_size() {
+        let s = Spec {
+            max_table_rows: Some(25),
+            rows_per_commit: 10,
+            ..spec()
+        };
+        assert_eq!(spec().delete_for(1, 3), None);
+        let mut deleted = Vec::new();
+        let mut first = 1;
+        for _ in 0..10 {
+            if let Some((lo, hi, sql)) = s.delete_for(first, 10) {
+                assert!(sql.ends_with(&format!("BETWEEN {lo} AND {hi}")));
+                deleted.extend(lo..=hi);
+            }
+            first += 10;
+            let inserted = first - 1;
+            assert_eq!(inserted - deleted.len() as u64, inserted.min(25));
+        }
+        assert_eq!(deleted, (1..=75).collect::<Vec<u64>>());
     }
 
     #[test]

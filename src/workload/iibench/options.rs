@@ -37,6 +37,7 @@ pub fn any_given(a: &IibenchArgs) -> Option<&'static str> {
         (a.query_threads.is_some(), "--query-threads"),
         (a.data_length_min.is_some(), "--data-length-min"),
         (a.data_length_max.is_some(), "--data-length-max"),
+        (a.max_table_rows.is_some(), "--max-table-rows"),
     ]
     .into_iter()
     .find_map(|(given, flag)| given.then_some(flag))
@@ -91,7 +92,14 @@ pub fn spec(
             "--data-length-min {lo} / --data-length-max {hi}: need 1 <= min <= max <= 4000 (data is varchar(4000))"
         )));
     }
+    let max_table_rows = count("--max-table-rows", &a.max_table_rows)?;
+    if max_table_rows == Some(0) {
+        return Err(Error::usage(
+            "--max-table-rows: must be at least 1 (it is the table size the deletes keep)",
+        ));
+    }
     Ok(Spec {
+        max_table_rows,
         seed,
         rows_per_commit,
         max_rows,
@@ -135,6 +143,18 @@ mod tests {
             ..args()
         };
         assert_eq!(spec(&a, 1, None, None, None).unwrap().window_rows, 5_000);
+        let a = IibenchArgs {
+            max_table_rows: Some("10k".into()),
+            ..args()
+        };
+        assert_eq!(
+            spec(&a, 1, None, None, None).unwrap().max_table_rows,
+            Some(10_000)
+        );
+        assert_eq!(
+            spec(&args(), 1, None, None, None).unwrap().max_table_rows,
+            None
+        );
     }
 
     #[test]
@@ -163,6 +183,10 @@ mod tests {
             },
             IibenchArgs {
                 data_length_max: Some(5000),
+                ..args()
+            },
+            IibenchArgs {
+                max_table_rows: Some("0".into()),
                 ..args()
             },
         ] {

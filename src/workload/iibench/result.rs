@@ -28,6 +28,26 @@ pub struct IibenchResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queries: Option<Queries>,
     pub wear: Wear,
+    /// `--max-table-rows`: the DELETEs that keep the table size bounded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletes: Option<Deletes>,
+}
+
+/// The deletes of `--max-table-rows` over the whole run (counts add across clients).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Deletes {
+    pub max_table_rows: u64,
+    /// DELETE statements that succeeded.
+    pub statements: u64,
+    /// Rows in their primary-key ranges (the rows deleted while ids are the row numbers).
+    pub range_rows: u64,
+    pub errors: u64,
+    pub latency_us: LatencySummary,
+    /// The DELETE latency histogram (HdrHistogram V2, base64).
+    pub histogram_hdr_v2: String,
+    /// SELECT COUNT(*) of the table after the run (the server's count).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_rows_end: Option<u64>,
 }
 
 /// One window of the curve.

@@ -24,7 +24,7 @@ use crate::runner::{interrupt, IntervalSample};
 use crate::server::capture::{self, DiskUsage};
 use crate::target::{Conn, DbError, Dbms, ErrorClass, TargetSpec, Value};
 
-use super::result::{IibenchResult, Queries, Wear, Window};
+use super::result::{Deletes, IibenchResult, Queries, Wear, Window};
 use super::{wear, Query, Spec};
 
 /// Other processes using more than this many CPUs during the run flag it `disturbed` (the
@@ -56,6 +56,15 @@ enum Msg {
         us: u64,
     },
     BatchFailed {
+        error: DbError,
+        end: Instant,
+    },
+    /// `--max-table-rows`: a DELETE of `rows` ids committed.
+    Deleted {
+        rows: u64,
+        us: u64,
+    },
+    DeleteFailed {
         error: DbError,
         end: Instant,
     },
@@ -190,6 +199,15 @@ pub fn measure(cx: Ctx, save: &mut dyn FnMut(Point) -> Result<()>) -> Result<()>
                 }
             }
             Ok(Msg::BatchFailed { error, end }) => st.failed(error, end, target),
+            Ok(Msg::Deleted { rows, us }) => {
+                st.del_statements += 1;
+                st.del_rows += rows;
+                st.del_hist.record_us(us);
+            }
+            Ok(Msg::DeleteFailed { error, end }) => {
+                st.del_errors += 1;
+                st.failed(error, end, target);
+            }
             Ok(Msg::Done { lost: l }) => {
                 done += 1;
                 if let Some(e) = l {
@@ -227,6 +245,14 @@ pub fn measure(cx: Ctx, save: &mut dyn FnMut(Point) -> Result<()>) -> Result<()>
     let disk_total = device
         .as_ref()
         .and_then(|(_, ma, mi)| wear::sample(*ma, *mi));
+    let table_rows_end = match spec.max_table_rows {
+        Some(_) => rt
+            .block_on(admin.query_one(&format!("SELECT COUNT(*) FROM {}", super::TABLE)))
+            .ok()
+            .flatten()
+            .and_then(|v| v.parse().ok()),
+        None => None,
+    };
     let (engine_status, table_sizes) = rt.block_on(async {
         (
             capture::engine_status(admin, engine).await,
@@ -246,6 +272,7 @@ pub fn measure(cx: Ctx, save: &mut dyn FnMut(Point) -> Result<()>) -> Result<()>
         busy_s: (busy1 - busy0).max(0.0),
         queries: None,
         wear: Wear::default(),
+        table_rows_end,
     };
     if spec.query_threads > 0 {
         let mut q = QueryStats {
@@ -450,6 +477,42 @@ fn inserter(
                     if retryable(class) {
                         pending = Some((first, n));
                     }
+                    continue;
+                }
+            }
+            // --max-table-rows: the same connection deletes the rows max_table_rows behind
+            // (retried a few times when the server asks for it; then its rows stay).
+            if let Some((lo, hi, dsql)) = spec.delete_for(first, n) {
+                for _ in 0..3 {
+                    let t0 = Instant::now();
+                    let r = conn.execute(&dsql).await;
+                    let end = Instant::now();
+                    match r {
+                        Ok(()) => {
+                            let us = end.duration_since(t0).as_micros() as u64;
+                            let _ = tx.send(Msg::Deleted {
+                                rows: hi - lo + 1,
+                                us,
+                            });
+                            break;
+                        }
+                        Err(e) => {
+                            let class = e.class;
+                            let _ = tx.send(Msg::DeleteFailed {
+                                error: e.clone(),
+                                end,
+                            });
+                            if class == ErrorClass::ConnectionLost {
+                                lost = Some(e);
+                            }
+                            if !retryable(class) {
+                                break;
+                            }
+                        }
+                    }
+                }
+                if lost.is_some() {
+                    break;
                 }
             }
         }
@@ -527,6 +590,7 @@ struct Final {
     busy_s: f64,
     queries: Option<Queries>,
     wear: Wear,
+    table_rows_end: Option<u64>,
 }
 
 /// The coordinator's running totals.
@@ -558,6 +622,10 @@ struct State {
     cur_ops: u64,
     cur_errors: u64,
     cur_hist: LatencyHist,
+    del_statements: u64,
+    del_rows: u64,
+    del_errors: u64,
+    del_hist: LatencyHist,
 }
 
 impl State {
@@ -590,6 +658,10 @@ impl State {
             cur_ops: 0,
             cur_errors: 0,
             cur_hist: LatencyHist::new(),
+            del_statements: 0,
+            del_rows: 0,
+            del_errors: 0,
+            del_hist: LatencyHist::new(),
         }
     }
 
@@ -834,6 +906,15 @@ impl State {
                 last_window_rows_per_s: last_full.map(|w| w.rows_per_s),
                 queries: fin.and_then(|f| f.queries.clone()),
                 wear: fin.map(|f| f.wear.clone()).unwrap_or_default(),
+                deletes: spec.max_table_rows.map(|m| Deletes {
+                    max_table_rows: m,
+                    statements: self.del_statements,
+                    range_rows: self.del_rows,
+                    errors: self.del_errors,
+                    latency_us: self.del_hist.summary(),
+                    histogram_hdr_v2: self.del_hist.encode(),
+                    table_rows_end: fin.and_then(|f| f.table_rows_end),
+                }),
             }),
         }
     }

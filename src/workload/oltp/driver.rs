@@ -11,8 +11,9 @@
 //! raises it when two delete-insert pairs race on one id) and only counted outside one (MyISAM:
 //! the other thread's insert won; retrying would fail again).
 
+use super::data::text_value;
 use super::data::{C_GROUPS, PAD_GROUPS};
-use super::rand::{digit_groups, uniform, Dist};
+use super::rand::{uniform, Dist};
 use super::{Kind, Spec};
 use crate::runner::{Driver, Step};
 use crate::target::{Conn, DbError, DbResult, Dbms, ErrorClass, StmtId, Value};
@@ -146,7 +147,12 @@ impl OltpDriver {
     }
 
     fn text(&mut self, groups: usize) -> Value {
-        digit_groups(&mut self.rng, groups, &mut self.buf);
+        text_value(
+            self.spec.text.as_ref(),
+            groups,
+            &mut self.rng,
+            &mut self.buf,
+        );
         Value::Text(self.buf.clone())
     }
 
@@ -486,6 +492,7 @@ mod tests {
             delta: 5,
             bulk_rows: 1000,
             engine: None,
+            text: None,
         }
     }
 

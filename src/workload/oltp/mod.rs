@@ -140,6 +140,9 @@ pub struct Spec {
     /// The storage engine asked for (MySQL), for tables created by drivers (bulk_insert).
     #[serde(skip)]
     pub engine: Option<String>,
+    /// `--compressed-fraction`: c and pad from the shared generator (None: sysbench's digits).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<data::SbText>,
 }
 
 impl Spec {
@@ -204,6 +207,10 @@ impl Spec {
                 self.bulk_rows, self.bulk_rows
             ));
         }
+        if let Some(t) = &self.text {
+            n.push(t.c.note("oltp: column c (loaded and written)"));
+            n.push(t.pad.note("oltp: column pad (loaded and written)"));
+        }
         if self.kind == Kind::OltpInsert {
             n.push("oltp_insert uses a prepared INSERT (sysbench sends it as text); the statement count is the same.".into());
         }
@@ -211,7 +218,7 @@ impl Spec {
     }
 
     fn meta_info(&self, engine: Option<&str>) -> String {
-        serde_json::json!({
+        let mut m = serde_json::json!({
             "tables": self.tables,
             "table_size": self.table_size,
             "seed": self.seed,
@@ -223,8 +230,12 @@ impl Spec {
             "data_version": 1,
             // oltp_insert without --auto-inc starts from empty tables (as sysbench does).
             "empty": self.empty_tables(),
-        })
-        .to_string()
+        });
+        // Only when given, so that tables loaded before the option existed are still reused.
+        if let Some(t) = &self.text {
+            m["compressed_fraction"] = t.c.fraction.into();
+        }
+        m.to_string()
     }
 
     /// sysbench's oltp_insert prepares empty tables when --auto-inc is off (its random unique
@@ -330,6 +341,7 @@ pub async fn prepare(
                 seed: spec.seed,
                 table_size: spec.table_size,
                 dist: spec.dist(),
+                text: spec.text.clone(),
             };
             stats.push(load::load(target, &src, rows, opts)?);
         }
