@@ -822,7 +822,11 @@ fn long_time_series_are_merged_exactly() {
     assert_eq!(counts.len(), 1, "one time-series chart");
     // 400 intervals in groups of 3: 134 points.
     assert_eq!(counts[0], 134);
-    let chart = out.stdout.split(" at 1 threads").nth(1).unwrap();
+    let chart = out
+        .stdout
+        .split("<svg class=\"chart\"")
+        .find(|c| c.contains(" at 1 threads"))
+        .unwrap();
     let chart = chart.split("</svg>").next().unwrap();
     assert_eq!(
         chart.matches("ops/s = 100<").count(),
