@@ -18,7 +18,8 @@
 # 10-warehouse load), RUN_W (2: warehouses of the tpmC runs), THREADS (16), WARMUP (10 s),
 # SECS (40 s measured), EB_BIN (target/release/enginebench), EB_SERVERS (a folder where
 # scripts/db-servers.sh already runs servers; default: start private ones and stop them at
-# the end), EB_OUT (folder for the tools' logs; default a new one under enginebench-results/).
+# the end), EB_OUT (folder for the tools' logs; default a new one under enginebench-results/),
+# EB_RUN_FLAGS (extra flags of `enginebench run`, e.g. --no-sched-batch).
 #
 # Method (the same for every tool):
 # - One private MariaDB 10.11 (scripts/db-servers.sh), innodb_buffer_pool_size raised to 1G,
@@ -180,7 +181,7 @@ EOF
 # load TOOL DB W: the tool's whole load into a fresh database (runs in this shell: its
 # children's CPU is read from this shell's cutime).
 load() {
-    local tool=$1 db=$2 w=$3 d=$EB_TPCC_MYSQL_DIR
+    local tool=$1 db=$2 w=$3 d=${EB_TPCC_MYSQL_DIR:-}
     case $tool in
     enginebench)
         "$bin" prepare tpcc --target "mysql://root@127.0.0.1:$port/$db" --warehouses "$w" \
@@ -213,7 +214,7 @@ start_run() {
     enginebench)
         "$bin" run tpcc --target "mysql://root@127.0.0.1:$port/$db" --warehouses "$RUN_W" \
             --threads "$THREADS" --isolation repeatable-read --warmup 0 --duration "${total}s" \
-            --runs 1 --results-dir "$out/eb-results" ;;
+            --runs 1 --results-dir "$out/eb-results" ${EB_RUN_FLAGS:-} ;; # word-split on purpose
     go-tpc)
         "$EB_GOTPC" tpcc run -H 127.0.0.1 -P "$port" -D "$db" --warehouses "$RUN_W" \
             -T "$THREADS" --isolation 4 --time "${total}s" --interval 10s ;;
