@@ -382,6 +382,27 @@ fn name_interval_kinds(
     intervals
 }
 
+/// TPC-C: the run's response-time and mix conditions, from its per-type records.
+fn tpcc_constraints(
+    rec: &RunRecord,
+    workload: &crate::workload::Workload,
+) -> crate::workload::tpcc::constraints::Constraints {
+    use crate::workload::tpcc::{constraints, KINDS};
+    let weights = match workload {
+        crate::workload::Workload::Tpcc(t) => t.weights,
+        _ => crate::workload::tpcc::DEFAULT_WEIGHTS,
+    };
+    let figures = std::array::from_fn(|k| {
+        rec.by_kind
+            .get(KINDS[k])
+            .map_or_else(Default::default, |r| constraints::KindFigures {
+                ops: r.ops,
+                p90_us: r.latency_us.p90_us,
+            })
+    });
+    constraints::check_spec(&figures, &weights)
+}
+
 fn server_process(a: Option<ProcSample>, b: Option<ProcSample>, ops: u64) -> Option<ServerProcess> {
     let (a, b) = (a?, b?);
     let user_s = (b.user_s - a.user_s).max(0.0);
@@ -941,6 +962,7 @@ fn measure_all(
                     percentiles_us: res.hist.percentiles_us(&cfg.extra_percentiles),
                     reconnects: res.reconnects,
                     reconnect_failures: res.reconnect_failures,
+                    constraints: None,
                 };
                 let mut rec = rec;
                 let client_s = res.client_cpu.total_s();
@@ -991,6 +1013,7 @@ fn measure_all(
                     let committed = no.map_or(0, |s| s.ops - s.rolled_back);
                     rec.tpm_c = Some(committed as f64 * per_min);
                     rec.tpm_total = Some(res.ops as f64 * per_min);
+                    rec.constraints = Some(tpcc_constraints(&rec, &cfg.workload_spec));
                 }
                 if let (Some(c), Some(t)) = (rec.tpm_c, rec.tpm_total) {
                     let extra: String = rec
@@ -1001,6 +1024,12 @@ fn measure_all(
                     eprintln!(
                         "tpcc threads {threads} run {r}: tpmC {c:.0}  tpmTotal {t:.0}{extra}"
                     );
+                    if let Some(k) = &rec.constraints {
+                        eprintln!(
+                            "tpcc threads {threads} run {r}: constraints {}",
+                            crate::workload::tpcc::constraints::summary_line(k)
+                        );
+                    }
                 }
                 let extra: String = rec
                     .percentiles_us

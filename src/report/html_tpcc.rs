@@ -35,6 +35,36 @@ fn median_run(p: &Point) -> Option<&RunRecord> {
     runs.get(runs.len().saturating_sub(1) / 2).copied()
 }
 
+/// The run's TPC-C checks for one transaction type: the p90 limit and the mix minimum, each
+/// with its verdict (empty cells when the run has no checks).
+fn constraint_cells(run: &RunRecord, name: &str) -> (String, String) {
+    use crate::workload::tpcc::constraints::Verdict;
+    let Some(c) = &run.constraints else {
+        return Default::default();
+    };
+    let mark = |v: Verdict| match v {
+        Verdict::Pass => "pass",
+        Verdict::Fail => "<b>FAIL</b>",
+        Verdict::NoData => "no data",
+    };
+    let limit = c
+        .response_time
+        .iter()
+        .find(|r| r.transaction == name)
+        .map(|r| format!("≤ {} s: {}", r.limit_us as f64 / 1e6, mark(r.verdict)))
+        .unwrap_or_default();
+    let minimum = c
+        .mix
+        .iter()
+        .find(|m| m.transaction == name)
+        .map(|m| match (m.minimum_pct, m.verdict) {
+            (Some(min), Some(v)) => format!("weight {:.1}% ≥ {min}%: {}", m.weight_pct, mark(v)),
+            _ => "not counted".into(),
+        })
+        .unwrap_or_default();
+    (limit, minimum)
+}
+
 /// Writes the section when any result holds TPC-C runs; nothing otherwise.
 pub fn section(h: &mut String, rs: &[Labeled]) {
     if !rs.iter().any(|r| tpcc_points(r).next().is_some()) {
@@ -97,7 +127,7 @@ pub fn section(h: &mut String, rs: &[Labeled]) {
     h.push_str("</div>");
 
     // Per transaction type: share, outcomes and latency of the median run of each point.
-    h.push_str("<table><tr><th class=l>result</th><th>threads</th><th>tpmC</th><th class=l>transaction</th><th>count</th><th>share</th><th>rolled back</th><th>errors</th><th>p50 µs</th><th>p90 µs</th><th>p99 µs</th><th>max µs</th></tr>");
+    h.push_str("<table><tr><th class=l>result</th><th>threads</th><th>tpmC</th><th class=l>transaction</th><th>count</th><th>share</th><th>rolled back</th><th>errors</th><th>p50 µs</th><th>p90 µs</th><th>p99 µs</th><th>max µs</th><th>p90 limit (5.2.5.3)</th><th>mix minimum (5.2.3)</th></tr>");
     for r in rs {
         for p in tpcc_points(r) {
             let Some(run) = median_run(p) else { continue };
@@ -115,9 +145,10 @@ pub fn section(h: &mut String, rs: &[Labeled]) {
                 };
                 first = false;
                 let l = &k.latency_us;
+                let (limit, minimum) = constraint_cells(run, name);
                 let _ = write!(
                     h,
-                    "<tr><td class=l>{label}</td><td>{threads}</td><td>{tpm}</td><td class=l>{}</td><td>{}</td><td>{:.1}%</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    "<tr><td class=l>{label}</td><td>{threads}</td><td>{tpm}</td><td class=l>{}</td><td>{}</td><td>{:.1}%</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{limit}</td><td>{minimum}</td></tr>",
                     escape(name),
                     k.ops,
                     100.0 * k.ops as f64 / total.max(1) as f64,
@@ -137,7 +168,7 @@ pub fn section(h: &mut String, rs: &[Labeled]) {
                     .collect();
                 let _ = write!(
                     h,
-                    "<tr><td></td><td></td><td></td><td class=l colspan=9>run {}: {}</td></tr>",
+                    "<tr><td></td><td></td><td></td><td class=l colspan=11>run {}: {}</td></tr>",
                     run.run,
                     counters.join(", ")
                 );

@@ -197,6 +197,9 @@ pub struct RunRecord {
     pub reconnects: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub reconnect_failures: u64,
+    /// TPC-C: response-time limits (5.2.5.3) and mix minimums (5.2.3), pass/fail per type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constraints: Option<crate::workload::tpcc::constraints::Constraints>,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -120,6 +120,22 @@ pub fn render(doc: &ResultDoc, pick: Pick) -> String {
             "threads {:>4}: tpmC {c:.0}  tpmTotal {t:.0}\n",
             p.threads
         ));
+        // TPC-C 5.2.5.3 and 5.2.3: the first failing run's line, or the first run's.
+        let checks: Vec<_> = p
+            .runs
+            .iter()
+            .filter_map(|r| r.constraints.as_ref())
+            .collect();
+        if let Some(first) = checks.first() {
+            let passed = checks.iter().filter(|c| c.pass).count();
+            let shown = checks.iter().find(|c| !c.pass).unwrap_or(first);
+            out.push_str(&format!(
+                "threads {:>4}: constraints {passed}/{} runs pass: {}\n",
+                p.threads,
+                checks.len(),
+                crate::workload::tpcc::constraints::summary_line(shown)
+            ));
+        }
     }
     if let Some(c) = &doc.compression {
         out.push_str(&crate::workload::compression::render(c));

@@ -27,6 +27,37 @@ fn ytd_cents(url: &str) -> (i64, i64) {
     })
 }
 
+/// The run's TPC-C checks agree with its own per-type figures: a type passes 5.2.5.3 exactly
+/// when its p90 is within its limit (5 s; StockLevel 20 s), and `pass` is every verdict and
+/// the mix together.
+fn assert_constraints_follow_the_run(run: &Json, mix_compliant: bool) {
+    let c = &run["constraints"];
+    assert_eq!(c["mix_compliant"], Json::Bool(mix_compliant), "{c}");
+    let checks = c["response_time"].as_array().unwrap();
+    let mut any_fail = false;
+    for r in checks {
+        let name = r["transaction"].as_str().unwrap();
+        let k = &run["by_kind"][name];
+        assert_eq!(r["ops"], k["ops"], "{name}");
+        let p90 = k["latency_us"]["p90_us"].as_u64().unwrap();
+        assert_eq!(r["p90_us"].as_u64().unwrap(), p90, "{name}");
+        let limit = if name == "StockLevel" {
+            20_000_000
+        } else {
+            5_000_000
+        };
+        assert_eq!(r["limit_us"].as_u64().unwrap(), limit, "{name}");
+        let want = match (k["ops"].as_u64().unwrap(), p90 <= limit) {
+            (0, _) => "no_data",
+            (_, true) => "pass",
+            (_, false) => "fail",
+        };
+        assert_eq!(r["verdict"], want, "{name}: {r}");
+        any_fail |= want == "fail";
+    }
+    assert_eq!(c["pass"], Json::Bool(mix_compliant && !any_fail), "{c}");
+}
+
 fn whole_cycle(url: &str) {
     let dir = tempdir();
     let d = dir.path();
@@ -120,6 +151,8 @@ fn whole_cycle(url: &str) {
     }
     let tpmc = run["tpm_c"].as_f64().unwrap();
     assert!(tpmc > 0.0);
+    assert_constraints_follow_the_run(run, true);
+    assert!(out.stderr.contains("constraints "), "{}", out.stderr);
     // NewOrders per interval: the intervals' committed NewOrders add up to the run's, and their
     // tpmC is that count per minute of interval.
     let intervals = run["intervals"].as_array().unwrap();
@@ -297,4 +330,81 @@ fn tpcc_spec_timing_paces_terminals() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let doc: Json = serde_json::from_str(&out.stdout).unwrap();
     assert!(doc["points"][0]["runs"][0]["ops"].as_u64().unwrap() > 10);
+}
+
+/// A mix below TPC-C 5.2.3's minimums (Payment 4 %, the others 2 %) runs, and the result says
+/// which weights are short; the measured shares follow the configured ones.
+#[test]
+fn tpcc_non_compliant_mix_is_reported() {
+    let dir = tempdir();
+    let d = dir.path();
+    let url = format!("sqlite://{}/tpcc.db", d.display());
+    let out = eb(d, &["prepare", "tpcc", "--target", &url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = eb(
+        d,
+        &[
+            "run",
+            "tpcc",
+            "--target",
+            &url,
+            "--weights",
+            "90,4,2,2,2",
+            "--threads",
+            "1",
+            "--warmup",
+            "0",
+            "--duration",
+            "2s",
+            "--runs",
+            "1",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: Json = serde_json::from_str(&out.stdout).unwrap();
+    assert_schema_valid(&doc);
+    let run = &doc["points"][0]["runs"][0];
+    assert_constraints_follow_the_run(run, false);
+    let c = &run["constraints"];
+    assert_eq!(c["pass"], Json::Bool(false));
+    let mix = c["mix"].as_array().unwrap();
+    let verdicts: Vec<&str> = mix
+        .iter()
+        .map(|m| m["verdict"].as_str().unwrap_or("-"))
+        .collect();
+    assert_eq!(verdicts, ["-", "fail", "fail", "fail", "fail"]);
+    assert_eq!(mix[1]["weight_pct"].as_f64().unwrap(), 4.0);
+    let measured_no = mix[0]["measured_pct"].as_f64().unwrap();
+    assert!(measured_no > 80.0, "NewOrder share {measured_no}");
+    assert!(
+        out.stderr
+            .contains("constraints FAIL: Payment weight 4.0 % < 43 %"),
+        "{}",
+        out.stderr
+    );
+    // The HTML report's TPC-C table says it too.
+    let html = d.join("r.html");
+    let json = d.join("r.json");
+    std::fs::write(&json, &out.stdout).unwrap();
+    let out = eb(
+        d,
+        &[
+            "report",
+            json.to_str().unwrap(),
+            "-o",
+            html.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("mix minimum (5.2.3)"),
+        "no constraint columns"
+    );
+    assert!(
+        page.contains("weight 4.0% ≥ 43%: <b>FAIL</b>"),
+        "no failed Payment minimum"
+    );
 }

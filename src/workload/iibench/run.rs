@@ -881,6 +881,7 @@ impl State {
             percentiles_us: self.hist.percentiles_us(&cfg.extra_percentiles),
             reconnects: 0,
             reconnect_failures: 0,
+            constraints: None,
         };
         let aggregate = Aggregate::of(std::slice::from_ref(&rec), self.hist.summary());
         let last_full = self.windows.iter().rev().find(|w| !w.partial);

@@ -622,6 +622,7 @@ fn record(m: &Measured, p0: Option<ProcSample>, p1: Option<ProcSample>, busy_s: 
         percentiles_us: Default::default(),
         reconnects: 0,
         reconnect_failures: 0,
+        constraints: None,
     }
 }
 

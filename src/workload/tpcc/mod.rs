@@ -9,6 +9,7 @@
 //! docs/tpcc.md.
 
 pub mod check;
+pub mod constraints;
 pub mod data;
 pub mod delivery;
 pub mod new_order;
@@ -164,6 +165,7 @@ impl Spec {
             timing.into(),
             "tpcc: tpmC counts committed NewOrders per minute (the 1 % user rollbacks excluded); tpmTotal counts every finished transaction, rollbacks included. Transactions failed by deadlock, lock-wait timeout, serialization failure or busy are counted as errors of their type and retried with the same input.".into(),
             "tpcc: the mix is drawn from a shuffled deck of the weights per terminal, so each terminal's shares are exact over every full deck.".into(),
+            "tpcc: constraints judge each type's 90th-percentile service time of the finished attempt against TPC-C 5.2.5.3 (5 s; StockLevel 20 s; Delivery inline, so held to 5 s), without the failed attempts of retried transactions; the mix judges the configured weights against 5.2.3's minimums (measured shares are reported beside them).".into(),
             "tpcc: money is read as integer cents and written as cents / 100.0 by the SQL; SQLite stores DECIMAL columns as REAL.".into(),
         ]
     }
