@@ -3,6 +3,7 @@
 
 pub mod mysql;
 pub mod mysqlwire;
+pub mod pgwire;
 pub mod postgres;
 pub mod sqlite;
 pub mod tls;

@@ -1,14 +1,101 @@
-//! PostgreSQL through `tokio-postgres`: extended protocol, prepared statements, binary values.
+//! PostgreSQL over the extended protocol (prepared statements): through enginebench's own lean
+//! client (`pgwire`, the default, cheapest in client CPU per query) or `tokio-postgres`
+//! (`?driver=tokio_postgres`, TLS targets, and the fallback when the lean client cannot talk
+//! to a server).
 
 use bytes::BytesMut;
 use futures_util::TryStreamExt;
 use tokio_postgres::types::{IsNull, ToSql, Type};
 use tokio_postgres::{NoTls, Statement};
 
+use super::pgwire::{ConnectError, PgWireConn};
 use super::tls::SslMode;
+use super::url::PgDriver;
 use super::{numbered_placeholders, DbError, DbResult, ErrorClass, StmtId, TargetSpec, Value};
 
-pub struct PgConn {
+/// One PostgreSQL connection, through one of the two clients.
+pub enum PgConn {
+    Wire(PgWireConn),
+    Tokio(TokioPgConn),
+}
+
+impl PgConn {
+    pub async fn connect(spec: &TargetSpec) -> DbResult<Self> {
+        // TLS goes through tokio-postgres; the lean client stays plain (src/target/tls.rs).
+        if spec.ssl_mode == SslMode::Disable && spec.pg_driver == PgDriver::Wire {
+            match PgWireConn::connect(spec).await {
+                Ok(c) => return Ok(PgConn::Wire(c)),
+                Err(ConnectError::Db(e)) => return Err(e),
+                // Something the lean client does not speak: the general driver does.
+                Err(ConnectError::Unsupported(_)) => {}
+            }
+        }
+        TokioPgConn::connect(spec).await.map(PgConn::Tokio)
+    }
+
+    /// Which client this connection uses ("wire" or "tokio_postgres").
+    pub fn driver(&self) -> &'static str {
+        match self {
+            PgConn::Wire(_) => "wire",
+            PgConn::Tokio(_) => "tokio_postgres",
+        }
+    }
+
+    pub async fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
+        match self {
+            PgConn::Wire(c) => c.prepare(sql).await.map(StmtId),
+            PgConn::Tokio(c) => c.prepare(sql).await,
+        }
+    }
+
+    pub async fn exec_rows(&mut self, id: StmtId, params: &[Value]) -> DbResult<u64> {
+        match self {
+            PgConn::Wire(c) => c.exec_rows(id.0, params).await,
+            PgConn::Tokio(c) => c.exec_rows(id, params).await,
+        }
+    }
+
+    pub async fn exec_ints(
+        &mut self,
+        id: StmtId,
+        params: &[Value],
+        out: &mut Vec<Option<i64>>,
+    ) -> DbResult<u64> {
+        match self {
+            PgConn::Wire(c) => c.exec_ints(id.0, params, out).await,
+            PgConn::Tokio(c) => c.exec_ints(id, params, out).await,
+        }
+    }
+
+    pub async fn execute(&mut self, sql: &str) -> DbResult<()> {
+        match self {
+            PgConn::Wire(c) => c.execute(sql).await,
+            PgConn::Tokio(c) => c.execute(sql).await,
+        }
+    }
+
+    pub async fn query(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>> {
+        match self {
+            PgConn::Wire(c) => c.query(sql).await,
+            PgConn::Tokio(c) => c.query(sql).await,
+        }
+    }
+
+    pub async fn copy_tsv(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        data: bytes::Bytes,
+    ) -> DbResult<()> {
+        match self {
+            PgConn::Wire(c) => c.copy_tsv(table, columns, &data).await,
+            PgConn::Tokio(c) => c.copy_tsv(table, columns, data).await,
+        }
+    }
+}
+
+/// A connection through `tokio-postgres` (binary values).
+pub struct TokioPgConn {
     client: tokio_postgres::Client,
     stmts: Vec<Statement>,
 }
@@ -18,17 +105,9 @@ pub fn classify(e: &tokio_postgres::Error) -> ErrorClass {
     if e.is_closed() {
         return ErrorClass::ConnectionLost;
     }
-    match e.code().map(|c| c.code()) {
-        Some("40P01") => ErrorClass::Deadlock,
-        Some("40001") => ErrorClass::SerializationFailure,
-        Some("55P03") => ErrorClass::LockWaitTimeout,
-        Some("23505") => ErrorClass::DuplicateKey,
-        Some("57014") => ErrorClass::QueryTimeout,
-        Some("53300") => ErrorClass::TooManyConnections,
-        Some("28P01" | "28000") => ErrorClass::AccessDenied,
-        Some(c) if c.starts_with("08") || c == "57P01" => ErrorClass::ConnectionLost,
+    match e.code() {
+        Some(c) => super::pgwire::msg::class_of_sqlstate(c.code()),
         None => ErrorClass::ConnectionLost,
-        _ => ErrorClass::Other,
     }
 }
 
@@ -93,7 +172,7 @@ impl ToSql for Value {
     tokio_postgres::types::to_sql_checked!();
 }
 
-impl PgConn {
+impl TokioPgConn {
     pub async fn connect(spec: &TargetSpec) -> DbResult<Self> {
         let mut cfg = tokio_postgres::Config::new();
         cfg.user(&spec.user)
@@ -222,7 +301,7 @@ impl PgConn {
     }
 }
 
-impl PgConn {
+impl TokioPgConn {
     /// `COPY table (columns) FROM STDIN` of `data` (tab-separated text rows, see
     /// `target::push_tsv`).
     pub async fn copy_tsv(

@@ -21,3 +21,4 @@ mod servers;
 mod sqlbench;
 mod tls;
 mod tpcc;
+mod pgwire;
