@@ -94,6 +94,80 @@ impl PgConn {
     }
 }
 
+impl PgConn {
+    /// Every column of every row as text (NULL as `None`); returns the row count.
+    pub async fn exec_text(
+        &mut self,
+        id: StmtId,
+        params: &[Value],
+        out: &mut Vec<Option<String>>,
+    ) -> DbResult<u64> {
+        match self {
+            PgConn::Wire(c) => {
+                let rows = c.exec_fetch(id.0, params).await?;
+                let n = rows.len() as u64;
+                out.extend(rows.into_iter().flatten());
+                Ok(n)
+            }
+            PgConn::Tokio(c) => c.exec_text(id, params, out).await,
+        }
+    }
+}
+
+impl TokioPgConn {
+    /// Binary values as text, for the types a capture can hold: integers, floats, numerics
+    /// (as text through a cast in the SQL), text types, booleans and dates.
+    pub async fn exec_text(
+        &mut self,
+        id: StmtId,
+        params: &[Value],
+        out: &mut Vec<Option<String>>,
+    ) -> DbResult<u64> {
+        let stmt = &self.stmts[id.0];
+        let rows = self
+            .client
+            .query(stmt, &params.iter().map(|p| p as _).collect::<Vec<_>>())
+            .await
+            .map_err(err)?;
+        for row in &rows {
+            for (i, c) in row.columns().iter().enumerate() {
+                let v = match *c.type_() {
+                    Type::INT2 => row
+                        .try_get::<_, Option<i16>>(i)
+                        .map(|v| v.map(|x| x.to_string())),
+                    Type::INT4 => row
+                        .try_get::<_, Option<i32>>(i)
+                        .map(|v| v.map(|x| x.to_string())),
+                    Type::INT8 => row
+                        .try_get::<_, Option<i64>>(i)
+                        .map(|v| v.map(|x| x.to_string())),
+                    Type::FLOAT4 => row
+                        .try_get::<_, Option<f32>>(i)
+                        .map(|v| v.map(|x| x.to_string())),
+                    Type::FLOAT8 => row
+                        .try_get::<_, Option<f64>>(i)
+                        .map(|v| v.map(|x| x.to_string())),
+                    Type::BOOL => row
+                        .try_get::<_, Option<bool>>(i)
+                        .map(|v| v.map(|x| if x { "t" } else { "f" }.to_string())),
+                    _ => row.try_get::<_, Option<String>>(i),
+                };
+                out.push(v.map_err(|e| {
+                    DbError::new(
+                        ErrorClass::Other,
+                        format!(
+                            "column {} ({}) cannot be read as text: {e} (cast it in the SQL)",
+                            c.name(),
+                            c.type_()
+                        ),
+                    )
+                })?);
+            }
+        }
+        Ok(rows.len() as u64)
+    }
+}
+
 /// A connection through `tokio-postgres` (binary values).
 pub struct TokioPgConn {
     client: tokio_postgres::Client,
@@ -156,7 +230,15 @@ impl ToSql for Value {
                 }
                 _ => Err(format!("cannot bind an integer to a {ty} parameter").into()),
             },
-            Value::Text(t) => t.as_str().to_sql(ty, out),
+            // Captured values are text; a numeric parameter gets them parsed.
+            Value::Text(t) => match *ty {
+                Type::INT2 => t.trim().parse::<i16>()?.to_sql(ty, out),
+                Type::INT4 => t.trim().parse::<i32>()?.to_sql(ty, out),
+                Type::INT8 => t.trim().parse::<i64>()?.to_sql(ty, out),
+                Type::FLOAT4 => t.trim().parse::<f32>()?.to_sql(ty, out),
+                Type::FLOAT8 => t.trim().parse::<f64>()?.to_sql(ty, out),
+                _ => t.as_str().to_sql(ty, out),
+            },
             Value::Date { y, m, d } => {
                 if *ty != Type::DATE {
                     return Err(format!("cannot bind a date to a {ty} parameter").into());

@@ -406,7 +406,10 @@ mod tests {
             PgDriver::TokioPostgres
         );
         let e = parse("postgres://u:hunter2@h/db?driver=libpq").unwrap_err();
-        assert!(e.contains("unknown driver 'libpq'") && !e.contains("hunter2"), "{e}");
+        assert!(
+            e.contains("unknown driver 'libpq'") && !e.contains("hunter2"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -165,7 +165,11 @@ fn errors_are_classified_and_the_connection_stays_usable() {
             .await
             .unwrap_err();
         assert_eq!(e.class, ErrorClass::DuplicateKey, "{}", e.message);
-        assert!(e.message.starts_with("ERROR: duplicate key"), "{}", e.message);
+        assert!(
+            e.message.starts_with("ERROR: duplicate key"),
+            "{}",
+            e.message
+        );
         // A bad statement at prepare: an error of class other, connection still fine.
         let e = w.prepare("SELEC 1").await.unwrap_err();
         assert_eq!(e.class, ErrorClass::Other);
@@ -200,7 +204,9 @@ fn errors_are_classified_and_the_connection_stays_usable() {
         );
         // Empty query and notices are harmless.
         w.execute("").await.unwrap();
-        w.execute("DROP TABLE IF EXISTS no_such_table").await.unwrap();
+        w.execute("DROP TABLE IF EXISTS no_such_table")
+            .await
+            .unwrap();
         // A session the server ends is a lost connection.
         let pid = w.query("SELECT pg_backend_pid()").await.unwrap()[0][0]
             .clone()
@@ -241,7 +247,10 @@ fn large_replies_copy_and_driver_choice() {
             Some("r7\ttab\\back\nline".into())
         );
         // A reply many times the 64 KiB read buffer, and one value larger than it.
-        let all = c.prepare("SELECT id, s FROM big WHERE id > ?").await.unwrap();
+        let all = c
+            .prepare("SELECT id, s FROM big WHERE id > ?")
+            .await
+            .unwrap();
         assert_eq!(c.exec_rows(all, &[Value::Int(0)]).await.unwrap(), 20_000);
         let wide = c.query("SELECT repeat('x', 300000)").await.unwrap();
         assert_eq!(wide[0][0].as_ref().map(String::len), Some(300_000));

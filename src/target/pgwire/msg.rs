@@ -390,7 +390,14 @@ mod tests {
             assert_eq!(w, i.to_string().as_bytes());
             assert_eq!(parse_int(&w), Some(i));
         }
-        for bad in [&b""[..], b"-", b"1.5", b"12a", b"99999999999999999999", b"t"] {
+        for bad in [
+            &b""[..],
+            b"-",
+            b"1.5",
+            b"12a",
+            b"99999999999999999999",
+            b"t",
+        ] {
             assert_eq!(parse_int(bad), None, "{:?}", bad);
         }
     }
