@@ -7,6 +7,7 @@
 #   SERVERS_DIR  a folder with servers started by scripts/db-servers.sh (its env.sh is read)
 # Environment (optional): EB_BIN (default target/release/enginebench), EB_ROUNDS (3),
 #   EB_SCALE (10), EB_CLIENTS (4), EB_TIME (10 s per run), EB_OUT (output folder).
+#   EB_PG_DRIVER (enginebench's PostgreSQL client: wire, the default, or tokio_postgres).
 #
 # Measured per run: transactions per second as each tool reports it (pgbench: "tps ...
 # without initial connection time"; enginebench: ops_per_s of the run) and client CPU per
@@ -36,7 +37,7 @@ psql_() { psql -h "$sock" -p "$port" -U postgres -X -q -t -A "$@"; }
 
 psql_ -d postgres -c "DROP DATABASE IF EXISTS pgb" -c "CREATE DATABASE pgb" -c "DROP DATABASE IF EXISTS ebt" -c "CREATE DATABASE ebt"
 pgbench -h "$sock" -p "$port" -U postgres -i -q -s "$scale" pgb >"$out/pgbench-init.log" 2>&1
-eb_url="postgres://postgres@localhost:$port/ebt?host=$sock"
+eb_url="postgres://postgres@localhost:$port/ebt?host=$sock${EB_PG_DRIVER:+&driver=$EB_PG_DRIVER}"
 "$bin" prepare tpcb --target "$eb_url" --var "scale=$scale" 2>"$out/eb-prepare.log"
 psql_ -d pgb -c "CHECKPOINT"
 

@@ -19,6 +19,7 @@
 #   EB_SERVERS     a folder with servers started by scripts/db-servers.sh (default: start
 #                  private ones in a temporary folder and stop them at the end)
 #   EB_EXTRA       extra arguments for `enginebench run`, word-split
+#   EB_PG_DRIVER   PostgreSQL client of enginebench: wire (default) or tokio_postgres
 #   EB_OUT         output folder (default enginebench-results/vs-sysbench-<dbms>-<UTC time>)
 #
 # What is measured, in the same window for both tools (so start-up, connecting and the
@@ -87,7 +88,7 @@ else
     sql "CREATE DATABASE ebvs" >/dev/null 2>&1 || true
     sb=(sysbench oltp_point_select --db-driver=pgsql --pgsql-host="$pgdir" --pgsql-port="$pgport"
         --pgsql-user=postgres --pgsql-db=sbtest --tables=1 --table-size="$rows")
-    eb_target="postgres://postgres@localhost:$pgport/ebvs?host=$pgdir"
+    eb_target="postgres://postgres@localhost:$pgport/ebvs?host=$pgdir${EB_PG_DRIVER:+&driver=$EB_PG_DRIVER}"
     queries() { sql "SELECT sum(xact_commit) FROM pg_stat_database WHERE datname IN ('sbtest','ebvs')"; }
     server_ticks() {
         local t=0 p

@@ -707,6 +707,9 @@ fn run_on(a: &RunArgs, cfg: &RunConfig, server: Option<&Server>) -> Result<ExitC
                     // The lean client falls back to mysql_async silently; say which one ran.
                     n.push(format!("MySQL client: {} (connections use the same client as this admin connection).", m.driver()));
                 }
+                if let Conn::Postgres(p) = &admin {
+                    n.push(format!("PostgreSQL client: {} (connections use the same client as this admin connection).", p.driver()));
+                }
                 n
             },
         },

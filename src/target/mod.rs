@@ -3,6 +3,7 @@
 
 pub mod mysql;
 pub mod mysqlwire;
+pub mod pgwire;
 pub mod postgres;
 pub mod sqlite;
 pub mod tls;
@@ -268,6 +269,22 @@ impl Conn {
             Dbms::Postgres => "SELECT version()",
         };
         Ok(self.query_one(sql).await?.unwrap_or_default())
+    }
+
+    /// Execute a prepared statement and append every column of every row to `out` as text
+    /// the way the server shows it (NULL as `None`); returns the row count. For values
+    /// captured by workload files (not the hot path: one string per value).
+    pub async fn exec_text(
+        &mut self,
+        id: StmtId,
+        params: &[Value],
+        out: &mut Vec<Option<String>>,
+    ) -> DbResult<u64> {
+        match self {
+            Conn::Sqlite(c) => c.exec_text(id, params, out),
+            Conn::Mysql(c) => c.exec_text(id, params, out).await,
+            Conn::Postgres(c) => c.exec_text(id, params, out).await,
+        }
     }
 
     /// Whether a table exists in the target's current database/schema.

@@ -89,6 +89,41 @@ impl MysqlConn {
     }
 }
 
+impl MysqlConn {
+    /// Every column of every row as text (NULL as `None`); returns the row count.
+    pub async fn exec_text(
+        &mut self,
+        id: StmtId,
+        params: &[Value],
+        out: &mut Vec<Option<String>>,
+    ) -> DbResult<u64> {
+        match self {
+            MysqlConn::Wire(c) => {
+                let rows = c.exec_fetch(id.0, params).await?;
+                let n = rows.len() as u64;
+                out.extend(rows.into_iter().flatten());
+                Ok(n)
+            }
+            MysqlConn::Async(c) => {
+                let stmt = &c.stmts[id.0];
+                let rows: Vec<mysql_async::Row> =
+                    c.conn.exec(stmt, bind(params)).await.map_err(err)?;
+                let n = rows.len() as u64;
+                for row in rows {
+                    out.extend(row.unwrap().into_iter().map(|v| match v {
+                        mysql_async::Value::NULL => None,
+                        mysql_async::Value::Bytes(b) => {
+                            Some(String::from_utf8_lossy(&b).into_owned())
+                        }
+                        other => Some(other.as_sql(true).trim_matches('\'').to_string()),
+                    }));
+                }
+                Ok(n)
+            }
+        }
+    }
+}
+
 /// A connection through `mysql_async`.
 pub struct AsyncConn {
     conn: mysql_async::Conn,

@@ -1,14 +1,175 @@
-//! PostgreSQL through `tokio-postgres`: extended protocol, prepared statements, binary values.
+//! PostgreSQL over the extended protocol (prepared statements): through enginebench's own lean
+//! client (`pgwire`, the default, cheapest in client CPU per query) or `tokio-postgres`
+//! (`?driver=tokio_postgres`, TLS targets, and the fallback when the lean client cannot talk
+//! to a server).
 
 use bytes::BytesMut;
 use futures_util::TryStreamExt;
 use tokio_postgres::types::{IsNull, ToSql, Type};
 use tokio_postgres::{NoTls, Statement};
 
+use super::pgwire::{ConnectError, PgWireConn};
 use super::tls::SslMode;
+use super::url::PgDriver;
 use super::{numbered_placeholders, DbError, DbResult, ErrorClass, StmtId, TargetSpec, Value};
 
-pub struct PgConn {
+/// One PostgreSQL connection, through one of the two clients.
+pub enum PgConn {
+    Wire(PgWireConn),
+    Tokio(TokioPgConn),
+}
+
+impl PgConn {
+    pub async fn connect(spec: &TargetSpec) -> DbResult<Self> {
+        // TLS goes through tokio-postgres; the lean client stays plain (src/target/tls.rs).
+        if spec.ssl_mode == SslMode::Disable && spec.pg_driver == PgDriver::Wire {
+            match PgWireConn::connect(spec).await {
+                Ok(c) => return Ok(PgConn::Wire(c)),
+                Err(ConnectError::Db(e)) => return Err(e),
+                // Something the lean client does not speak: the general driver does.
+                Err(ConnectError::Unsupported(_)) => {}
+            }
+        }
+        TokioPgConn::connect(spec).await.map(PgConn::Tokio)
+    }
+
+    /// Which client this connection uses ("wire" or "tokio_postgres").
+    pub fn driver(&self) -> &'static str {
+        match self {
+            PgConn::Wire(_) => "wire",
+            PgConn::Tokio(_) => "tokio_postgres",
+        }
+    }
+
+    pub async fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
+        match self {
+            PgConn::Wire(c) => c.prepare(sql).await.map(StmtId),
+            PgConn::Tokio(c) => c.prepare(sql).await,
+        }
+    }
+
+    pub async fn exec_rows(&mut self, id: StmtId, params: &[Value]) -> DbResult<u64> {
+        match self {
+            PgConn::Wire(c) => c.exec_rows(id.0, params).await,
+            PgConn::Tokio(c) => c.exec_rows(id, params).await,
+        }
+    }
+
+    pub async fn exec_ints(
+        &mut self,
+        id: StmtId,
+        params: &[Value],
+        out: &mut Vec<Option<i64>>,
+    ) -> DbResult<u64> {
+        match self {
+            PgConn::Wire(c) => c.exec_ints(id.0, params, out).await,
+            PgConn::Tokio(c) => c.exec_ints(id, params, out).await,
+        }
+    }
+
+    pub async fn execute(&mut self, sql: &str) -> DbResult<()> {
+        match self {
+            PgConn::Wire(c) => c.execute(sql).await,
+            PgConn::Tokio(c) => c.execute(sql).await,
+        }
+    }
+
+    pub async fn query(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>> {
+        match self {
+            PgConn::Wire(c) => c.query(sql).await,
+            PgConn::Tokio(c) => c.query(sql).await,
+        }
+    }
+
+    pub async fn copy_tsv(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        data: bytes::Bytes,
+    ) -> DbResult<()> {
+        match self {
+            PgConn::Wire(c) => c.copy_tsv(table, columns, &data).await,
+            PgConn::Tokio(c) => c.copy_tsv(table, columns, data).await,
+        }
+    }
+}
+
+impl PgConn {
+    /// Every column of every row as text (NULL as `None`); returns the row count.
+    pub async fn exec_text(
+        &mut self,
+        id: StmtId,
+        params: &[Value],
+        out: &mut Vec<Option<String>>,
+    ) -> DbResult<u64> {
+        match self {
+            PgConn::Wire(c) => {
+                let rows = c.exec_fetch(id.0, params).await?;
+                let n = rows.len() as u64;
+                out.extend(rows.into_iter().flatten());
+                Ok(n)
+            }
+            PgConn::Tokio(c) => c.exec_text(id, params, out).await,
+        }
+    }
+}
+
+impl TokioPgConn {
+    /// Binary values as text, for the types a capture can hold: integers, floats, numerics
+    /// (as text through a cast in the SQL), text types, booleans and dates.
+    pub async fn exec_text(
+        &mut self,
+        id: StmtId,
+        params: &[Value],
+        out: &mut Vec<Option<String>>,
+    ) -> DbResult<u64> {
+        let stmt = &self.stmts[id.0];
+        let rows = self
+            .client
+            .query(stmt, &params.iter().map(|p| p as _).collect::<Vec<_>>())
+            .await
+            .map_err(err)?;
+        for row in &rows {
+            for (i, c) in row.columns().iter().enumerate() {
+                let v = match *c.type_() {
+                    Type::INT2 => row
+                        .try_get::<_, Option<i16>>(i)
+                        .map(|v| v.map(|x| x.to_string())),
+                    Type::INT4 => row
+                        .try_get::<_, Option<i32>>(i)
+                        .map(|v| v.map(|x| x.to_string())),
+                    Type::INT8 => row
+                        .try_get::<_, Option<i64>>(i)
+                        .map(|v| v.map(|x| x.to_string())),
+                    Type::FLOAT4 => row
+                        .try_get::<_, Option<f32>>(i)
+                        .map(|v| v.map(|x| x.to_string())),
+                    Type::FLOAT8 => row
+                        .try_get::<_, Option<f64>>(i)
+                        .map(|v| v.map(|x| x.to_string())),
+                    Type::BOOL => row
+                        .try_get::<_, Option<bool>>(i)
+                        .map(|v| v.map(|x| if x { "t" } else { "f" }.to_string())),
+                    _ => row.try_get::<_, Option<String>>(i),
+                };
+                out.push(v.map_err(|e| {
+                    DbError::new(
+                        ErrorClass::Other,
+                        format!(
+                            "column {} ({}) cannot be read as text: {e} (cast it in the SQL)",
+                            c.name(),
+                            c.type_()
+                        ),
+                    )
+                })?);
+            }
+        }
+        Ok(rows.len() as u64)
+    }
+}
+
+/// A connection through `tokio-postgres` (binary values).
+pub struct TokioPgConn {
     client: tokio_postgres::Client,
     stmts: Vec<Statement>,
 }
@@ -18,17 +179,9 @@ pub fn classify(e: &tokio_postgres::Error) -> ErrorClass {
     if e.is_closed() {
         return ErrorClass::ConnectionLost;
     }
-    match e.code().map(|c| c.code()) {
-        Some("40P01") => ErrorClass::Deadlock,
-        Some("40001") => ErrorClass::SerializationFailure,
-        Some("55P03") => ErrorClass::LockWaitTimeout,
-        Some("23505") => ErrorClass::DuplicateKey,
-        Some("57014") => ErrorClass::QueryTimeout,
-        Some("53300") => ErrorClass::TooManyConnections,
-        Some("28P01" | "28000") => ErrorClass::AccessDenied,
-        Some(c) if c.starts_with("08") || c == "57P01" => ErrorClass::ConnectionLost,
+    match e.code() {
+        Some(c) => super::pgwire::msg::class_of_sqlstate(c.code()),
         None => ErrorClass::ConnectionLost,
-        _ => ErrorClass::Other,
     }
 }
 
@@ -77,7 +230,15 @@ impl ToSql for Value {
                 }
                 _ => Err(format!("cannot bind an integer to a {ty} parameter").into()),
             },
-            Value::Text(t) => t.as_str().to_sql(ty, out),
+            // Captured values are text; a numeric parameter gets them parsed.
+            Value::Text(t) => match *ty {
+                Type::INT2 => t.trim().parse::<i16>()?.to_sql(ty, out),
+                Type::INT4 => t.trim().parse::<i32>()?.to_sql(ty, out),
+                Type::INT8 => t.trim().parse::<i64>()?.to_sql(ty, out),
+                Type::FLOAT4 => t.trim().parse::<f32>()?.to_sql(ty, out),
+                Type::FLOAT8 => t.trim().parse::<f64>()?.to_sql(ty, out),
+                _ => t.as_str().to_sql(ty, out),
+            },
             Value::Date { y, m, d } => {
                 if *ty != Type::DATE {
                     return Err(format!("cannot bind a date to a {ty} parameter").into());
@@ -93,7 +254,7 @@ impl ToSql for Value {
     tokio_postgres::types::to_sql_checked!();
 }
 
-impl PgConn {
+impl TokioPgConn {
     pub async fn connect(spec: &TargetSpec) -> DbResult<Self> {
         let mut cfg = tokio_postgres::Config::new();
         cfg.user(&spec.user)
@@ -222,7 +383,7 @@ impl PgConn {
     }
 }
 
-impl PgConn {
+impl TokioPgConn {
     /// `COPY table (columns) FROM STDIN` of `data` (tab-separated text rows, see
     /// `target::push_tsv`).
     pub async fn copy_tsv(

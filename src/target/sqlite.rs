@@ -153,6 +153,35 @@ impl SqliteConn {
         Ok(n)
     }
 
+    /// Every column of every row as text (integers and reals in their decimal form).
+    pub fn exec_text(
+        &mut self,
+        id: StmtId,
+        params: &[Value],
+        out: &mut Vec<Option<String>>,
+    ) -> DbResult<u64> {
+        let mut stmt = self.conn.prepare_cached(&self.stmts[id.0]).map_err(err)?;
+        let cols = stmt.column_count();
+        let mut rows = stmt
+            .query(rusqlite::params_from_iter(params.iter()))
+            .map_err(err)?;
+        let mut n = 0u64;
+        while let Some(row) = rows.next().map_err(err)? {
+            for i in 0..cols {
+                out.push(match row.get_ref(i).map_err(err)? {
+                    ValueRef::Null => None,
+                    ValueRef::Integer(v) => Some(v.to_string()),
+                    ValueRef::Real(v) => Some(v.to_string()),
+                    ValueRef::Text(t) | ValueRef::Blob(t) => {
+                        Some(String::from_utf8_lossy(t).into_owned())
+                    }
+                });
+            }
+            n += 1;
+        }
+        Ok(n)
+    }
+
     pub fn execute(&mut self, sql: &str) -> DbResult<()> {
         self.conn.execute_batch(sql).map_err(err)
     }

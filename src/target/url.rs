@@ -30,6 +30,20 @@ pub struct TargetSpec {
     pub ssl_mode: SslMode,
     /// `?ssl-ca=`: the CA certificate(s) (PEM) that verify-ca/verify-full check against.
     pub ssl_ca: Option<PathBuf>,
+    /// PostgreSQL only, `?driver=`: which client speaks to the server.
+    pub pg_driver: PgDriver,
+}
+
+/// The PostgreSQL client used for a target (`?driver=wire|tokio_postgres` in the URL).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PgDriver {
+    /// enginebench's lean protocol client (src/target/pgwire), falling back to tokio-postgres
+    /// when the server needs something it does not speak (TLS, GSSAPI, SCRAM with channel
+    /// binding only).
+    #[default]
+    Wire,
+    /// Always the general `tokio-postgres` driver.
+    TokioPostgres,
 }
 
 /// The MySQL client used for a target (`?driver=wire|mysql_async` in the URL).
@@ -100,6 +114,7 @@ impl TargetSpec {
             mysql_driver: MysqlDriver::default(),
             ssl_mode: SslMode::Disable,
             ssl_ca: None,
+            pg_driver: PgDriver::default(),
         }
     }
 
@@ -119,6 +134,7 @@ impl TargetSpec {
             .to_string();
         let mut socket = None;
         let mut mysql_driver = MysqlDriver::default();
+        let mut pg_driver = PgDriver::default();
         let mut ssl_mode = SslMode::Disable;
         let mut ssl_ca = None;
         for (k, v) in u.query_pairs() {
@@ -145,8 +161,18 @@ impl TargetSpec {
                         ))
                     }
                 };
+            } else if k == "driver" && dbms == Dbms::Postgres {
+                pg_driver = match v.as_ref() {
+                    "wire" => PgDriver::Wire,
+                    "tokio_postgres" | "tokio-postgres" => PgDriver::TokioPostgres,
+                    other => {
+                        return Err(format!(
+                            "invalid target '{shown}': unknown driver '{other}' (use wire or tokio_postgres)"
+                        ))
+                    }
+                };
             } else {
-                let also = if dbms == Dbms::Mysql { ", driver" } else { "" };
+                let also = ", driver";
                 let hint = if is_secret_key(&k) {
                     ": give passwords through MYSQL_PWD or PGPASSWORD"
                 } else {
@@ -223,6 +249,7 @@ impl TargetSpec {
             mysql_driver,
             ssl_mode,
             ssl_ca,
+            pg_driver,
         })
     }
 
@@ -367,6 +394,22 @@ mod tests {
             let e = parse(bad).unwrap_err();
             assert!(e.starts_with("invalid target"), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn postgres_driver_option() {
+        let p = |s| parse(s).unwrap().pg_driver;
+        assert_eq!(p("postgres://u@h/db"), PgDriver::Wire);
+        assert_eq!(p("postgres://u@h/db?driver=wire"), PgDriver::Wire);
+        assert_eq!(
+            p("postgres://u@h/db?driver=tokio_postgres"),
+            PgDriver::TokioPostgres
+        );
+        let e = parse("postgres://u:hunter2@h/db?driver=libpq").unwrap_err();
+        assert!(
+            e.contains("unknown driver 'libpq'") && !e.contains("hunter2"),
+            "{e}"
+        );
     }
 
     #[test]

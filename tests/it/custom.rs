@@ -47,7 +47,8 @@ fn count(url: &str, sql: &str) -> i64 {
     })
 }
 
-/// Two tables, a foreign key, and a transaction passing a captured id to an insert.
+/// Two tables, a foreign key, and a transaction passing captured values (integer, text,
+/// float) to an insert.
 fn shop(url: &str) {
     let dir = tempdir();
     let file = data("workload-shop.toml");
@@ -76,8 +77,12 @@ fn shop(url: &str) {
         ),
         200 + orders_run
     );
+    // The captured text (region) and float (id x 1.5) went into the new orders as they were.
     assert_eq!(
-        count(url, "SELECT count(*) FROM orders WHERE note = 'test'"),
+        count(
+            url,
+            "SELECT count(*) FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.note = c.region AND o.price = c.id * 1.5"
+        ),
         orders_run
     );
     // A second run reuses the tables and continues the new keys after the first run's.

@@ -14,6 +14,7 @@ mod micro_read;
 mod mysqlwire;
 mod oltp;
 mod open_loop;
+mod pgwire;
 mod report;
 mod schema_change;
 mod secrets;

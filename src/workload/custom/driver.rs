@@ -2,6 +2,7 @@
 //! parameters, runs its statements in order (capturing values for later ones), and retries
 //! it with the same parameters after the errors its retry rule names.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::gen::Zipf;
@@ -19,6 +20,9 @@ struct Keys {
     base: i64,
     /// Keys this connection has taken.
     mine: i64,
+    /// The client's insert counter for the table (`Spec::inserted`) when this connection
+    /// read `base`: inserts after that are past `base`.
+    at_setup: i64,
     /// `latest`: a Zipf over the keys so far, grown as keys are added.
     zipf: Option<Zipf>,
 }
@@ -39,7 +43,7 @@ pub struct CustomDriver {
     inline_idx: Vec<Vec<usize>>,
     keys: Vec<Option<Keys>>,
     bind: Vec<Value>,
-    ints: Vec<Option<i64>>,
+    captured: Vec<Option<String>>,
     /// A transaction that failed with an error its rule retries: (transaction, tries so far).
     pending: Option<(usize, u32)>,
     pub retries: u64,
@@ -73,7 +77,7 @@ impl CustomDriver {
             inline_idx,
             keys: vec![None; spec.tables.len()],
             bind: Vec::with_capacity(16),
-            ints: Vec::with_capacity(16),
+            captured: Vec::with_capacity(16),
             pending: None,
             retries: 0,
             spec,
@@ -87,6 +91,15 @@ impl CustomDriver {
         }
         let x = self.rng.range(0, total - 1);
         self.cum.partition_point(|&c| c <= x)
+    }
+
+    /// Transaction `t` succeeded: its `next_key` keys count in the client's insert counters.
+    fn acknowledge(&self, t: usize) {
+        for p in &self.spec.txns[t].params {
+            if let Gen::NextKey { table } = p.gen {
+                self.spec.inserted[table].fetch_add(1, Ordering::Relaxed);
+            }
+        }
     }
 
     /// Draw the parameters of transaction `t` into its slots.
@@ -103,14 +116,10 @@ impl CustomDriver {
                 }
                 Gen::Latest { table, theta } => {
                     let k = self.keys[*table].as_mut().expect("keys read in setup");
-                    // The newest key every connection has inserted if the others have done
-                    // at least one insert less than this one (see notes()).
-                    let done = if self.workers == 1 {
-                        k.mine
-                    } else {
-                        (k.mine - 1).max(0) * self.workers
-                    };
-                    let n = (k.base + done).max(1) as u64;
+                    // The client's global insert counter (all connections): the keys
+                    // base .. base + done are taken as inserted (see notes()).
+                    let done = spec.inserted[*table].load(Ordering::Relaxed) - k.at_setup;
+                    let n = (k.base + done.max(0)).max(1) as u64;
                     let z = k.zipf.get_or_insert_with(|| Zipf::new(n, *theta));
                     z.grow(n);
                     let back = z.next(&mut self.rng) as i64;
@@ -153,13 +162,13 @@ impl CustomDriver {
             if st.capture.is_empty() {
                 step.rows += conn.exec_rows(id, &self.bind).await?;
             } else {
-                self.ints.clear();
-                let n = conn.exec_ints(id, &self.bind, &mut self.ints).await?;
+                self.captured.clear();
+                let n = conn.exec_text(id, &self.bind, &mut self.captured).await?;
                 step.rows += n;
                 let cols = if n == 0 {
                     0
                 } else {
-                    self.ints.len() / n as usize
+                    self.captured.len() / n as usize
                 };
                 if n > 0 && cols < st.capture.len() {
                     return Err(DbError::new(
@@ -173,8 +182,8 @@ impl CustomDriver {
                 }
                 // The first row's first columns; no row captures NULL.
                 for (j, &slot) in st.capture.iter().enumerate() {
-                    self.vals[t][slot] = match self.ints.get(j).copied().flatten() {
-                        Some(v) if n > 0 => Value::Int(v),
+                    self.vals[t][slot] = match self.captured.get_mut(j) {
+                        Some(v) if n > 0 => captured_value(v.take()),
                         _ => Value::Null,
                     };
                 }
@@ -185,6 +194,20 @@ impl CustomDriver {
             conn.execute("COMMIT").await?;
         }
         Ok(step)
+    }
+}
+
+/// A captured column as a value to bind: an integer when the server's text is one (in its
+/// plain form: "007" stays text), otherwise the text itself — floats, numerics, dates and
+/// strings are bound back as the server printed them, and the server converts them to the
+/// parameter's type.
+fn captured_value(v: Option<String>) -> Value {
+    match v {
+        None => Value::Null,
+        Some(s) => match s.parse::<i64>() {
+            Ok(i) if i.to_string() == s => Value::Int(i),
+            _ => Value::Text(s),
+        },
     }
 }
 
@@ -278,6 +301,7 @@ impl Driver for CustomDriver {
                             start,
                             base,
                             mine: 0,
+                            at_setup: spec.inserted[table].load(Ordering::Relaxed),
                             zipf: None,
                         });
                     }
@@ -300,7 +324,10 @@ impl Driver for CustomDriver {
             }
         };
         match self.run(conn, t).await {
-            Ok(s) => Ok(s),
+            Ok(s) => {
+                self.acknowledge(t);
+                Ok(s)
+            }
             Err(mut e) => {
                 let txn = &self.spec.txns[t];
                 if txn.transaction && e.class != ErrorClass::ConnectionLost {
@@ -365,6 +392,7 @@ statements = [{ sql = "INSERT INTO t (id) VALUES (:id)" }]
                 start: 1,
                 base: 10,
                 mine: 0,
+                at_setup: 0,
                 zipf: None,
             });
             for _ in 0..5 {
@@ -380,5 +408,78 @@ statements = [{ sql = "INSERT INTO t (id) VALUES (:id)" }]
             seen.iter().copied().collect::<Vec<_>>(),
             (11..=25).collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn latest_follows_the_inserts_of_every_connection() {
+        let text = r#"
+name = "l"
+[tables.t]
+rows = 10
+[tables.t.columns]
+id = { type = "int", kind = "sequence" }
+[transactions.ins]
+params = { id = { kind = "next_key", table = "t" } }
+statements = [{ sql = "INSERT INTO t (id) VALUES (:id)" }]
+[transactions.read]
+params = { id = { kind = "latest", table = "t" } }
+statements = [{ sql = "SELECT * FROM t WHERE id = :id" }]
+"#;
+        let spec = Arc::new(super::super::file::parse("l.toml", text, &[], 1).unwrap());
+        let keys = Keys {
+            start: 1,
+            base: 10,
+            mine: 0,
+            at_setup: 0,
+            zipf: None,
+        };
+        // Connection 0 of 2 only inserts; connection 1 only reads.
+        let mut writer = CustomDriver::new(spec.clone(), 0, 0, 2);
+        let mut reader = CustomDriver::new(spec.clone(), 0, 1, 2);
+        writer.keys[0] = Some(keys.clone());
+        reader.keys[0] = Some(keys);
+        let newest = |reader: &mut CustomDriver| {
+            (0..2000)
+                .map(|_| {
+                    reader.draw(1);
+                    let Value::Int(k) = reader.vals[1][0] else {
+                        panic!()
+                    };
+                    assert!(k >= 1);
+                    k
+                })
+                .max()
+                .unwrap()
+        };
+        assert_eq!(newest(&mut reader), 10);
+        for _ in 0..25 {
+            writer.draw(0);
+            writer.acknowledge(0);
+        }
+        // The reader made no insert of its own, yet its newest key is the 25th new one.
+        assert_eq!(spec.inserted[0].load(Ordering::Relaxed), 25);
+        assert_eq!(newest(&mut reader), 35);
+        // A failed transaction is not acknowledged: the counter stays.
+        writer.draw(0);
+        assert_eq!(newest(&mut reader), 35);
+    }
+
+    #[test]
+    fn captured_values_keep_their_type() {
+        assert_eq!(captured_value(None), Value::Null);
+        assert_eq!(captured_value(Some("-42".into())), Value::Int(-42));
+        // Not a plain integer: kept as the server's text.
+        for t in [
+            "007",
+            "1.5",
+            "-0.25",
+            "1e+300",
+            "hello",
+            "2001-02-03",
+            "+3",
+            "",
+        ] {
+            assert_eq!(captured_value(Some(t.into())), Value::Text(t.into()), "{t}");
+        }
     }
 }

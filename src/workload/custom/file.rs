@@ -1256,6 +1256,7 @@ pub fn parse(
         .max_by_key(|t| t.rows)
         .map(|t| t.name.as_str())
         .unwrap_or("");
+    let n_tables = tables.len();
     Ok(Spec {
         name_static: leak(name),
         main_table_static: leak(main_table),
@@ -1274,6 +1275,7 @@ pub fn parse(
         phases,
         seed,
         source: label.to_string(),
+        inserted: std::sync::Arc::new((0..n_tables).map(|_| Default::default()).collect()),
         text: text.to_string(),
         compressed_text: Vec::new(),
     })

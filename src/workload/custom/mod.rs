@@ -149,6 +149,9 @@ pub struct Spec {
     /// `--compressed-fraction`: the `string` generators it applies to ("table.column" or
     /// "transaction.param") and the calibrated generator of each.
     pub compressed_text: Vec<(String, Arc<TextGen>)>,
+    /// Per table: keys taken with `next_key` by transactions that succeeded, over every
+    /// connection of this client (shared by the drivers; `latest` follows it).
+    pub inserted: std::sync::Arc<Vec<std::sync::atomic::AtomicI64>>,
 }
 
 /// `--var NAME=VALUE` (VALUE an integer, k/M/G suffixes allowed).
@@ -334,7 +337,7 @@ impl Spec {
                 .any(|p| matches!(p.gen, Gen::NextKey { .. } | Gen::Latest { .. }))
         }) {
             n.push(format!(
-                "{}: new keys (next_key) continue after the existing ones, found when the connections open (the row count, then past any key an earlier run inserted beyond it); connection w of W takes keys base + w, base + w + W, ... (disjoint across the connections of one client; several client machines would need their own ranges). `latest` takes as newest key base + W x (this connection's inserts - 1): a read may still ask for a key a slower connection has not inserted yet (0 rows, not an error).",
+                "{}: new keys (next_key) continue after the existing ones, found when the connections open (the row count, then past any key an earlier run inserted beyond it); connection w of W takes keys base + w, base + w + W, ... (disjoint across the connections of one client; several client machines would need their own ranges). `latest` follows the client's global insert counter (one atomic shared by its connections, counting next_key transactions that succeeded): newest key = base + inserts so far - 1, as if the inserted keys were contiguous; with W connections up to W - 1 keys below it may still be in flight, so a read may ask for a key not yet there (0 rows, not an error).",
                 self.name
             ));
         }

@@ -1,0 +1,642 @@
+//! A lean PostgreSQL client for the hot path: the frontend/backend protocol v3 (PostgreSQL
+//! docs, "Frontend/Backend Protocol") over a Unix socket or TCP, without TLS.
+//!
+//! Why: `tokio-postgres` drives each socket from a separate connection task, so every query
+//! costs an extra task wake-up and a channel hop, plus allocation per statement, row and
+//! value. Here the I/O happens in the calling task: a prepared statement is executed with
+//! Bind + Execute + Sync in one `write` from a reused buffer, and the reply (to
+//! ReadyForQuery) is read into a reused buffer and walked in place. Statements are prepared
+//! once per connection (Parse + Describe + Sync); BEGIN/COMMIT and other unprepared SQL go
+//! through the simple Query message.
+//!
+//! Values travel in the text format both ways (format code 0 for every parameter and every
+//! result column): the server parses parameters with the input function of the type it
+//! inferred at Parse, exactly as for a literal, and `exec_ints` parses decimal text. Binary
+//! would save the server a few nanoseconds of integer parsing per value and cost a per-type
+//! encoder here; text keeps one code path for every type.
+//!
+//! Readiness: after a read that drained the socket (fewer bytes than the buffer offered), the
+//! client clears tokio's read readiness itself, so the next reply is awaited directly instead
+//! of being preceded by a `recv` that fails with EAGAIN. This is safe because tokio registers
+//! sockets edge-triggered: bytes that arrive after that read raise a new event.
+//!
+//! Authentication: trust, cleartext password, md5 and SCRAM-SHA-256 (crypto from the
+//! `postgres-protocol` crate). Whatever this client does not speak (TLS, GSSAPI, SSPI,
+//! SCRAM-SHA-256-PLUS only) makes `connect` return `Unsupported`, and the caller falls back to
+//! `tokio-postgres`.
+
+pub mod msg;
+
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, RawFd};
+
+use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256, SCRAM_SHA_256};
+use tokio::io::unix::AsyncFd;
+
+use super::{numbered_placeholders, DbError, DbResult, ErrorClass, TargetSpec, Value};
+use msg::Reader;
+
+/// Why a wire connection could not be made: a real failure, or something this client does
+/// not implement (the caller then uses `tokio-postgres`).
+pub enum ConnectError {
+    Db(DbError),
+    Unsupported(String),
+}
+
+impl From<DbError> for ConnectError {
+    fn from(e: DbError) -> Self {
+        ConnectError::Db(e)
+    }
+}
+
+/// The socket, in non-blocking mode, registered with tokio through `AsyncFd`.
+enum Sock {
+    Unix(std::os::unix::net::UnixStream),
+    Tcp(std::net::TcpStream),
+}
+
+impl AsRawFd for Sock {
+    fn as_raw_fd(&self) -> RawFd {
+        match self {
+            Sock::Unix(s) => s.as_raw_fd(),
+            Sock::Tcp(s) => s.as_raw_fd(),
+        }
+    }
+}
+
+impl Sock {
+    fn read(&self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Sock::Unix(s) => Read::read(&mut &*s, buf),
+            Sock::Tcp(s) => Read::read(&mut &*s, buf),
+        }
+    }
+    fn write(&self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Sock::Unix(s) => Write::write(&mut &*s, buf),
+            Sock::Tcp(s) => Write::write(&mut &*s, buf),
+        }
+    }
+}
+
+/// What one prepared statement needs on each execution.
+struct Stmt {
+    name: String,
+    params: usize,
+}
+
+pub struct PgWireConn {
+    sock: AsyncFd<Sock>,
+    rbuf: Vec<u8>,
+    rpos: usize,
+    rend: usize,
+    wbuf: Vec<u8>,
+    stmts: Vec<Stmt>,
+    /// `server_version` as the server reported it at startup.
+    pub server_version: String,
+}
+
+fn lost(e: impl std::fmt::Display) -> DbError {
+    DbError::new(
+        ErrorClass::ConnectionLost,
+        format!("connection to the server lost: {e}"),
+    )
+}
+
+/// A message this client did not expect: the protocol state is unknown, so the connection is
+/// given up (ConnectionLost makes the runner drop it).
+fn unexpected(ty: u8, during: &str) -> DbError {
+    DbError::new(
+        ErrorClass::ConnectionLost,
+        format!(
+            "unexpected message '{}' from the server during {during}; connection dropped",
+            ty as char
+        ),
+    )
+}
+
+/// An ErrorResponse as a DbError ("ERROR: message", as the tokio-postgres path shows it).
+/// A FATAL or PANIC error ends the session, whatever its SQLSTATE.
+fn server_error(body: &[u8], in_session: bool) -> DbError {
+    let e = msg::parse_error(body);
+    let mut class = msg::class_of_sqlstate(&e.code);
+    if in_session && matches!(e.severity_raw.as_str(), "FATAL" | "PANIC") {
+        class = ErrorClass::ConnectionLost;
+    }
+    DbError::new(class, format!("{}: {}", e.severity, e.message))
+}
+
+impl PgWireConn {
+    pub async fn connect(spec: &TargetSpec) -> Result<Self, ConnectError> {
+        let sock = match &spec.socket {
+            Some(dir) => {
+                // libpq's convention: the socket is DIR/.s.PGSQL.PORT.
+                let path = format!("{}/.s.PGSQL.{}", dir.trim_end_matches('/'), spec.port);
+                let s = tokio::net::UnixStream::connect(&path).await.map_err(|e| {
+                    DbError::new(
+                        ErrorClass::ConnectionLost,
+                        format!("cannot connect to socket {path}: {e} (is the server running, and are host, port or socket right?)"),
+                    )
+                })?;
+                Sock::Unix(s.into_std().map_err(lost)?)
+            }
+            None => {
+                let s = tokio::net::TcpStream::connect((spec.host.as_str(), spec.port))
+                    .await
+                    .map_err(|e| {
+                        DbError::new(
+                            ErrorClass::ConnectionLost,
+                            format!(
+                                "cannot connect to {}:{}: {e} (is the server running, and are host, port or socket right?)",
+                                spec.host, spec.port
+                            ),
+                        )
+                    })?;
+                let _ = s.set_nodelay(true);
+                Sock::Tcp(s.into_std().map_err(lost)?)
+            }
+        };
+        // into_std keeps the socket non-blocking, as AsyncFd needs.
+        // SAFETY: `Sock` owns the stream, so its descriptor stays open and the same for as
+        // long as the AsyncFd that owns the `Sock` exists.
+        let sock = unsafe { AsyncFd::register(sock) }.map_err(|e| lost(e.to_string()))?;
+        let mut c = PgWireConn {
+            sock,
+            rbuf: vec![0; 64 * 1024],
+            rpos: 0,
+            rend: 0,
+            wbuf: Vec::with_capacity(4096),
+            stmts: Vec::new(),
+            server_version: String::new(),
+        };
+        c.startup(spec).await?;
+        Ok(c)
+    }
+
+    async fn startup(&mut self, spec: &TargetSpec) -> Result<(), ConnectError> {
+        self.wbuf.clear();
+        msg::startup(
+            &mut self.wbuf,
+            &[
+                ("user", &spec.user),
+                ("database", &spec.database),
+                ("application_name", "enginebench"),
+                ("client_encoding", "UTF8"),
+            ],
+        );
+        self.flush().await?;
+        let password = spec.password.as_deref().unwrap_or("").as_bytes();
+        let mut scram: Option<ScramSha256> = None;
+        loop {
+            let (ty, body) = self.message().await?;
+            let body = &self.rbuf[body];
+            match ty {
+                b'R' => {
+                    let mut r = Reader::new(body);
+                    let code = r.i32();
+                    let data = r.rest();
+                    self.wbuf.clear();
+                    match code {
+                        0 => continue, // AuthenticationOk
+                        3 => {
+                            if password.is_empty() {
+                                return Err(no_password().into());
+                            }
+                            let mut p = password.to_vec();
+                            p.push(0);
+                            msg::password(&mut self.wbuf, &p);
+                        }
+                        5 if data.len() == 4 => {
+                            if password.is_empty() {
+                                return Err(no_password().into());
+                            }
+                            let salt = [data[0], data[1], data[2], data[3]];
+                            let hash = postgres_protocol::authentication::md5_hash(
+                                spec.user.as_bytes(),
+                                password,
+                                salt,
+                            );
+                            let mut p = hash.into_bytes();
+                            p.push(0);
+                            msg::password(&mut self.wbuf, &p);
+                        }
+                        10 => {
+                            let mut r = Reader::new(data);
+                            let mut found = false;
+                            loop {
+                                let m = r.cstr();
+                                if m.is_empty() || r.failed() {
+                                    break;
+                                }
+                                found |= m == SCRAM_SHA_256.as_bytes();
+                            }
+                            if !found {
+                                return Err(ConnectError::Unsupported(
+                                    "SASL without SCRAM-SHA-256".into(),
+                                ));
+                            }
+                            if password.is_empty() {
+                                return Err(no_password().into());
+                            }
+                            let s = ScramSha256::new(password, ChannelBinding::unsupported());
+                            msg::sasl_initial(&mut self.wbuf, SCRAM_SHA_256, s.message());
+                            scram = Some(s);
+                        }
+                        11 => {
+                            let Some(s) = scram.as_mut() else {
+                                return Err(unexpected(b'R', "authentication").into());
+                            };
+                            s.update(data).map_err(|e| {
+                                DbError::new(
+                                    ErrorClass::AccessDenied,
+                                    format!("SCRAM authentication failed: {e}"),
+                                )
+                            })?;
+                            msg::password(&mut self.wbuf, s.message());
+                        }
+                        12 => {
+                            let Some(s) = scram.as_mut() else {
+                                return Err(unexpected(b'R', "authentication").into());
+                            };
+                            s.finish(data).map_err(|e| {
+                                DbError::new(
+                                    ErrorClass::AccessDenied,
+                                    format!("SCRAM server signature rejected: {e}"),
+                                )
+                            })?;
+                            continue;
+                        }
+                        other => {
+                            return Err(ConnectError::Unsupported(format!(
+                                "authentication request {other}"
+                            )))
+                        }
+                    }
+                    self.flush().await?;
+                }
+                b'E' => {
+                    let mut e = server_error(body, false);
+                    if e.class == ErrorClass::AccessDenied {
+                        e.message
+                            .push_str(" (check the user and the password: set it with PGPASSWORD)");
+                    }
+                    return Err(e.into());
+                }
+                b'S' => {
+                    let mut r = Reader::new(body);
+                    if r.cstr() == b"server_version" {
+                        self.server_version = String::from_utf8_lossy(r.cstr()).into_owned();
+                    }
+                }
+                // BackendKeyData (for cancel requests, which this client does not send),
+                // notices, protocol-version negotiation: nothing to do.
+                b'K' | b'N' | b'v' => {}
+                b'Z' => return Ok(()),
+                other => return Err(unexpected(other, "startup").into()),
+            }
+        }
+    }
+
+    // ---- I/O ------------------------------------------------------------------------------
+
+    /// Write all of `wbuf`.
+    async fn flush(&mut self) -> DbResult<()> {
+        let mut done = 0;
+        while done < self.wbuf.len() {
+            // Usually writable: try first, wait only when the socket buffer is full.
+            match self.sock.get_ref().write(&self.wbuf[done..]) {
+                Ok(0) => return Err(lost("write returned 0")),
+                Ok(n) => done += n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    let mut g = self.sock.writable().await.map_err(lost)?;
+                    g.clear_ready();
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(lost(e)),
+            }
+        }
+        Ok(())
+    }
+
+    async fn write_bytes(&mut self, mut buf: &[u8]) -> DbResult<()> {
+        while !buf.is_empty() {
+            match self.sock.get_ref().write(buf) {
+                Ok(0) => return Err(lost("write returned 0")),
+                Ok(n) => buf = &buf[n..],
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    let mut g = self.sock.writable().await.map_err(lost)?;
+                    g.clear_ready();
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(lost(e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Make at least `n` bytes available from `rpos`.
+    async fn fill(&mut self, n: usize) -> DbResult<()> {
+        if self.rend - self.rpos >= n {
+            return Ok(());
+        }
+        if self.rbuf.len() - self.rpos < n {
+            self.rbuf.copy_within(self.rpos..self.rend, 0);
+            self.rend -= self.rpos;
+            self.rpos = 0;
+            if self.rbuf.len() < n {
+                let size = n.max(self.rbuf.len() * 2);
+                self.rbuf.resize(size, 0);
+            }
+        }
+        while self.rend - self.rpos < n {
+            let mut g = self.sock.readable().await.map_err(lost)?;
+            let space = self.rbuf.len() - self.rend;
+            let rbuf = &mut self.rbuf[self.rend..];
+            match g.try_io(|s| s.get_ref().read(rbuf)) {
+                Ok(Ok(0)) => return Err(lost("the server closed the connection")),
+                Ok(Ok(k)) => {
+                    self.rend += k;
+                    if k < space {
+                        // Drained: later bytes raise a new (edge-triggered) event, so the
+                        // next wait need not start with a read that fails with EAGAIN.
+                        g.clear_ready();
+                    }
+                }
+                Ok(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Ok(Err(e)) => return Err(lost(e)),
+                Err(_would_block) => {} // readiness cleared by try_io; wait again
+            }
+        }
+        Ok(())
+    }
+
+    /// Read one whole backend message: its type and where its body is in `rbuf` (valid until
+    /// the next read).
+    async fn message(&mut self) -> DbResult<(u8, std::ops::Range<usize>)> {
+        self.fill(msg::HEADER).await?;
+        let h = self.rpos;
+        let ty = self.rbuf[h];
+        let len = u32::from_be_bytes([
+            self.rbuf[h + 1],
+            self.rbuf[h + 2],
+            self.rbuf[h + 3],
+            self.rbuf[h + 4],
+        ]) as usize;
+        if !(4..=msg::MAX_MESSAGE).contains(&len) {
+            return Err(lost(format!("bad message length {len}")));
+        }
+        self.fill(1 + len).await?;
+        let start = self.rpos + msg::HEADER;
+        let end = self.rpos + 1 + len;
+        self.rpos = end;
+        if self.rpos == self.rend {
+            // All consumed: the next read starts at the front (the body stays in place until
+            // then).
+            self.rpos = 0;
+            self.rend = 0;
+        }
+        Ok((ty, start..end))
+    }
+
+    // ---- commands -------------------------------------------------------------------------
+
+    /// Prepare a statement written with `?` placeholders; returns its index.
+    pub async fn prepare(&mut self, sql: &str) -> DbResult<usize> {
+        let name = format!("s{}", self.stmts.len());
+        self.wbuf.clear();
+        msg::parse(&mut self.wbuf, &name, &numbered_placeholders(sql));
+        msg::describe_statement(&mut self.wbuf, &name);
+        msg::sync(&mut self.wbuf);
+        self.flush().await?;
+        let mut params = 0;
+        let mut error = None;
+        loop {
+            let (ty, body) = self.message().await?;
+            let body = &self.rbuf[body];
+            match ty {
+                b'1' | b'T' | b'n' => {}
+                b't' => params = Reader::new(body).i16().max(0) as usize,
+                b'E' => error = Some(server_error(body, true)),
+                b'Z' => break,
+                b'N' | b'S' | b'A' => {}
+                other => return Err(unexpected(other, "prepare")),
+            }
+        }
+        if let Some(e) = error {
+            return Err(e);
+        }
+        self.stmts.push(Stmt { name, params });
+        Ok(self.stmts.len() - 1)
+    }
+
+    /// Bind + Execute + Sync of statement `idx`, in `wbuf`, then one write.
+    async fn send_execute(&mut self, idx: usize, params: &[Value]) -> DbResult<()> {
+        let Some(st) = self.stmts.get(idx) else {
+            return Err(DbError::new(
+                ErrorClass::Other,
+                "unknown prepared statement",
+            ));
+        };
+        if params.len() != st.params {
+            return Err(DbError::new(
+                ErrorClass::Other,
+                format!(
+                    "statement takes {} parameters, {} given",
+                    st.params,
+                    params.len()
+                ),
+            ));
+        }
+        self.wbuf.clear();
+        msg::bind(&mut self.wbuf, &st.name, params);
+        msg::execute(&mut self.wbuf);
+        msg::sync(&mut self.wbuf);
+        self.flush().await
+    }
+
+    /// Read the reply to a command up to ReadyForQuery, calling `on_row` with the body of
+    /// every DataRow. An error is returned after ReadyForQuery, so the connection stays usable.
+    async fn read_reply(&mut self, mut on_row: impl FnMut(&[u8])) -> DbResult<()> {
+        let mut error = None;
+        loop {
+            let (ty, body) = self.message().await?;
+            let body = &self.rbuf[body];
+            match ty {
+                b'D' => on_row(body),
+                b'2' | b'C' | b'T' | b'I' | b'n' | b's' => {}
+                b'E' => {
+                    let e = server_error(body, true);
+                    if e.class == ErrorClass::ConnectionLost {
+                        // FATAL: the server closes the session; no ReadyForQuery follows.
+                        return Err(e);
+                    }
+                    error.get_or_insert(e);
+                }
+                b'Z' => break,
+                b'N' | b'S' | b'A' => {}
+                // COPY started through a text command: refuse it, the server then errors.
+                b'G' => {
+                    self.wbuf.clear();
+                    let at = msg::begin(&mut self.wbuf, b'f');
+                    msg::put_cstr(&mut self.wbuf, b"COPY FROM STDIN is not supported here");
+                    msg::finish(&mut self.wbuf, at);
+                    self.flush().await?;
+                }
+                // COPY TO STDOUT through a text command: its data is discarded.
+                b'H' | b'd' | b'c' => {}
+                other => return Err(unexpected(other, "a query")),
+            }
+        }
+        match error {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Execute a prepared statement and walk every row; returns the row count.
+    pub async fn exec_rows(&mut self, idx: usize, params: &[Value]) -> DbResult<u64> {
+        self.send_execute(idx, params).await?;
+        let mut rows = 0u64;
+        let mut bad = false;
+        self.read_reply(|row| {
+            rows += 1;
+            bad |= !msg::walk_data_row(row, |v| {
+                std::hint::black_box(v);
+            });
+        })
+        .await?;
+        if bad {
+            return Err(lost("malformed DataRow"));
+        }
+        Ok(rows)
+    }
+
+    /// Execute a prepared statement; append every column of every row as an integer (NULL as
+    /// `None`) and return the row count. A value that is not an integer is an error.
+    pub async fn exec_ints(
+        &mut self,
+        idx: usize,
+        params: &[Value],
+        out: &mut Vec<Option<i64>>,
+    ) -> DbResult<u64> {
+        self.send_execute(idx, params).await?;
+        let mut rows = 0u64;
+        let mut bad = false;
+        self.read_reply(|row| {
+            rows += 1;
+            bad |= !msg::walk_data_row(row, |v| match v {
+                None => out.push(None),
+                Some(b) => {
+                    let p = msg::parse_int(b);
+                    bad |= p.is_none();
+                    out.push(p);
+                }
+            });
+        })
+        .await?;
+        if bad {
+            return Err(DbError::new(
+                ErrorClass::Other,
+                "exec_ints: a column is not an integer",
+            ));
+        }
+        Ok(rows)
+    }
+
+    /// Execute a prepared statement and return its rows as text (NULL as `None`); for tests
+    /// and captures, not the hot path.
+    pub async fn exec_fetch(
+        &mut self,
+        idx: usize,
+        params: &[Value],
+    ) -> DbResult<Vec<Vec<Option<String>>>> {
+        self.send_execute(idx, params).await?;
+        let mut out = Vec::new();
+        self.read_reply(|row| out.push(text_row(row))).await?;
+        Ok(out)
+    }
+
+    /// Run one or more statements as text (simple Query), discarding results.
+    pub async fn execute(&mut self, sql: &str) -> DbResult<()> {
+        self.wbuf.clear();
+        msg::query(&mut self.wbuf, sql);
+        self.flush().await?;
+        self.read_reply(|_| {}).await
+    }
+
+    /// A text query's rows as strings (NULL as `None`).
+    pub async fn query(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>> {
+        self.wbuf.clear();
+        msg::query(&mut self.wbuf, sql);
+        self.flush().await?;
+        let mut out = Vec::new();
+        self.read_reply(|row| out.push(text_row(row))).await?;
+        Ok(out)
+    }
+
+    /// `COPY table (columns) FROM STDIN` of `data` (tab-separated text rows, see
+    /// `target::push_tsv`), sent as one CopyData message.
+    pub async fn copy_tsv(&mut self, table: &str, columns: &[&str], data: &[u8]) -> DbResult<()> {
+        self.wbuf.clear();
+        msg::query(
+            &mut self.wbuf,
+            &format!("COPY {table} ({}) FROM STDIN", columns.join(",")),
+        );
+        self.flush().await?;
+        let mut error = None;
+        loop {
+            let (ty, body) = self.message().await?;
+            let body = &self.rbuf[body];
+            match ty {
+                b'G' => {
+                    self.wbuf.clear();
+                    self.wbuf.push(b'd');
+                    self.wbuf
+                        .extend_from_slice(&((data.len() + 4) as u32).to_be_bytes());
+                    self.flush().await?;
+                    self.write_bytes(data).await?;
+                    self.wbuf.clear();
+                    self.wbuf.extend_from_slice(&[b'c', 0, 0, 0, 4]);
+                    self.flush().await?;
+                }
+                b'C' | b'N' | b'S' | b'A' => {}
+                b'E' => {
+                    if error.is_none() {
+                        error = Some(server_error(body, true));
+                    }
+                }
+                b'Z' => break,
+                other => return Err(unexpected(other, "COPY")),
+            }
+        }
+        match error {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A DataRow in text format as strings.
+fn text_row(body: &[u8]) -> Vec<Option<String>> {
+    let mut v = Vec::new();
+    msg::walk_data_row(body, |c| {
+        v.push(c.map(|b| String::from_utf8_lossy(b).into_owned()))
+    });
+    v
+}
+
+fn no_password() -> DbError {
+    DbError::new(
+        ErrorClass::AccessDenied,
+        "the server asks for a password and none was given (set it with PGPASSWORD)",
+    )
+}
+
+impl Drop for PgWireConn {
+    fn drop(&mut self) {
+        // Best effort Terminate, so the server logs a clean disconnect.
+        let mut t = Vec::with_capacity(5);
+        msg::terminate(&mut t);
+        let _ = self.sock.get_ref().write(&t);
+    }
+}
