@@ -266,30 +266,36 @@ async fn load_worker(
                 }
             }
             let mut attempt = 0;
-            while n > 0 {
-                let rows = &buf[..n];
-                let r = match method {
-                    LoadMethod::Insert => {
-                        unless_interrupted(conn.insert_rows(src.table(), src.columns(), rows)).await
+            if n > 0 {
+                loop {
+                    let rows = &buf[..n];
+                    let r = match method {
+                        LoadMethod::Insert => {
+                            unless_interrupted(conn.insert_rows(src.table(), src.columns(), rows))
+                                .await
+                        }
+                        LoadMethod::Stream => {
+                            unless_interrupted(conn.load_rows(src.table(), src.columns(), rows))
+                                .await
+                        }
+                    };
+                    let Some(r) = r else { return Ok(()) };
+                    match r {
+                        Ok(()) => break,
+                        // The server does not allow LOAD DATA LOCAL (1148, 3948, 4166): insert
+                        // instead. Nothing of the batch was loaded, so it is sent again.
+                        Err(e)
+                            if method == LoadMethod::Stream && refuses_local_infile(&e.message) =>
+                        {
+                            method = LoadMethod::Insert;
+                            fell_back.store(true, Ordering::Relaxed);
+                        }
+                        // MariaDB's bulk insert into an empty table (unique_checks=0) locks the
+                        // table, so the first concurrent multi-row INSERTs can deadlock (seen with
+                        // TPC-C's tables); the statement was rolled back whole: send it again.
+                        Err(e) if e.class == ErrorClass::Deadlock && attempt < 10 => attempt += 1,
+                        Err(e) => return Err(e.message),
                     }
-                    LoadMethod::Stream => {
-                        unless_interrupted(conn.load_rows(src.table(), src.columns(), rows)).await
-                    }
-                };
-                let Some(r) = r else { return Ok(()) };
-                match r {
-                    Ok(()) => break,
-                    // The server does not allow LOAD DATA LOCAL (1148, 3948, 4166): insert
-                    // instead. Nothing of the batch was loaded, so it is sent again.
-                    Err(e) if method == LoadMethod::Stream && refuses_local_infile(&e.message) => {
-                        method = LoadMethod::Insert;
-                        fell_back.store(true, Ordering::Relaxed);
-                    }
-                    // MariaDB's bulk insert into an empty table (unique_checks=0) locks the
-                    // table, so the first concurrent multi-row INSERTs can deadlock (seen with
-                    // TPC-C's tables); the statement was rolled back whole: send it again.
-                    Err(e) if e.class == ErrorClass::Deadlock && attempt < 10 => attempt += 1,
-                    Err(e) => return Err(e.message),
                 }
             }
             inserted.fetch_add(n as u64, Ordering::Relaxed);
