@@ -233,6 +233,10 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
             .iter()
             .map(|s| s.to_string())
             .collect(),
+        "workload_file" => vec![
+            include_str!("../workloads/ycsb-a.toml").to_string(),
+            include_str!("../workloads/tpcb.toml").to_string(),
+        ],
         _ => vec![
             include_str!("../plans/read-2007.toml").to_string(),
             "name = \"t\"\nworkload = \"oltp_point_select\"\nthreads = [1]\n[[servers]]\nserver = \"postgres:small\"\n[[variants]]\nname = \"a\"\n[variants.run]\nruns = 1\n".to_string(),

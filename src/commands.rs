@@ -72,6 +72,7 @@ fn load_options(spec: &TargetSpec, connections: usize, method: LoadMethod) -> Lo
             _ => vec![],
         },
         progress: true,
+        journal: Default::default(),
     }
 }
 
@@ -93,9 +94,8 @@ pub fn prepare(a: &PrepareArgs) -> Result<ExitCode> {
         let mut conn = connect(&spec).await?;
         let engine = engine(&mut conn, a.target.engine.as_deref()).await?;
         let opts = load_options(&spec, a.data.load_connections, a.data.load_method);
-        let loaded = workload
-            .prepare(&mut conn, &spec, engine.as_deref(), &opts)
-            .await?;
+        let loaded =
+            prepare_interruptibly(&workload, &mut conn, &spec, engine.as_deref(), &opts).await?;
         if loaded.is_empty() {
             eprintln!(
                 "{} already prepared with the same size and seed {}: nothing to do",
@@ -106,6 +106,24 @@ pub fn prepare(a: &PrepareArgs) -> Result<ExitCode> {
         report_loads(&loaded);
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// A workload's prepare that a signal ends within moments, also while the admin connection
+/// builds an index or analyzes a table after the load (the loader itself stops on its own).
+async fn prepare_interruptibly(
+    w: &Workload,
+    conn: &mut Conn,
+    spec: &TargetSpec,
+    engine: Option<&str>,
+    opts: &LoadOptions,
+) -> Result<Vec<crate::load::LoadStats>> {
+    match crate::load::unless_interrupted(w.prepare(conn, spec, engine, opts)).await {
+        Some(r) => r,
+        None => Err(Error {
+            failure: Failure::Interrupted(interrupt::signal().unwrap_or(libc::SIGINT)),
+            message: "interrupted while preparing the tables".into(),
+        }),
+    }
 }
 
 pub fn cleanup(a: &CleanupArgs) -> Result<ExitCode> {
@@ -635,13 +653,28 @@ fn run_on(a: &RunArgs, cfg: &RunConfig, server: Option<&Server>) -> Result<ExitC
     }
 
     let opts = load_options(&spec, cfg.load_connections, cfg.load_method);
-    let loaded: Vec<crate::load::LoadStats> = match &cfg.workload_spec {
+    let loaded: Result<Vec<crate::load::LoadStats>> = match &cfg.workload_spec {
         // They load during the measurement (each format / timeline its own fresh table).
-        Workload::Compression(_) | Workload::SchemaChange(_) => Vec::new(),
-        w => rt.block_on(w.prepare(&mut admin, &spec, engine.as_deref(), &opts))?,
+        Workload::Compression(_) | Workload::SchemaChange(_) => Ok(Vec::new()),
+        w => rt.block_on(prepare_interruptibly(
+            w,
+            &mut admin,
+            &spec,
+            engine.as_deref(),
+            &opts,
+        )),
+    };
+    // Interrupted while loading: the result file is still written (the loads so far, no
+    // points) before the tool exits 130 / 143; other load failures end the command here.
+    let (loaded, load_interrupted) = match loaded {
+        Ok(l) => (l, None),
+        Err(e) if matches!(e.failure, Failure::Interrupted(_)) => (opts.journal.entries(), Some(e)),
+        Err(e) => return Err(e),
     };
     report_loads(&loaded);
     let table_engine = match spec.dbms {
+        // The admin connection may be mid-statement (an index build it abandoned).
+        _ if load_interrupted.is_some() => cfg.engine.clone().unwrap_or_default(),
         Dbms::Mysql => rt
             .block_on(admin.query_one(
                 &format!(
@@ -735,6 +768,10 @@ fn run_on(a: &RunArgs, cfg: &RunConfig, server: Option<&Server>) -> Result<ExitC
 
     let mut admin = Admin::new(admin, spec.clone(), cfg.faults());
     let outcome = match &cfg.workload_spec {
+        _ if load_interrupted.is_some() => {
+            state.doc.notes.push(interrupt::load_note());
+            Err(load_interrupted.expect("checked"))
+        }
         crate::workload::Workload::Iibench(s) => {
             let (server_pid, engine) = (state.server_pid, state.engine.clone());
             match admin.conn_mut() {

@@ -6,7 +6,6 @@
 //!
 //! Driven by cargo-fuzz (`fuzz/`, its own workspace) and by the seeded property loop
 //! `cargo run --release --example fuzz-parsers -- --minutes 5` (docs/fuzzing.md).
-//! Workload files: add an entry here (and a target in fuzz/) when their parser lands.
 
 use crate::config::parse;
 use crate::target::TargetSpec;
@@ -105,6 +104,19 @@ pub fn plan(data: &[u8]) {
     }
 }
 
+/// Workload files (`--workload-file`, TOML with SQL and generators): errors are one line; an
+/// accepted file has at least one transaction, each with at least one statement.
+pub fn workload_file(data: &[u8]) {
+    let s = String::from_utf8_lossy(data);
+    match crate::workload::custom::file::parse("fuzz.toml", &s, &[], 1) {
+        Ok(spec) => assert!(
+            !spec.txns.is_empty() && spec.txns.iter().all(|t| !t.statements.is_empty()),
+            "workload file accepted without statements: {s:?}"
+        ),
+        Err(e) => one_line("workload_file", &s, &e),
+    }
+}
+
 /// A fuzz target: arbitrary bytes in, a panic when an invariant breaks.
 pub type Target = fn(&[u8]);
 
@@ -113,6 +125,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("target_url", target_url),
     ("values", values),
     ("plan", plan),
+    ("workload_file", workload_file),
 ];
 
 #[cfg(test)]

@@ -7,8 +7,9 @@
 //! (SQLite, which has one writer: one connection). Secondary indexes are built by the caller
 //! after the load, which is cheaper than maintaining them row by row.
 
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
@@ -48,6 +49,25 @@ pub struct LoadOptions {
     /// Statements each loader connection runs first (MySQL: unique_checks=0, ...).
     pub session_sql: Vec<String>,
     pub progress: bool,
+    /// Every table's load as it ends, finished or cut short by a signal (shared by clones).
+    pub journal: LoadJournal,
+}
+
+/// What the loads of one command did so far, so that a run interrupted while loading can
+/// still say in its result how far the load got (a workload's `prepare` returns its stats only
+/// when every table is loaded).
+#[derive(Debug, Clone, Default)]
+pub struct LoadJournal(Arc<Mutex<Vec<LoadStats>>>);
+
+impl LoadJournal {
+    fn push(&self, s: LoadStats) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(s);
+    }
+
+    /// Every load recorded so far, in the order they ended.
+    pub fn entries(&self) -> Vec<LoadStats> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
 }
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -60,6 +80,9 @@ pub struct LoadStats {
     pub method: LoadMethod,
     pub elapsed_s: f64,
     pub rows_per_s: f64,
+    /// Cut short by SIGINT / SIGTERM: `rows` is what was loaded until then.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
 /// Load rows 1..=`rows` of `src` into an existing, empty table.
@@ -132,10 +155,32 @@ pub fn load(
         b.set_position(done.load(Ordering::Relaxed));
         b.finish_and_clear();
     }
+    let elapsed = start.elapsed().as_secs_f64();
+    let loaded = inserted.load(Ordering::SeqCst);
+    let stats = LoadStats {
+        table: src.table().to_string(),
+        rows: loaded,
+        connections: conns,
+        method: if fell_back.load(Ordering::Relaxed) || target.dbms == Dbms::Sqlite {
+            LoadMethod::Insert
+        } else {
+            opts.method
+        },
+        elapsed_s: elapsed,
+        rows_per_s: loaded as f64 / elapsed.max(1e-9),
+        interrupted: false,
+    };
     if let Some(sig) = interrupt::signal() {
+        opts.journal.push(LoadStats {
+            interrupted: true,
+            ..stats
+        });
         return Err(Error {
             failure: crate::error::Failure::Interrupted(sig),
-            message: "interrupted while loading".into(),
+            message: format!(
+                "interrupted while loading table {} ({loaded} of {rows} rows loaded)",
+                src.table()
+            ),
         });
     }
     if let Some(e) = first_error.into_inner().unwrap() {
@@ -145,20 +190,24 @@ pub fn load(
             target.scrub(&e)
         )));
     }
-    let elapsed = start.elapsed().as_secs_f64();
-    let rows = inserted.load(Ordering::SeqCst);
-    Ok(LoadStats {
-        table: src.table().to_string(),
-        rows,
-        connections: conns,
-        method: if fell_back.load(Ordering::Relaxed) || target.dbms == Dbms::Sqlite {
-            LoadMethod::Insert
-        } else {
-            opts.method
-        },
-        elapsed_s: elapsed,
-        rows_per_s: rows as f64 / elapsed.max(1e-9),
-    })
+    opts.journal.push(stats.clone());
+    Ok(stats)
+}
+
+/// Wait on `f` unless SIGINT / SIGTERM arrives first (checked every 20 ms): then `None`, and
+/// `f` is dropped, which abandons a statement in flight (a big multi-row INSERT, LOAD DATA or
+/// COPY), so that the client stops within moments, not when the server is done. The abandoned
+/// connection is closed; the server rolls the statement back (or finishes it) on its own.
+pub async fn unless_interrupted<T>(f: impl Future<Output = T>) -> Option<T> {
+    let watch = async {
+        while interrupt::signal().is_none() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::select! {
+        v = f => Some(v),
+        () = watch => None,
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -178,16 +227,20 @@ async fn load_worker(
 ) -> std::result::Result<(), String> {
     // The lean MySQL client does not speak LOAD DATA LOCAL INFILE: streamed loads go through
     // mysql_async (loader connections are separate from the measured ones).
-    let mut conn = if method == LoadMethod::Stream && target.dbms == Dbms::Mysql {
-        let mut t = target.clone();
+    let mut t = target.clone();
+    if method == LoadMethod::Stream && target.dbms == Dbms::Mysql {
         t.mysql_driver = crate::target::url::MysqlDriver::MysqlAsync;
-        Conn::connect(&t).await
-    } else {
-        Conn::connect(target).await
     }
-    .map_err(|e| e.message)?;
+    // A signal ends the worker at once; `load` then reports the interruption.
+    let Some(conn) = unless_interrupted(Conn::connect(&t)).await else {
+        return Ok(());
+    };
+    let mut conn = conn.map_err(|e| e.message)?;
     for sql in session_sql {
-        conn.execute(sql).await.map_err(|e| e.message)?;
+        match unless_interrupted(conn.execute(sql)).await {
+            Some(r) => r.map_err(|e| e.message)?,
+            None => return Ok(()),
+        }
     }
     let mut buf: Vec<Vec<Value>> = Vec::with_capacity(batch as usize);
     loop {
@@ -213,25 +266,36 @@ async fn load_worker(
                 }
             }
             let mut attempt = 0;
-            while n > 0 {
-                let rows = &buf[..n];
-                let r = match method {
-                    LoadMethod::Insert => conn.insert_rows(src.table(), src.columns(), rows).await,
-                    LoadMethod::Stream => conn.load_rows(src.table(), src.columns(), rows).await,
-                };
-                match r {
-                    Ok(()) => break,
-                    // The server does not allow LOAD DATA LOCAL (1148, 3948, 4166): insert
-                    // instead. Nothing of the batch was loaded, so it is sent again.
-                    Err(e) if method == LoadMethod::Stream && refuses_local_infile(&e.message) => {
-                        method = LoadMethod::Insert;
-                        fell_back.store(true, Ordering::Relaxed);
+            if n > 0 {
+                loop {
+                    let rows = &buf[..n];
+                    let r = match method {
+                        LoadMethod::Insert => {
+                            unless_interrupted(conn.insert_rows(src.table(), src.columns(), rows))
+                                .await
+                        }
+                        LoadMethod::Stream => {
+                            unless_interrupted(conn.load_rows(src.table(), src.columns(), rows))
+                                .await
+                        }
+                    };
+                    let Some(r) = r else { return Ok(()) };
+                    match r {
+                        Ok(()) => break,
+                        // The server does not allow LOAD DATA LOCAL (1148, 3948, 4166): insert
+                        // instead. Nothing of the batch was loaded, so it is sent again.
+                        Err(e)
+                            if method == LoadMethod::Stream && refuses_local_infile(&e.message) =>
+                        {
+                            method = LoadMethod::Insert;
+                            fell_back.store(true, Ordering::Relaxed);
+                        }
+                        // MariaDB's bulk insert into an empty table (unique_checks=0) locks the
+                        // table, so the first concurrent multi-row INSERTs can deadlock (seen with
+                        // TPC-C's tables); the statement was rolled back whole: send it again.
+                        Err(e) if e.class == ErrorClass::Deadlock && attempt < 10 => attempt += 1,
+                        Err(e) => return Err(e.message),
                     }
-                    // MariaDB's bulk insert into an empty table (unique_checks=0) locks the
-                    // table, so the first concurrent multi-row INSERTs can deadlock (seen with
-                    // TPC-C's tables); the statement was rolled back whole: send it again.
-                    Err(e) if e.class == ErrorClass::Deadlock && attempt < 10 => attempt += 1,
-                    Err(e) => return Err(e.message),
                 }
             }
             inserted.fetch_add(n as u64, Ordering::Relaxed);

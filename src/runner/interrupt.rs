@@ -58,6 +58,16 @@ pub fn note() -> String {
     )
 }
 
+/// The note a result gets when a signal ended the run while its tables were loading.
+pub fn load_note() -> String {
+    let sig = signal().unwrap_or(libc::SIGINT);
+    format!(
+        "This run was interrupted by {} (exit code {}) while loading its tables: no point was measured; `load` shows each table's rows and time until then (interrupted = true on the table cut short). The next run loads the tables again.",
+        name(sig),
+        128 + sig
+    )
+}
+
 /// Install the handlers for SIGINT and SIGTERM.
 pub fn install() {
     // SAFETY: installing a handler that only touches an atomic (and re-raises) is sound.

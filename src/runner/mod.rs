@@ -11,8 +11,11 @@ pub mod admin;
 pub mod faults;
 pub mod interrupt;
 pub mod pacing;
+mod recorder;
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -27,6 +30,7 @@ use crate::target::{Conn, DbError, DbResult, Dbms, ErrorClass, TargetSpec};
 pub use faults::Faults;
 pub use pacing::{Arrivals, Pacing, ScheduleStats};
 use pacing::{Schedule, LATE};
+use recorder::{LoopRecorder, PhaseHists, Slot};
 
 /// What a workload does on one connection. Created inside the worker's thread, so it need
 /// not be `Send`.
@@ -108,12 +112,6 @@ fn kind_slot(v: &mut Vec<KindStats>, kind: u8) -> &mut KindStats {
     &mut v[k]
 }
 
-fn merge_kinds(total: &mut Vec<KindStats>, other: &[KindStats]) {
-    for (k, o) in other.iter().enumerate() {
-        kind_slot(total, k as u8).add(o);
-    }
-}
-
 /// How workers are laid out on client threads.
 #[derive(Debug, Clone)]
 pub struct SessionConfig {
@@ -153,7 +151,8 @@ enum Msg {
         idx: u32,
         ops: u64,
         errors: u64,
-        hist: LatencyHist,
+        /// Latencies of the intervals every worker of the sender's loop has left (recorder.rs).
+        hists: Vec<(u32, LatencyHist)>,
         kinds: Vec<KindTick>,
     },
     PhaseDone {
@@ -167,15 +166,17 @@ struct WorkerStats {
     rows: u64,
     statements: u64,
     errors: ErrorCounts,
-    hist: LatencyHist,
-    /// Open loop: from the intended start to the end of each operation.
-    response: LatencyHist,
+    /// The latencies of every worker of the loop (service time, open loop's response time,
+    /// per kind): sent by the last worker of the loop to finish the phase (recorder.rs).
+    hists: Option<PhaseHists>,
     schedule: ScheduleStats,
     end: Instant,
     error_samples: Vec<String>,
     /// Set when the worker's connection was lost; the worker has exited.
     lost: Option<DbError>,
-    by_kind: Vec<KindStats>,
+    /// Counts per kind (their latencies are in the loop's `hists`).
+    by_kind: Vec<KindTick>,
+    kind_errors: Vec<u64>,
     /// Growth of the driver's own counters during the phase.
     counters: Vec<(&'static str, u64)>,
     /// Connections re-established (`--reconnect`) and attempts that failed.
@@ -315,10 +316,14 @@ impl Session {
                         .build()
                         .expect("tokio runtime");
                     let local = tokio::task::LocalSet::new();
-                    for w in ids {
+                    let rec = Rc::new(RefCell::new(LoopRecorder::new(ids.len())));
+                    for (slot, w) in ids.into_iter().enumerate() {
                         let driver = factory(w);
                         let (target, cmd_rx, tx) = (target.clone(), cmd_rx.clone(), tx.clone());
-                        local.spawn_local(worker(w, n, pacing, faults, target, driver, cmd_rx, tx));
+                        let place = (rec.clone(), slot);
+                        local.spawn_local(worker(
+                            w, n, pacing, faults, target, driver, cmd_rx, tx, place,
+                        ));
                     }
                     rt.block_on(local);
                 })
@@ -412,13 +417,17 @@ impl Session {
             rows: 0,
             statements: 0,
             errors: ErrorCounts::default(),
-            hist: LatencyHist::new(),
-            response: LatencyHist::new(),
+            hists: Some(PhaseHists {
+                hist: LatencyHist::new(),
+                response: LatencyHist::new(),
+                by_kind: Vec::new(),
+            }),
             schedule: ScheduleStats::default(),
             end: start,
             error_samples: Vec::new(),
             lost: None,
             by_kind: Vec::new(),
+            kind_errors: Vec::new(),
             counters: Vec::new(),
             reconnects: 0,
             reconnect_failures: 0,
@@ -472,13 +481,15 @@ impl Session {
                     idx,
                     ops,
                     errors,
-                    hist,
+                    hists,
                     kinds,
                 } => {
+                    for (i, h) in hists {
+                        pending.entry(i).or_default().hist.add(&h);
+                    }
                     let e = pending.entry(idx).or_default();
                     e.ops += ops;
                     e.errors += errors;
-                    e.hist.add(&hist);
                     add_ticks(&mut e.kinds, &kinds);
                     latest[worker] = latest[worker].max(idx);
                 }
@@ -506,6 +517,19 @@ impl Session {
             }
         }
         let elapsed = total.end.duration_since(start);
+        let hists = total.hists.take().expect("the collector's own");
+        let mut by_kind = Vec::new();
+        for (k, t) in total.by_kind.iter().enumerate() {
+            let ks = kind_slot(&mut by_kind, k as u8);
+            ks.ops = t.ops;
+            ks.rolled_back = t.rolled_back;
+        }
+        for (k, e) in total.kind_errors.iter().enumerate() {
+            kind_slot(&mut by_kind, k as u8).errors = *e;
+        }
+        for (k, h) in hists.by_kind.iter().enumerate() {
+            kind_slot(&mut by_kind, k as u8).hist.add(h);
+        }
         let last = pending
             .keys()
             .next_back()
@@ -528,10 +552,10 @@ impl Session {
             rows: total.rows,
             statements: total.statements,
             errors: total.errors,
-            hist: total.hist,
+            hist: hists.hist,
             open_loop: match self.pacing {
                 Pacing::ClosedLoop => None,
-                Pacing::FixedRate { .. } => Some((total.response, total.schedule)),
+                Pacing::FixedRate { .. } => Some((hists.response, total.schedule)),
             },
             elapsed,
             client_cpu,
@@ -539,7 +563,7 @@ impl Session {
             workers_lost: lost,
             error_samples: total.error_samples,
             interrupted: interrupt::signal().is_some(),
-            by_kind: total.by_kind,
+            by_kind,
             counters: total
                 .counters
                 .iter()
@@ -571,11 +595,25 @@ fn merge_stats(total: &mut WorkerStats, s: WorkerStats) {
     total.rows += s.rows;
     total.statements += s.statements;
     total.errors.merge(&s.errors);
-    total.hist.add(&s.hist);
-    total.response.add(&s.response);
+    if let (Some(t), Some(h)) = (total.hists.as_mut(), s.hists) {
+        t.hist.add(&h.hist);
+        t.response.add(&h.response);
+        for (k, kh) in h.by_kind.iter().enumerate() {
+            if t.by_kind.len() <= k {
+                t.by_kind.resize_with(k + 1, LatencyHist::new);
+            }
+            t.by_kind[k].add(kh);
+        }
+    }
     total.schedule.merge(&s.schedule);
     total.end = total.end.max(s.end);
-    merge_kinds(&mut total.by_kind, &s.by_kind);
+    add_ticks(&mut total.by_kind, &s.by_kind);
+    if total.kind_errors.len() < s.kind_errors.len() {
+        total.kind_errors.resize(s.kind_errors.len(), 0);
+    }
+    for (a, b) in total.kind_errors.iter_mut().zip(&s.kind_errors) {
+        *a += b;
+    }
     for (name, v) in s.counters {
         match total.counters.iter_mut().find(|(n, _)| *n == name) {
             Some(c) => c.1 += v,
@@ -601,6 +639,7 @@ async fn worker<D: Driver>(
     mut driver: D,
     mut cmd: watch::Receiver<Command>,
     tx: mpsc::Sender<Msg>,
+    (rec, slot): (Rc<RefCell<LoopRecorder>>, Slot),
 ) {
     let first = match faults.timed(Conn::connect(&target)).await {
         Ok(mut c) => faults.timed(driver.setup(&mut c)).await.map(|()| c),
@@ -610,14 +649,12 @@ async fn worker<D: Driver>(
     let mut conn = match first {
         Ok(c) => Some(c),
         Err(error) => {
+            rec.borrow_mut().set_gone(slot);
             let _ = tx.send(Msg::ConnectFailed { worker: w, error });
             return;
         }
     };
     let _ = tx.send(Msg::Ready);
-    let mut hist = LatencyHist::new();
-    let mut ihist = LatencyHist::new();
-    let mut response = LatencyHist::new();
     let mut seen_phase = 0;
     // When the connection was lost (--reconnect), for the message when it is back.
     let mut lost_at: Option<Instant> = None;
@@ -642,9 +679,7 @@ async fn worker<D: Driver>(
                 continue;
             }
         };
-        hist.reset();
-        ihist.reset();
-        response.reset();
+        rec.borrow_mut().start_phase(seen_phase);
         // The phase id seeds the arrivals, so that warm-up and runs differ.
         let mut schedule = Schedule::new(&pacing, w, workers, start, seen_phase);
         let mut sched = ScheduleStats::default();
@@ -657,7 +692,8 @@ async fn worker<D: Driver>(
         let mut samples: Vec<String> = Vec::new();
         let mut lost: Option<DbError> = None;
         let mut end = start;
-        let mut by_kind: Vec<KindStats> = Vec::new();
+        let mut by_kind: Vec<KindTick> = Vec::new();
+        let mut kind_errors: Vec<u64> = Vec::new();
         let mut ikinds: Vec<KindTick> = Vec::new();
         let counters0 = driver.counters();
         // Ended before the deadline (--events reached, or a signal): the schedule's backlog
@@ -754,13 +790,13 @@ async fn worker<D: Driver>(
             end = t1;
             let idx = (t1.duration_since(start).as_nanos() / interval_ns) as u32;
             if idx != cur_idx {
-                let h = std::mem::take(&mut ihist);
+                let hists = rec.borrow_mut().move_to(slot, idx);
                 let _ = tx.send(Msg::Interval {
                     worker: w,
                     idx: cur_idx,
                     ops: iops,
                     errors: ierr,
-                    hist: h,
+                    hists,
                     kinds: std::mem::take(&mut ikinds),
                 });
                 (iops, ierr, cur_idx) = (0, 0, idx);
@@ -768,29 +804,28 @@ async fn worker<D: Driver>(
             match r {
                 Ok(step) => {
                     let us = t1.duration_since(t0).as_micros() as u64;
-                    hist.record_us(us);
-                    ihist.record_us(us);
-                    if let Some(due) = intended {
-                        response.record_us(t1.duration_since(due).as_micros() as u64);
-                    }
+                    let response_us = intended.map(|due| t1.duration_since(due).as_micros() as u64);
+                    rec.borrow_mut().record(idx, step.kind, us, response_us);
                     ops += 1;
                     iops += 1;
                     rows += step.rows;
                     statements += step.statements;
-                    let k = kind_slot(&mut by_kind, step.kind);
-                    k.ops += 1;
-                    k.rolled_back += step.rolled_back as u64;
-                    k.hist.record_us(us);
                     let i = step.kind as usize;
-                    if ikinds.len() <= i {
-                        ikinds.resize(i + 1, KindTick::default());
+                    for v in [&mut by_kind, &mut ikinds] {
+                        if v.len() <= i {
+                            v.resize(i + 1, KindTick::default());
+                        }
+                        v[i].ops += 1;
+                        v[i].rolled_back += step.rolled_back as u64;
                     }
-                    ikinds[i].ops += 1;
-                    ikinds[i].rolled_back += step.rolled_back as u64;
                 }
                 Err(e) => {
                     stats_errors.add(e.class);
-                    kind_slot(&mut by_kind, e.kind).errors += 1;
+                    let i = e.kind as usize;
+                    if kind_errors.len() <= i {
+                        kind_errors.resize(i + 1, 0);
+                    }
+                    kind_errors[i] += 1;
                     ierr += 1;
                     let message = target.scrub(&e.message);
                     if samples.len() < ERROR_SAMPLES
@@ -815,13 +850,14 @@ async fn worker<D: Driver>(
                 }
             }
         }
-        let h = std::mem::take(&mut ihist);
+        // Finished: every interval the loop's other workers have also left goes with this.
+        let hists = rec.borrow_mut().move_to(slot, u32::MAX);
         let _ = tx.send(Msg::Interval {
             worker: w,
             idx: cur_idx,
             ops: iops,
             errors: ierr,
-            hist: h,
+            hists,
             kinds: std::mem::take(&mut ikinds),
         });
         if let Some(s) = schedule.as_mut() {
@@ -839,13 +875,13 @@ async fn worker<D: Driver>(
             rows,
             statements,
             errors: stats_errors,
-            hist: std::mem::take(&mut hist),
-            response: std::mem::take(&mut response),
+            hists: rec.borrow_mut().finish(slot, lost.is_some()),
             schedule: sched,
             end,
             error_samples: samples,
             lost: lost.map(|e| DbError::new(e.class, target.scrub(&e.message))),
             by_kind,
+            kind_errors,
             counters: counter_growth(&counters0, driver.counters()),
             reconnects,
             reconnect_failures,

@@ -412,6 +412,155 @@ fn sigint_while_loading_exits_130_promptly() {
     assert!(out.stderr.contains("loaded 1000 rows"), "{}", out.stderr);
 }
 
+/// Interrupt `run oltp_point_select` on `target` while its table loads (once `loading` says
+/// rows are in), then check: exit 128 + sig within 3 s, and a result file with the load so far
+/// (the table cut short flagged), no points and the load note.
+fn interrupt_a_load(target: &str, rows: u64, extra: &[&str], sig: i32, loading: impl Fn() -> bool) {
+    let dir = tempdir();
+    let size = rows.to_string();
+    let mut args = vec![
+        "run",
+        "oltp_point_select",
+        "--target",
+        target,
+        "--table-size",
+        &size,
+        "--threads",
+        "1",
+        "--warmup",
+        "0",
+        "--duration",
+        "1s",
+    ];
+    args.extend(extra);
+    let (mut child, err) = spawn(dir.path(), &args);
+    wait_for("rows in the table", Duration::from_secs(60), &loading);
+    std::thread::sleep(Duration::from_millis(300));
+    let t0 = Instant::now();
+    signal(child.id(), sig);
+    let code = wait_exit(&mut child, Duration::from_secs(20));
+    let took = t0.elapsed();
+    let text = std::fs::read_to_string(&err).unwrap();
+    assert_eq!(code, Ok(128 + sig), "{text}");
+    assert!(
+        took < Duration::from_secs(3),
+        "stopped after {took:?}: {text}"
+    );
+    assert!(
+        text.contains("interrupted while loading table sbtest1"),
+        "{text}"
+    );
+    assert!(!text.contains("panicked"), "{text}");
+    let found = results_under(&dir.path().join("enginebench-results"));
+    assert_eq!(found.len(), 1, "{text}");
+    let doc = read_json(&found[0]);
+    assert_schema_valid(&doc);
+    assert_eq!(doc["status"], "interrupted");
+    assert!(doc["points"].as_array().unwrap().is_empty());
+    let name = if sig == libc::SIGINT {
+        "SIGINT"
+    } else {
+        "SIGTERM"
+    };
+    assert!(
+        has_note(
+            &doc,
+            &format!(
+                "interrupted by {name} (exit code {}) while loading",
+                128 + sig
+            )
+        ),
+        "{}",
+        doc["notes"]
+    );
+    let load = doc["load"].as_array().unwrap();
+    assert_eq!(load.len(), 1, "{load:?}");
+    assert_eq!(load[0]["table"], "sbtest1");
+    assert_eq!(load[0]["interrupted"], true);
+    let loaded = load[0]["rows"].as_u64().unwrap();
+    assert!(loaded > 0 && loaded < rows, "{loaded} rows of {rows}");
+    assert!(load[0]["elapsed_s"].as_f64().unwrap() > 0.0);
+    assert!(doc["finished_at"].is_string());
+}
+
+/// Rows in sbtest1 of `url` (0 while the table does not exist yet). PostgreSQL only (MVCC:
+/// the count does not wait for the load).
+fn rows_in_sbtest1(url: &str) -> u64 {
+    block(async {
+        let Ok(mut c) = enginebench::target::Conn::connect(&spec(url)).await else {
+            return 0;
+        };
+        match c.query_one("SELECT COUNT(*) FROM sbtest1").await {
+            Ok(Some(v)) => v.parse().unwrap_or(0),
+            _ => 0,
+        }
+    })
+}
+
+#[test]
+fn sigint_while_loading_a_run_writes_the_load_so_far_sqlite() {
+    let _s = serial();
+    let dir = tempdir();
+    let target = sqlite(dir.path());
+    let db = dir.path().join("t.db");
+    // SQLite commits a batch of 10,000 rows at a time: the file grows past 1 MB with the first.
+    interrupt_a_load(&target, 2_000_000, &[], libc::SIGINT, || {
+        std::fs::metadata(&db).is_ok_and(|m| m.len() > 1 << 20)
+    });
+}
+
+#[test]
+fn sigterm_while_loading_a_run_writes_the_load_so_far_mariadb() {
+    let Some(base) = server_url("EB_TEST_MYSQL_URL") else {
+        return;
+    };
+    let _l = server_lock();
+    let _s = serial();
+    let url = fresh_db(&base, "eb_load_interrupt");
+    // Rows written by the server: a COUNT(*) on the table while it is bulk-loaded can hang
+    // MariaDB 10.11 (seen here: the LOAD DATA and the COUNT both stuck, unkillable).
+    let written = || -> u64 {
+        block(async {
+            let mut c = enginebench::target::Conn::connect(&spec(&base))
+                .await
+                .ok()?;
+            let rows = c
+                .query("SHOW GLOBAL STATUS LIKE 'Handler_write'")
+                .await
+                .ok()?;
+            rows.first()?.get(1)?.as_ref()?.parse().ok()
+        })
+        .unwrap_or(0)
+    };
+    let before = written();
+    // LOAD DATA LOCAL INFILE of 10,000 rows per statement (or INSERTs if the server refuses).
+    interrupt_a_load(
+        &url,
+        3_000_000,
+        &["--load-method", "stream"],
+        libc::SIGTERM,
+        || written() > before + 10_000,
+    );
+}
+
+#[test]
+fn sigint_while_loading_a_run_writes_the_load_so_far_postgres() {
+    let Some(base) = server_url("EB_TEST_PG_URL") else {
+        return;
+    };
+    let _l = server_lock();
+    let _s = serial();
+    let url = fresh_db(&base, "eb_load_interrupt");
+    // COPY FROM STDIN of 10,000 rows per statement.
+    interrupt_a_load(
+        &url,
+        3_000_000,
+        &["--load-method", "stream"],
+        libc::SIGINT,
+        || rows_in_sbtest1(&url) > 0,
+    );
+}
+
 /// "... server pid N ..." and "folder F" from the tool's stderr.
 fn server_of(text: &str) -> (u32, PathBuf) {
     let i = text.find("server pid ").expect("server pid printed") + "server pid ".len();

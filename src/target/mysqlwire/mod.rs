@@ -73,6 +73,12 @@ struct Col {
     decimals: u8,
 }
 
+/// The read buffer starts small (1,024 connections x 64 KB were 64 MB of the client's heap:
+/// BENCHMARKS.md, scale-1024) and doubles up to `RBUF_GROWN` while reads fill it; a packet
+/// larger than the buffer grows it to the packet's size.
+const RBUF_START: usize = 16 * 1024;
+const RBUF_GROWN: usize = 256 * 1024;
+
 pub struct WireConn {
     stream: Stream,
     rbuf: Vec<u8>,
@@ -176,7 +182,7 @@ impl WireConn {
         };
         let mut c = WireConn {
             stream,
-            rbuf: vec![0; 64 * 1024],
+            rbuf: vec![0; RBUF_START],
             rpos: 0,
             rend: 0,
             wbuf: Vec::with_capacity(4096),
@@ -405,7 +411,14 @@ impl WireConn {
             .await;
             match r {
                 Ok(0) => return Err(lost("the server closed the connection")),
-                Ok(k) => self.rend += k,
+                Ok(k) => {
+                    self.rend += k;
+                    // The read filled the buffer: this connection gets big replies; read them
+                    // in bigger parts (fewer system calls).
+                    if self.rend == self.rbuf.len() && self.rbuf.len() < RBUF_GROWN {
+                        self.rbuf.resize(self.rbuf.len() * 2, 0);
+                    }
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(lost(e)),
             }

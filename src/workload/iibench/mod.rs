@@ -307,6 +307,7 @@ pub async fn prepare(conn: &mut Conn, engine: Option<&str>) -> Result<Vec<LoadSt
         method: crate::load::LoadMethod::Insert,
         elapsed_s: 0.0,
         rows_per_s: 0.0,
+        interrupted: false,
     }])
 }
 
