@@ -384,15 +384,7 @@ impl WireConn {
         if self.rend - self.rpos >= n {
             return Ok(());
         }
-        if self.rbuf.len() - self.rpos < n {
-            self.rbuf.copy_within(self.rpos..self.rend, 0);
-            self.rend -= self.rpos;
-            self.rpos = 0;
-            if self.rbuf.len() < n {
-                let size = n.max(self.rbuf.len() * 2);
-                self.rbuf.resize(size, 0);
-            }
-        }
+        super::make_room(&mut self.rbuf, &mut self.rpos, &mut self.rend, n);
         while self.rend - self.rpos < n {
             // `poll_read`, not `try_read`: a read that leaves the buffer partly empty shows the
             // socket is drained, and tokio then forgets the readiness, so the next query's read
