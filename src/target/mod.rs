@@ -199,6 +199,24 @@ impl Conn {
         }
     }
 
+    /// Start a transaction with `sql` (BEGIN, START TRANSACTION, BEGIN IMMEDIATE). With the
+    /// lean MySQL and PostgreSQL clients it is written in the same `write` as the next
+    /// statement (unless the URL says `?begin=separate`), which saves one round trip per
+    /// transaction; an error from it is returned by that statement. Elsewhere it runs now.
+    pub async fn begin(&mut self, sql: &str) -> DbResult<()> {
+        match self {
+            Conn::Mysql(mysql::MysqlConn::Wire(c)) if c.pipeline_begin => {
+                c.defer(sql);
+                Ok(())
+            }
+            Conn::Postgres(postgres::PgConn::Wire(c)) if c.pipeline_begin => {
+                c.defer(sql);
+                Ok(())
+            }
+            _ => self.execute(sql).await,
+        }
+    }
+
     /// Run a text query and return its rows as strings (NULL as `None`); for admin queries.
     pub async fn query(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>> {
         match self {

@@ -32,6 +32,11 @@ pub struct TargetSpec {
     pub ssl_ca: Option<PathBuf>,
     /// PostgreSQL only, `?driver=`: which client speaks to the server.
     pub pg_driver: PgDriver,
+    /// `?begin=pipelined|separate` (MySQL and PostgreSQL lean clients): whether a
+    /// transaction's BEGIN is written together with its first statement (the default: one
+    /// round trip less per transaction) or sent alone and waited for, as sysbench and pgbench
+    /// do.
+    pub pipeline_begin: bool,
 }
 
 /// The PostgreSQL client used for a target (`?driver=wire|tokio_postgres` in the URL).
@@ -115,6 +120,7 @@ impl TargetSpec {
             ssl_mode: SslMode::Disable,
             ssl_ca: None,
             pg_driver: PgDriver::default(),
+            pipeline_begin: false,
         }
     }
 
@@ -137,6 +143,7 @@ impl TargetSpec {
         let mut pg_driver = PgDriver::default();
         let mut ssl_mode = SslMode::Disable;
         let mut ssl_ca = None;
+        let mut pipeline_begin = true;
         for (k, v) in u.query_pairs() {
             if k == "ssl-mode" || k == "sslmode" {
                 ssl_mode = SslMode::parse(&v).ok_or_else(|| {
@@ -151,6 +158,16 @@ impl TargetSpec {
                 ssl_ca = Some(PathBuf::from(v.as_ref()));
             } else if k == socket_key {
                 socket = Some(v.into_owned());
+            } else if k == "begin" {
+                pipeline_begin = match v.as_ref() {
+                    "pipelined" => true,
+                    "separate" => false,
+                    other => {
+                        return Err(format!(
+                            "invalid target '{shown}': unknown begin '{other}' (use pipelined or separate)"
+                        ))
+                    }
+                };
             } else if k == "driver" && dbms == Dbms::Mysql {
                 mysql_driver = match v.as_ref() {
                     "wire" => MysqlDriver::Wire,
@@ -172,7 +189,7 @@ impl TargetSpec {
                     }
                 };
             } else {
-                let also = ", driver";
+                let also = ", driver, begin";
                 let hint = if is_secret_key(&k) {
                     ": give passwords through MYSQL_PWD or PGPASSWORD"
                 } else {
@@ -250,6 +267,7 @@ impl TargetSpec {
             ssl_mode,
             ssl_ca,
             pg_driver,
+            pipeline_begin,
         })
     }
 

@@ -266,3 +266,70 @@ fn wire_password_authentication() {
             .unwrap();
     });
 }
+
+/// A deferred BEGIN (`Conn::begin`) is written with the next statement: the statements still
+/// run inside the transaction (a ROLLBACK undoes them), Com_begin counts one BEGIN per
+/// transaction, an error of the first statement comes back from that statement and leaves the
+/// connection in step, and `?begin=separate` sends it alone.
+#[test]
+fn wire_deferred_begin() {
+    let Some(url) = server_url("EB_TEST_MYSQL_URL") else {
+        return;
+    };
+    let _g = server_lock();
+    let url = fresh_db(&url, "eb_wire_begin");
+    block(async {
+        for (mode, deferred) in [("pipelined", true), ("separate", false)] {
+            let sep = if url.contains('?') { '&' } else { '?' };
+            let mut c = Conn::connect(&spec(&format!("{url}{sep}begin={mode}")))
+                .await
+                .unwrap();
+            c.execute("DROP TABLE IF EXISTS k; CREATE TABLE k (id INT PRIMARY KEY) ENGINE=InnoDB")
+                .await
+                .unwrap();
+            let ins = c.prepare("INSERT INTO k VALUES (?)").await.unwrap();
+            let begins = |rows: Vec<Vec<Option<String>>>| -> i64 {
+                rows[0][1].as_deref().unwrap().parse().unwrap()
+            };
+            let b0 = begins(
+                c.query("SHOW SESSION STATUS LIKE 'Com_begin'")
+                    .await
+                    .unwrap(),
+            );
+            c.begin("START TRANSACTION").await.unwrap();
+            if let Conn::Mysql(enginebench::target::mysql::MysqlConn::Wire(w)) = &c {
+                assert_eq!(w.pipeline_begin, deferred);
+            } else {
+                panic!("the lean client");
+            }
+            assert_eq!(c.exec_rows(ins, &[Value::Int(1)]).await.unwrap(), 0);
+            c.execute("ROLLBACK").await.unwrap();
+            let n = c.query_one("SELECT count(*) FROM k").await.unwrap();
+            assert_eq!(
+                n.as_deref(),
+                Some("0"),
+                "{mode}: the insert ran inside the transaction"
+            );
+            // The first statement fails: its error, then the connection is still in step.
+            c.execute("INSERT INTO k VALUES (5)").await.unwrap();
+            c.begin("START TRANSACTION").await.unwrap();
+            let e = c.exec_rows(ins, &[Value::Int(5)]).await.unwrap_err();
+            assert_eq!(e.class, ErrorClass::DuplicateKey, "{}", e.message);
+            c.execute("ROLLBACK").await.unwrap();
+            // BEGIN then COMMIT with nothing between (the COMMIT carries the BEGIN).
+            c.begin("START TRANSACTION").await.unwrap();
+            c.execute("COMMIT").await.unwrap();
+            // BEGIN deferred, then a prepare (which sends it first).
+            c.begin("START TRANSACTION").await.unwrap();
+            let sel = c.prepare("SELECT id FROM k WHERE id = ?").await.unwrap();
+            assert_eq!(c.exec_rows(sel, &[Value::Int(5)]).await.unwrap(), 1);
+            c.execute("COMMIT").await.unwrap();
+            let b1 = begins(
+                c.query("SHOW SESSION STATUS LIKE 'Com_begin'")
+                    .await
+                    .unwrap(),
+            );
+            assert_eq!(b1 - b0, 4, "{mode}: one BEGIN per transaction");
+        }
+    });
+}

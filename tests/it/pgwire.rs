@@ -342,3 +342,57 @@ fn password_authentication_methods() {
     });
     drop(srv);
 }
+
+/// A deferred BEGIN (`Conn::begin`) is written with the next statement: the statements still
+/// run inside the transaction (a ROLLBACK undoes them), an error of the first statement comes
+/// back from that statement and leaves the connection usable, and `?begin=separate` sends it
+/// alone.
+#[test]
+fn deferred_begin() {
+    let Some(base) = server_url("EB_TEST_PG_URL") else {
+        return;
+    };
+    let url = fresh_db(&base, "eb_pgwire_begin");
+    block(async {
+        for (mode, deferred) in [("pipelined", true), ("separate", false)] {
+            let mut c = Conn::connect(&spec(&format!("{url}&begin={mode}")))
+                .await
+                .unwrap();
+            match &c {
+                Conn::Postgres(PgConn::Wire(w)) => assert_eq!(w.pipeline_begin, deferred),
+                _ => panic!("the lean client"),
+            }
+            c.execute("DROP TABLE IF EXISTS k; CREATE TABLE k (id INT PRIMARY KEY)")
+                .await
+                .unwrap();
+            let ins = c.prepare("INSERT INTO k VALUES (?)").await.unwrap();
+            c.begin("BEGIN").await.unwrap();
+            assert_eq!(c.exec_rows(ins, &[Value::Int(1)]).await.unwrap(), 0);
+            let in_tx = c
+                .query_one("SELECT now() = statement_timestamp()")
+                .await
+                .unwrap();
+            assert_eq!(in_tx.as_deref(), Some("f"), "{mode}: inside a transaction");
+            c.execute("ROLLBACK").await.unwrap();
+            let n = c.query_one("SELECT count(*) FROM k").await.unwrap();
+            assert_eq!(
+                n.as_deref(),
+                Some("0"),
+                "{mode}: the insert was rolled back"
+            );
+            c.execute("INSERT INTO k VALUES (5)").await.unwrap();
+            c.begin("BEGIN").await.unwrap();
+            let e = c.exec_rows(ins, &[Value::Int(5)]).await.unwrap_err();
+            assert_eq!(e.class, ErrorClass::DuplicateKey, "{}", e.message);
+            c.execute("ROLLBACK").await.unwrap();
+            c.begin("BEGIN").await.unwrap();
+            c.execute("COMMIT").await.unwrap();
+            c.begin("BEGIN").await.unwrap();
+            let sel = c.prepare("SELECT id FROM k WHERE id = ?").await.unwrap();
+            assert_eq!(c.exec_rows(sel, &[Value::Int(5)]).await.unwrap(), 1);
+            c.execute("COMMIT").await.unwrap();
+            let n = c.query_one("SELECT count(*) FROM k").await.unwrap();
+            assert_eq!(n.as_deref(), Some("1"));
+        }
+    });
+}

@@ -89,6 +89,14 @@ pub struct WireConn {
     stmts: Vec<Stmt>,
     /// Columns of the result being read (reused).
     cols: Vec<Col>,
+    /// Text statements queued by `defer` (whole COM_QUERY packets), written together with the
+    /// next command.
+    deferred: Vec<u8>,
+    /// Replies of deferred statements written but not read yet; read before the next
+    /// command's own reply.
+    owed: u32,
+    /// Whether `Conn::begin` defers BEGIN to the next command (`?begin=`).
+    pub pipeline_begin: bool,
     pub server_version: String,
 }
 
@@ -189,6 +197,9 @@ impl WireConn {
             seq: 0,
             stmts: Vec::new(),
             cols: Vec::new(),
+            deferred: Vec::new(),
+            owed: 0,
+            pipeline_begin: spec.pipeline_begin,
             server_version: String::new(),
         };
         c.handshake(spec).await?;
@@ -326,6 +337,23 @@ impl WireConn {
     async fn send(&mut self) -> DbResult<()> {
         let len = self.wbuf.len() - 4;
         let seq = self.wbuf[3];
+        if !self.deferred.is_empty() {
+            // Deferred statements go first, in the same write when the command is small.
+            let mut d = std::mem::take(&mut self.deferred);
+            if len < MAX_PAYLOAD {
+                self.wbuf[..3].copy_from_slice(&(len as u32).to_le_bytes()[..3]);
+                self.seq = seq.wrapping_add(1);
+                d.extend_from_slice(&self.wbuf);
+                let r = self.write_all(&d).await;
+                d.clear();
+                self.deferred = d;
+                return r;
+            }
+            let r = self.write_all(&d).await;
+            d.clear();
+            self.deferred = d;
+            r?;
+        }
         if len < MAX_PAYLOAD {
             self.wbuf[..3].copy_from_slice(&(len as u32).to_le_bytes()[..3]);
             self.seq = seq.wrapping_add(1);
@@ -451,7 +479,54 @@ impl WireConn {
 
     // ---- commands ------------------------------------------------------------------------
 
+    /// Queue a text statement (BEGIN, START TRANSACTION) to be written in the same `write`
+    /// as the next command, saving its round trip: the server runs the two in order, and its
+    /// reply is read before the command's. An error from it is returned by that command
+    /// (after the command's own reply is read, so the connection stays in step).
+    pub fn defer(&mut self, sql: &str) {
+        let len = 1 + sql.len();
+        debug_assert!(len < MAX_PAYLOAD);
+        self.deferred
+            .extend_from_slice(&(len as u32).to_le_bytes()[..3]);
+        self.deferred.push(0);
+        self.deferred.push(COM_QUERY);
+        self.deferred.extend_from_slice(sql.as_bytes());
+        self.owed += 1;
+    }
+
+    /// Write queued statements now and read their replies (before a command whose reply is
+    /// not read through `read_results`).
+    async fn settle(&mut self) -> DbResult<()> {
+        if !self.deferred.is_empty() {
+            let d = std::mem::take(&mut self.deferred);
+            let r = self.write_all(&d).await;
+            self.deferred = d;
+            self.deferred.clear();
+            r?;
+        }
+        self.read_owed().await
+    }
+
+    /// Read the replies of deferred statements already written; the first error is returned
+    /// after all of them are read.
+    async fn read_owed(&mut self) -> DbResult<()> {
+        let mut first = Ok(());
+        while self.owed > 0 {
+            self.owed -= 1;
+            if let Err(e) = self.read_one(false, &mut |_, _| {}).await {
+                if e.class == ErrorClass::ConnectionLost {
+                    return Err(e);
+                }
+                if first.is_ok() {
+                    first = Err(e);
+                }
+            }
+        }
+        first
+    }
+
     pub async fn prepare(&mut self, sql: &str) -> DbResult<usize> {
+        self.settle().await?;
         let w = self.begin(0);
         w.push(COM_STMT_PREPARE);
         w.extend_from_slice(sql.as_bytes());
@@ -643,6 +718,23 @@ impl WireConn {
         binary: bool,
         mut on_row: impl FnMut(&[Col], &[u8]),
     ) -> DbResult<()> {
+        if self.owed > 0 {
+            let before = self.read_owed().await;
+            if matches!(&before, Err(e) if e.class == ErrorClass::ConnectionLost) {
+                return before;
+            }
+            let r = self.read_one(binary, &mut on_row).await;
+            return before.and(r);
+        }
+        self.read_one(binary, &mut on_row).await
+    }
+
+    /// Every result of one command.
+    async fn read_one(
+        &mut self,
+        binary: bool,
+        on_row: &mut impl FnMut(&[Col], &[u8]),
+    ) -> DbResult<()> {
         loop {
             let p = self.packet().await?;
             let pk = &self.rbuf[p];
@@ -659,7 +751,7 @@ impl WireConn {
                         let p = self.packet().await?;
                         cols.push(parse_column(&self.rbuf[p]));
                     }
-                    let r = self.read_rows(binary, &cols, &mut on_row).await;
+                    let r = self.read_rows(binary, &cols, on_row).await;
                     self.cols = cols;
                     r?
                 }

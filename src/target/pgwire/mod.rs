@@ -92,6 +92,12 @@ pub struct PgWireConn {
     rend: usize,
     wbuf: Vec<u8>,
     stmts: Vec<Stmt>,
+    /// Query messages queued by `defer`, written together with the next command.
+    deferred: Vec<u8>,
+    /// Replies of deferred statements not read yet; read before the next command's reply.
+    owed: u32,
+    /// Whether `Conn::begin` defers BEGIN to the next command (`?begin=`).
+    pub pipeline_begin: bool,
     /// `server_version` as the server reported it at startup.
     pub server_version: String,
 }
@@ -167,6 +173,9 @@ impl PgWireConn {
             rend: 0,
             wbuf: Vec::with_capacity(4096),
             stmts: Vec::new(),
+            deferred: Vec::new(),
+            owed: 0,
+            pipeline_begin: spec.pipeline_begin,
             server_version: String::new(),
         };
         c.startup(spec).await?;
@@ -299,8 +308,15 @@ impl PgWireConn {
 
     // ---- I/O ------------------------------------------------------------------------------
 
-    /// Write all of `wbuf`.
+    /// Write all of `wbuf`, after any deferred statements (in the same write).
     async fn flush(&mut self) -> DbResult<()> {
+        if !self.deferred.is_empty() {
+            let mut d = std::mem::take(&mut self.deferred);
+            d.extend_from_slice(&self.wbuf);
+            std::mem::swap(&mut d, &mut self.wbuf);
+            d.clear();
+            self.deferred = d;
+        }
         let mut done = 0;
         while done < self.wbuf.len() {
             // Usually writable: try first, wait only when the socket buffer is full.
@@ -392,8 +408,47 @@ impl PgWireConn {
 
     // ---- commands -------------------------------------------------------------------------
 
+    /// Queue a text statement (BEGIN) to be written in the same `write` as the next command,
+    /// saving its round trip: the server runs the two in order, and its reply is read before
+    /// the command's. An error from it is returned by that command (after the command's own
+    /// reply is read, so the connection stays in step).
+    pub fn defer(&mut self, sql: &str) {
+        msg::query(&mut self.deferred, sql);
+        self.owed += 1;
+    }
+
+    /// Write queued statements now and read their replies (before a command whose reply is
+    /// not read through `read_reply`).
+    async fn settle(&mut self) -> DbResult<()> {
+        if self.owed == 0 {
+            return Ok(());
+        }
+        self.wbuf.clear();
+        self.flush().await?;
+        self.read_owed().await
+    }
+
+    /// Read the replies of deferred statements already written; the first error is returned
+    /// after all of them are read.
+    async fn read_owed(&mut self) -> DbResult<()> {
+        let mut first = Ok(());
+        while self.owed > 0 {
+            self.owed -= 1;
+            if let Err(e) = self.read_one(&mut |_| {}).await {
+                if e.class == ErrorClass::ConnectionLost {
+                    return Err(e);
+                }
+                if first.is_ok() {
+                    first = Err(e);
+                }
+            }
+        }
+        first
+    }
+
     /// Prepare a statement written with `?` placeholders; returns its index.
     pub async fn prepare(&mut self, sql: &str) -> DbResult<usize> {
+        self.settle().await?;
         let name = format!("s{}", self.stmts.len());
         self.wbuf.clear();
         msg::parse(&mut self.wbuf, &name, &numbered_placeholders(sql));
@@ -449,6 +504,19 @@ impl PgWireConn {
     /// Read the reply to a command up to ReadyForQuery, calling `on_row` with the body of
     /// every DataRow. An error is returned after ReadyForQuery, so the connection stays usable.
     async fn read_reply(&mut self, mut on_row: impl FnMut(&[u8])) -> DbResult<()> {
+        if self.owed > 0 {
+            let before = self.read_owed().await;
+            if matches!(&before, Err(e) if e.class == ErrorClass::ConnectionLost) {
+                return before;
+            }
+            let r = self.read_one(&mut on_row).await;
+            return before.and(r);
+        }
+        self.read_one(&mut on_row).await
+    }
+
+    /// The reply to one command, up to ReadyForQuery.
+    async fn read_one(&mut self, on_row: &mut impl FnMut(&[u8])) -> DbResult<()> {
         let mut error = None;
         loop {
             let (ty, body) = self.message().await?;
@@ -569,6 +637,7 @@ impl PgWireConn {
     /// `COPY table (columns) FROM STDIN` of `data` (tab-separated text rows, see
     /// `target::push_tsv`), sent as one CopyData message.
     pub async fn copy_tsv(&mut self, table: &str, columns: &[&str], data: &[u8]) -> DbResult<()> {
+        self.settle().await?;
         self.wbuf.clear();
         msg::query(
             &mut self.wbuf,

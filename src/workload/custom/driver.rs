@@ -144,7 +144,7 @@ impl CustomDriver {
         };
         if txn.transaction {
             step.statements += 1;
-            conn.execute(match (self.dbms, txn.writes) {
+            conn.begin(match (self.dbms, txn.writes) {
                 (Dbms::Sqlite, true) => "BEGIN IMMEDIATE",
                 (Dbms::Mysql, _) => "START TRANSACTION",
                 _ => "BEGIN",

@@ -157,6 +157,11 @@ impl Tally {
         self.statements += 1;
         conn.execute(sql).await
     }
+
+    async fn begin(&mut self, conn: &mut Conn, sql: &str) -> DbResult<()> {
+        self.statements += 1;
+        conn.begin(sql).await
+    }
 }
 
 /// Run one request. Returns its step and, for a getlinklist that came back full (range
@@ -187,7 +192,7 @@ pub async fn run(
             } => {
                 // LinkStoreMysql.addLinkImpl: insert or overwrite the link; counttable + 1
                 // when the link was not visible before (updatelink runs the same way).
-                t.text(conn, begin_sql(st.dbms)).await?;
+                t.begin(conn, begin_sql(st.dbms)).await?;
                 let key = [I(*link_type), I(*id1), I(*id2)];
                 let found = t.ints(conn, st.link_visibility, &key, &mut ints).await? > 0;
                 let was_visible =
@@ -224,7 +229,7 @@ pub async fn run(
             } => {
                 // LinkStoreMysql.deleteLinkImpl (no expunge): hide a visible link and
                 // decrement its count; commit whatever was found.
-                t.text(conn, begin_sql(st.dbms)).await?;
+                t.begin(conn, begin_sql(st.dbms)).await?;
                 let key = [I(*link_type), I(*id1), I(*id2)];
                 let found = t.ints(conn, st.link_visibility, &key, &mut ints).await? > 0;
                 let visible = found && ints.first().copied().flatten() != Some(VISIBILITY_HIDDEN);

@@ -431,7 +431,7 @@ impl Driver for OltpDriver {
         };
         let trx = self.begin;
         if let Some(begin) = trx {
-            if let Err(e) = conn.execute(begin).await {
+            if let Err(e) = conn.begin(begin).await {
                 return Err(self.fail(conn, 0, e).await);
             }
         }

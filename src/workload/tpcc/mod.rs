@@ -234,7 +234,7 @@ async fn ints(cx: &mut Ctx, conn: &mut Conn, id: StmtId, params: &[Value]) -> Db
 /// conflicts show up as busy at the start rather than as deadlocks in the middle.
 async fn begin(cx: &mut Ctx, conn: &mut Conn, writes: bool) -> DbResult<()> {
     cx.statements += 1;
-    conn.execute(match (cx.dbms, writes) {
+    conn.begin(match (cx.dbms, writes) {
         (Dbms::Sqlite, true) => "BEGIN IMMEDIATE",
         (Dbms::Sqlite, false) => "BEGIN",
         (Dbms::Mysql, _) => "START TRANSACTION",
