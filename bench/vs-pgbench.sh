@@ -8,6 +8,8 @@
 # Environment (optional): EB_BIN (default target/release/enginebench), EB_ROUNDS (3),
 #   EB_SCALE (10), EB_CLIENTS (4), EB_TIME (10 s per run), EB_OUT (output folder).
 #   EB_PG_DRIVER (enginebench's PostgreSQL client: wire, the default, or tokio_postgres).
+#   EB_TOOLS: the tools of a round, in order (default "pgbench-prepared enginebench
+#   pgbench-simple enginebench-nobatch").
 #
 # Measured per run: transactions per second as each tool reports it (pgbench: "tps ...
 # without initial connection time"; enginebench: ops_per_s of the run) and client CPU per
@@ -16,8 +18,10 @@
 # enginebench runs twice per round: with its default SCHED_BATCH client thread and with
 # --no-sched-batch (on a heavily loaded host SCHED_BATCH delays every wake-up of the client,
 # and this workload waits on 7 round trips and a commit flush per transaction).
-# pgbench runs with -n (no vacuum before the run: enginebench does none either) and -j 1
-# (one client thread, as enginebench's one event loop). Output: runs.tsv and summary.md.
+# pgbench runs with -n and -j 1 (one client thread, as enginebench's one event loop); instead,
+# before every run of either tool the script does what pgbench does without -n (TRUNCATE
+# pgbench_history, VACUUM pgbench_branches and pgbench_tellers) on that tool's database, then
+# a CHECKPOINT. Output: runs.tsv and summary.md.
 
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
@@ -43,7 +47,12 @@ psql_ -d pgb -c "CHECKPOINT"
 
 printf 'round\ttool\ttps\tclient_us_per_tx\tload1\n' >"$out/runs.tsv"
 for r in $(seq 1 "$rounds"); do
-  for tool in pgbench-prepared enginebench pgbench-simple enginebench-nobatch; do
+  for tool in ${EB_TOOLS:-pgbench-prepared enginebench pgbench-simple enginebench-nobatch}; do
+    # Every run starts from the same state: what pgbench does before a run without -n (empty
+    # history, vacuumed branches and tellers), on the tool's own database, then a checkpoint,
+    # so that no run pays for the dirty pages of the one before it.
+    db=pgb; [[ $tool == enginebench* ]] && db=ebt
+    psql_ -d "$db" -c "TRUNCATE pgbench_history" -c "VACUUM pgbench_branches, pgbench_tellers" -c "CHECKPOINT"
     load=$(cut -d' ' -f1 /proc/loadavg)
     case $tool in
       pgbench-*)
@@ -72,12 +81,12 @@ python3 - "$out/runs.tsv" >"$out/summary.md" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter='\t'))
 med = lambda tool, k: statistics.median(float(r[k]) for r in rows if r['tool'] == tool)
-tools = ['pgbench-prepared', 'pgbench-simple', 'enginebench', 'enginebench-nobatch']
+tools = [t for t in ['pgbench-prepared', 'pgbench-simple', 'enginebench', 'enginebench-nobatch'] if any(r['tool'] == t for r in rows)]
 print('| tool | tps (median) | client µs/tx (median) | ÷ pgbench -M prepared: tps | CPU/tx | ÷ pgbench -M simple: tps | CPU/tx |')
 print('|---|---|---|---|---|---|---|')
 for t in tools:
     tps, cpu = med(t, 'tps'), med(t, 'client_us_per_tx')
-    r = lambda b: f"{tps / med(b, 'tps'):.2f} | {cpu / med(b, 'client_us_per_tx'):.2f}"
+    r = lambda b: f"{tps / med(b, 'tps'):.2f} | {cpu / med(b, 'client_us_per_tx'):.2f}" if b in tools else "- | -"
     print(f'| {t} | {tps:.0f} | {cpu:.1f} | {r("pgbench-prepared")} | {r("pgbench-simple")} |')
 print(f"\nload average (1 min) during runs: {min(float(r['load1']) for r in rows):.1f}-{max(float(r['load1']) for r in rows):.1f}")
 PY

@@ -112,6 +112,7 @@ pub fn load(
     let start = Instant::now();
     let bar = opts.progress.then(|| progress_bar(src.table(), rows));
 
+    let waiter = std::thread::current();
     std::thread::scope(|s| {
         for _ in 0..conns {
             s.spawn(|| {
@@ -137,6 +138,8 @@ pub fn load(
                     failed.store(true, Ordering::SeqCst);
                     first_error.lock().unwrap().get_or_insert(e);
                 }
+                // The progress loop below may be parked: the table can be done now.
+                waiter.unpark();
             });
         }
         // The scope's own thread draws the progress bar until the workers are done.
@@ -148,7 +151,8 @@ pub fn load(
                 failed.store(true, Ordering::SeqCst);
                 break;
             }
-            std::thread::sleep(Duration::from_millis(100));
+            // Woken early when a worker ends, so a small table does not wait out the tick.
+            std::thread::park_timeout(Duration::from_millis(100));
         }
     });
     if let Some(b) = &bar {

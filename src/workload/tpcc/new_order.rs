@@ -1,5 +1,8 @@
-//! NewOrder (TPC-C 2.4): statements in tpcc-mysql's order; 1 % of orders name an unused item
-//! and roll back (a user rollback, counted apart from commits, not an error).
+//! NewOrder (TPC-C 2.4); 1 % of orders name an unused item and roll back (a user rollback,
+//! counted apart from commits, not an error). The order's items are read by one statement, its
+//! home-warehouse stock rows by one (locked), and its lines inserted by one, as go-tpc batches
+//! them; each stock row is updated by its own statement. So an order of n lines takes about
+//! n + 9 statements instead of 4n + 7, with the same reads, locks and writes.
 
 use super::{begin, commit, ints, prep, Ctx};
 use crate::runner::Step;
@@ -14,16 +17,25 @@ const DISTRICT_UPDATE: &str =
 const ORDER_INSERT: &str = "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_ol_cnt, o_all_local) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP, ?, ?)";
 const NEW_ORDER_INSERT: &str =
     "INSERT INTO new_orders (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)";
-/// Price in cents, and whether i_data holds "ORIGINAL" (the brand-generic flag of 2.4.2.2).
-const ITEM: &str = "SELECT CAST(ROUND(i_price * 100) AS {int}), CASE WHEN i_data LIKE '%ORIGINAL%' THEN 1 ELSE 0 END FROM item WHERE i_id = ?";
+/// Price in cents, and whether i_data holds "ORIGINAL" (the brand-generic flag of 2.4.2.2), of
+/// the order's distinct items in one statement (`{in}`: one placeholder per item).
+const ITEMS_IN: &str = "SELECT i_id, CAST(ROUND(i_price * 100) AS {int}), CASE WHEN i_data LIKE '%ORIGINAL%' THEN 1 ELSE 0 END FROM item WHERE i_id IN ({in})";
+/// The stock rows of the order's distinct home-warehouse items, locked, in one statement.
+const STOCK_IN: &str = "SELECT s_i_id, s_quantity, CASE WHEN s_data LIKE '%ORIGINAL%' THEN 1 ELSE 0 END FROM stock WHERE s_w_id = ? AND s_i_id IN ({in}){for_update}";
+/// One stock row (a line supplied by another warehouse: about 1 % of lines).
 const STOCK: &str = "SELECT s_quantity, CASE WHEN s_data LIKE '%ORIGINAL%' THEN 1 ELSE 0 END FROM stock WHERE s_i_id = ? AND s_w_id = ?{for_update}";
 const STOCK_UPDATE: &str = "UPDATE stock SET s_quantity = ?, s_ytd = s_ytd + CAST(? AS {int}), s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ? WHERE s_i_id = ? AND s_w_id = ?";
-/// ol_dist_info is copied server-side from the district's s_dist_XX column.
-const ORDER_LINE_INSERT: &str = "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_dist_info) \
-SELECT CAST(? AS {int}), CAST(? AS {int}), CAST(? AS {int}), CAST(? AS {int}), CAST(? AS {int}), CAST(? AS {int}), CAST(? AS {int}), CAST(? AS {int}) / 100.0, \
+/// The columns of one order line; ol_dist_info is copied server-side from the district's
+/// s_dist_XX column. The order's lines are inserted by one statement: these SELECTs joined
+/// with UNION ALL.
+const ORDER_LINE_INSERT: &str = "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_dist_info) ";
+const ORDER_LINE_ROW: &str = "SELECT CAST(? AS {int}), CAST(? AS {int}), CAST(? AS {int}), CAST(? AS {int}), CAST(? AS {int}), CAST(? AS {int}), CAST(? AS {int}), CAST(? AS {int}) / 100.0, \
 CASE CAST(? AS {int}) WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 \
 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END \
 FROM stock WHERE s_i_id = ? AND s_w_id = ?";
+
+/// Most lines of an order (TPC-C 2.4.1.3: 5 to 15).
+pub const MAX_LINES: usize = 15;
 
 pub struct Stmts {
     customer_warehouse: StmtId,
@@ -31,24 +43,40 @@ pub struct Stmts {
     district_update: StmtId,
     order_insert: StmtId,
     new_order_insert: StmtId,
-    item: StmtId,
+    /// `items_in[k - 1]`: ITEMS_IN for k items; likewise `stock_in` and `order_lines[n - 1]`.
+    items_in: Vec<StmtId>,
+    stock_in: Vec<StmtId>,
     stock: StmtId,
     stock_update: StmtId,
-    order_line_insert: StmtId,
+    order_lines: Vec<StmtId>,
+}
+
+fn placeholders(k: usize) -> String {
+    vec!["?"; k].join(", ")
 }
 
 impl Stmts {
     pub async fn prepare(conn: &mut Conn) -> DbResult<Self> {
+        let mut items_in = Vec::with_capacity(MAX_LINES);
+        let mut stock_in = Vec::with_capacity(MAX_LINES);
+        let mut order_lines = Vec::with_capacity(MAX_LINES);
+        for k in 1..=MAX_LINES {
+            items_in.push(prep(conn, &ITEMS_IN.replace("{in}", &placeholders(k))).await?);
+            stock_in.push(prep(conn, &STOCK_IN.replace("{in}", &placeholders(k))).await?);
+            let rows = vec![ORDER_LINE_ROW; k].join(" UNION ALL ");
+            order_lines.push(prep(conn, &format!("{ORDER_LINE_INSERT}{rows}")).await?);
+        }
         Ok(Stmts {
             customer_warehouse: prep(conn, CUSTOMER_WAREHOUSE).await?,
             district: prep(conn, DISTRICT).await?,
             district_update: prep(conn, DISTRICT_UPDATE).await?,
             order_insert: prep(conn, ORDER_INSERT).await?,
             new_order_insert: prep(conn, NEW_ORDER_INSERT).await?,
-            item: prep(conn, ITEM).await?,
+            items_in,
+            stock_in,
             stock: prep(conn, STOCK).await?,
             stock_update: prep(conn, STOCK_UPDATE).await?,
-            order_line_insert: prep(conn, ORDER_LINE_INSERT).await?,
+            order_lines,
         })
     }
 }
@@ -134,28 +162,76 @@ pub async fn run(st: &Stmts, cx: &mut Ctx, conn: &mut Conn, inp: &Input) -> DbRe
     .await?;
     cx.exec(conn, st.new_order_insert, &[I(o_id), I(d), I(w)])
         .await?;
-    let mut total_cents = 0i64;
-    for (k, l) in inp.lines.iter().enumerate() {
-        if ints(cx, conn, st.item, &[I(l.i_id)]).await? == 0 {
-            // The unused item: the spec's rollback, not an error.
-            cx.statements += 1;
-            conn.execute("ROLLBACK").await?;
-            return Ok(Step {
-                rolled_back: true,
-                ..cx.step()
-            });
-        }
-        let price = cx.int(0);
-        if ints(cx, conn, st.stock, &[I(l.i_id), I(l.supply_w)]).await? != 1 {
+    // The order's distinct items, and its distinct home-warehouse items: each set is read
+    // by one statement (as go-tpc does), not one statement per line.
+    let mut items: Vec<i64> = inp.lines.iter().map(|l| l.i_id).collect();
+    items.sort_unstable();
+    items.dedup();
+    let mut params: Vec<Value> = items.iter().map(|&i| I(i)).collect();
+    if ints(cx, conn, st.items_in[items.len() - 1], &params).await? < items.len() as u64 {
+        // The unused item (2.4.1.4): the spec's rollback, not an error.
+        cx.statements += 1;
+        conn.execute("ROLLBACK").await?;
+        return Ok(Step {
+            rolled_back: true,
+            ..cx.step()
+        });
+    }
+    // (i_id, price in cents) of each distinct item.
+    let prices: Vec<(i64, i64)> = cx
+        .ints
+        .chunks(3)
+        .map(|r| (r[0].unwrap_or(0), r[1].unwrap_or(0)))
+        .collect();
+    let mut home: Vec<i64> = inp
+        .lines
+        .iter()
+        .filter(|l| l.supply_w == w)
+        .map(|l| l.i_id)
+        .collect();
+    home.sort_unstable();
+    home.dedup();
+    // (i_id, supply warehouse, current s_quantity) of every stock row the order touches; a
+    // line naming an item again sees the quantity the earlier line left.
+    let mut stock: Vec<(i64, i64, i64)> = Vec::with_capacity(MAX_LINES);
+    if !home.is_empty() {
+        params.clear();
+        params.push(I(w));
+        params.extend(home.iter().map(|&i| I(i)));
+        if ints(cx, conn, st.stock_in[home.len() - 1], &params).await? != home.len() as u64 {
             return Err(DbError::new(ErrorClass::Other, "stock row not found"));
         }
-        let s_q = cx.int(0);
+        stock.extend(
+            cx.ints
+                .chunks(3)
+                .map(|r| (r[0].unwrap_or(0), w, r[1].unwrap_or(0))),
+        );
+    }
+    let mut total_cents = 0i64;
+    params.clear();
+    for (k, l) in inp.lines.iter().enumerate() {
+        let price = prices.iter().find(|p| p.0 == l.i_id).map_or(0, |p| p.1);
+        let at = match stock
+            .iter()
+            .position(|s| s.0 == l.i_id && s.1 == l.supply_w)
+        {
+            Some(at) => at,
+            None => {
+                if ints(cx, conn, st.stock, &[I(l.i_id), I(l.supply_w)]).await? != 1 {
+                    return Err(DbError::new(ErrorClass::Other, "stock row not found"));
+                }
+                stock.push((l.i_id, l.supply_w, cx.int(0)));
+                stock.len() - 1
+            }
+        };
+        let s_q = stock[at].2;
         // TPC-C 2.4.2.2: restock by 91 when fewer than 10 would remain.
         let new_q = if s_q >= l.quantity + 10 {
             s_q - l.quantity
         } else {
             s_q - l.quantity + 91
         };
+        stock[at].2 = new_q;
         let remote = (l.supply_w != w) as i64;
         cx.exec(
             conn,
@@ -165,25 +241,23 @@ pub async fn run(st: &Stmts, cx: &mut Ctx, conn: &mut Conn, inp: &Input) -> DbRe
         .await?;
         let amount = l.quantity * price;
         total_cents += amount;
-        cx.exec(
-            conn,
-            st.order_line_insert,
-            &[
-                I(o_id),
-                I(d),
-                I(w),
-                I(k as i64 + 1),
-                I(l.i_id),
-                I(l.supply_w),
-                I(l.quantity),
-                I(amount),
-                I(d),
-                I(l.i_id),
-                I(l.supply_w),
-            ],
-        )
-        .await?;
+        params.extend([
+            I(o_id),
+            I(d),
+            I(w),
+            I(k as i64 + 1),
+            I(l.i_id),
+            I(l.supply_w),
+            I(l.quantity),
+            I(amount),
+            I(d),
+            I(l.i_id),
+            I(l.supply_w),
+        ]);
     }
+    // Every order line in one INSERT.
+    cx.exec(conn, st.order_lines[inp.lines.len() - 1], &params)
+        .await?;
     // The total of 2.4.2.2 (shown to the terminal user; computed, not stored).
     std::hint::black_box(
         total_cents * (10_000 - discount) / 10_000 * (10_000 + w_tax + d_tax) / 10_000,
