@@ -16,7 +16,7 @@
 # 'a' + 3 random base64 characters, enginebench's 10 random characters (--compressed-fraction 1).
 # Whole-process CPU includes each tool's start-up (iibench.py: 4 MB of random base64;
 # enginebench: settings capture, calibration of the text generator, final flush, report).
-# EB_FLAGS: extra flags for enginebench (e.g. --no-sched-batch).
+# EB_FLAGS: extra flags for enginebench (iibench never uses SCHED_BATCH, see docs/iibench.md).
 set -euo pipefail
 
 SOCK=${1:?usage: $0 SOCKET [ROWS] [ROUNDS] [ENGINE]}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/vs-tpcc-peers.sh: TPC-C load and tpmC of enginebench side by side with go-tpc,
 # BenchBase and tpcc-mysql on one private MariaDB (InnoDB) server, every figure measured from
-# outside the tools, tools alternated A B C D in each round; prints a Markdown table.
+# outside the tools, tools alternated in an order that rotates each round; prints a Markdown table.
 #
 #   EB_GOTPC=/path/to/go-tpc \
 #   EB_BENCHBASE_DIR=/path/to/benchbase-mariadb EB_JAVA=/path/to/java \
@@ -246,7 +246,11 @@ echo "load average before: $load_before" | tee "$out/summary.txt"
 load_sizes=$(tr ' ' '\n' <<<"$LOAD_W" | { grep -vx "$RUN_W" || true; } | tr '\n' ' ')
 load_sizes="$load_sizes $RUN_W"
 for round in $(seq 1 "$ROUNDS"); do
-    for tool in "${tools[@]}"; do
+    # The order rotates each round (A B C, B C A, C A B, ...), so that no tool always runs
+    # first after the server started or right after the same neighbour.
+    order=()
+    for k in "${!tools[@]}"; do order+=("${tools[$(((k + round - 1) % ${#tools[@]}))]}"); done
+    for tool in "${order[@]}"; do
         db=$(db_of "$tool")
         for w in $load_sizes; do
             fresh_db "$db"
