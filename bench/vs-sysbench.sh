@@ -21,6 +21,11 @@
 #   EB_EXTRA       extra arguments for `enginebench run`, word-split
 #   EB_PG_DRIVER   PostgreSQL client of enginebench: wire (default) or tokio_postgres
 #   EB_OUT         output folder (default enginebench-results/vs-sysbench-<dbms>-<UTC time>)
+#   EB_WORKLOAD    point_select (default) or read_write (MariaDB only): sysbench
+#                  oltp_read_write against `enginebench run oltp_read_write`, 1 table of
+#                  EB_TABLE_SIZE rows each; queries are then Com_stmt_execute + Com_begin +
+#                  Com_commit (sysbench sends BEGIN and COMMIT as text, as enginebench does).
+#                  The issue's setting: EB_WORKLOAD=read_write EB_THREADS=4.
 #
 # What is measured, in the same window for both tools (so start-up, connecting and the
 # warm-up are outside it):
@@ -44,6 +49,12 @@ die() { echo "vs-sysbench.sh: ERROR: $*" >&2; exit 1; }
 
 dbms=${1:-mysql}
 case $dbms in mysql | pgsql) ;; *) die "unknown dbms '$dbms' (mysql or pgsql)" ;; esac
+workload=${EB_WORKLOAD:-point_select}
+case $workload in
+    point_select) ;;
+    read_write) [[ $dbms == mysql ]] || die "EB_WORKLOAD=read_write: MariaDB only" ;;
+    *) die "unknown EB_WORKLOAD '$workload' (point_select or read_write)" ;;
+esac
 pairs=${EB_PAIRS:-3}
 threads=${EB_THREADS:-16}
 time_s=${EB_TIME:-20}
@@ -74,10 +85,13 @@ if [[ $dbms == mysql ]]; then
     srv_pid=$EB_TEST_MYSQL_PID
     sql() { mariadb --no-defaults -S "$sock" -uroot -N -B -e "$1"; }
     sql "CREATE DATABASE IF NOT EXISTS sbtest; CREATE DATABASE IF NOT EXISTS ebvs"
-    sb=(sysbench oltp_point_select --db-driver=mysql --mysql-socket="$sock" --mysql-user=root
+    sb=(sysbench "oltp_$workload" --db-driver=mysql --mysql-socket="$sock" --mysql-user=root
         --mysql-db=sbtest --tables=1 --table-size="$rows")
     eb_target="mysql://root@localhost/ebvs?socket=$sock"
-    queries() { sql "SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'" | awk '{print $2}'; }
+    queries() {
+        sql "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_stmt_execute', 'Com_begin', 'Com_commit')" |
+            awk '{s += $2} END {print s}'
+    }
     server_ticks() { awk '{print $14 + $15}' "/proc/$srv_pid/stat"; }
 else
     pgdir=$(sed -n 's/.*host=\([^&]*\).*/\1/p' <<<"$EB_TEST_PG_URL")
@@ -107,12 +121,17 @@ ctxsw() {
         awk '/^(voluntary|nonvoluntary)_ctxt_switches/{s += $2} END {print s + 0}'
 }
 
+if [[ $workload == point_select ]]; then
+    eb_workload=(micro-read --queries READ_PK_POINT)
+else
+    eb_workload=(oltp_read_write --tables 1)
+fi
 log "preparing: sysbench table and enginebench table ($rows rows each)"
 if ! "${sb[@]}" prepare >"$out/sysbench-prepare.log" 2>&1; then
     "${sb[@]}" cleanup >/dev/null 2>&1 || true
     "${sb[@]}" prepare >"$out/sysbench-prepare.log" 2>&1 || die "sysbench prepare failed: see $out/sysbench-prepare.log"
 fi
-"$bin" prepare micro-read --target "$eb_target" --table-size "$rows" >"$out/eb-prepare.log" 2>&1 ||
+"$bin" prepare ${eb_workload[0]} --target "$eb_target" --table-size "$rows" >"$out/eb-prepare.log" 2>&1 ||
     die "enginebench prepare failed: see $out/eb-prepare.log"
 if [[ $dbms == pgsql ]]; then
     for db in sbtest ebvs; do
@@ -129,7 +148,7 @@ measure() { # tool run
         "${sb[@]}" --threads="$threads" --time="$time_s" run >"$logf" 2>&1 &
     else
         # shellcheck disable=SC2086
-        "$bin" run micro-read --target "$eb_target" --queries READ_PK_POINT --table-size "$rows" \
+        "$bin" run "${eb_workload[@]}" --target "$eb_target" --table-size "$rows" \
             --threads "$threads" --warmup 2s --duration "${time_s}s" --runs 1 \
             --results-dir "$out/eb-results" ${EB_EXTRA:-} >"$logf" 2>&1 &
     fi
@@ -160,16 +179,16 @@ done
 log "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # Medians per tool, and ratios enginebench / sysbench (of the medians, and per pair).
-python3 - "$out/runs.tsv" "$dbms" "$threads" "$rows" "$time_s" "$win_start" "$win_len" >"$out/summary.md" <<'EOF'
+python3 - "$out/runs.tsv" "$dbms" "$threads" "$rows" "$time_s" "$win_start" "$win_len" "$workload" >"$out/summary.md" <<'EOF'
 import sys, statistics as st
-path, dbms, threads, rows, time_s, ws, wl = sys.argv[1:]
+path, dbms, threads, rows, time_s, ws, wl = sys.argv[1:8]
 rows_ = [l.rstrip("\n").split("\t") for l in open(path)][1:]
 cols = ["qps", "client_us_per_q", "server_us_per_q", "ctxsw_per_q", "other_cores"]
 by = {}
 for r in rows_:
     by.setdefault(r[0], []).append([float(x) for x in r[2:]])
 med = {t: [st.median(v[i] for v in vs) for i in range(len(cols))] for t, vs in by.items()}
-print(f"## enginebench vs sysbench: point select, {dbms}, {threads} threads, {rows} rows, "
+print(f"## enginebench vs sysbench: {sys.argv[8]}, {dbms}, {threads} threads, {rows} rows, "
       f"{time_s} s runs, window {ws}+{wl} s, {len(by.get('sysbench', []))} pairs\n")
 print("| tool | QPS | client µs/query | server µs/query | ctx switches/query | other busy cores |")
 print("|---|---|---|---|---|---|")
