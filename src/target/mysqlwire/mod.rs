@@ -337,30 +337,20 @@ impl WireConn {
     async fn send(&mut self) -> DbResult<()> {
         let len = self.wbuf.len() - 4;
         let seq = self.wbuf[3];
-        if !self.deferred.is_empty() {
-            // Deferred statements go first, in the same write when the command is small.
-            let mut d = std::mem::take(&mut self.deferred);
-            if len < MAX_PAYLOAD {
-                self.wbuf[..3].copy_from_slice(&(len as u32).to_le_bytes()[..3]);
-                self.seq = seq.wrapping_add(1);
-                d.extend_from_slice(&self.wbuf);
-                let r = self.write_all(&d).await;
-                d.clear();
-                self.deferred = d;
-                return r;
-            }
-            let r = self.write_all(&d).await;
-            d.clear();
-            self.deferred = d;
-            r?;
-        }
         if len < MAX_PAYLOAD {
             self.wbuf[..3].copy_from_slice(&(len as u32).to_le_bytes()[..3]);
             self.seq = seq.wrapping_add(1);
+            if !self.deferred.is_empty() {
+                // Deferred statements go first, in the same write.
+                return self.write_deferred(true).await;
+            }
             let buf = std::mem::take(&mut self.wbuf);
             let r = self.write_all(&buf).await;
             self.wbuf = buf;
             return r;
+        }
+        if !self.deferred.is_empty() {
+            self.write_deferred(false).await?;
         }
         // Split: parts of MAX_PAYLOAD bytes, then a last part shorter than that (maybe empty).
         let payload = self.wbuf[4..].to_vec();
@@ -498,13 +488,22 @@ impl WireConn {
     /// not read through `read_results`).
     async fn settle(&mut self) -> DbResult<()> {
         if !self.deferred.is_empty() {
-            let d = std::mem::take(&mut self.deferred);
-            let r = self.write_all(&d).await;
-            self.deferred = d;
-            self.deferred.clear();
-            r?;
+            self.write_deferred(false).await?;
         }
         self.read_owed().await
+    }
+
+    /// Write the deferred statements, followed by the packet in `wbuf` when `with_wbuf`, in
+    /// one write; the queue is then empty (its allocation is kept).
+    async fn write_deferred(&mut self, with_wbuf: bool) -> DbResult<()> {
+        let mut d = std::mem::take(&mut self.deferred);
+        if with_wbuf {
+            d.extend_from_slice(&self.wbuf);
+        }
+        let r = self.write_all(&d).await;
+        d.clear();
+        self.deferred = d;
+        r
     }
 
     /// Read the replies of deferred statements already written; the first error is returned
