@@ -870,6 +870,30 @@ fn notes(cfg: &RunConfig) -> Vec<String> {
         n.push("PostgreSQL statistics counters are flushed lazily by the server; their per-run deltas are approximate.".into());
     }
     n.extend(cfg.workload_spec.notes());
+    if let Workload::Custom(w) = &cfg.workload_spec {
+        let piped: Vec<&str> = w
+            .txns
+            .iter()
+            .filter(|t| t.pipeline && t.transaction)
+            .map(|t| t.name.as_str())
+            .collect();
+        if !piped.is_empty() {
+            let t = &cfg.target_spec;
+            let on = t.dbms == Dbms::Postgres
+                && t.pg_driver == crate::target::url::PgDriver::Wire
+                && t.pipeline_statements;
+            n.push(format!(
+                "{}: transactions {} are marked `pipeline`: {}",
+                w.name,
+                piped.join(", "),
+                if on {
+                    "statements without captures were written without waiting for the previous reply (each with its own Sync; docs/workload-files.md, \"Pipelined statements\"), so such a transaction took one round trip (with BEGIN sent alongside) instead of one per statement"
+                } else {
+                    "this run sent them one at a time (pipelining applies to the PostgreSQL lean client only, and ?pipeline=off turns it off)"
+                }
+            ));
+        }
+    }
     n
 }
 

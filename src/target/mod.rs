@@ -174,6 +174,33 @@ impl Conn {
         }
     }
 
+    /// Execute a prepared statement inside a transaction block whose result nobody reads.
+    /// The PostgreSQL lean client (unless the URL says `?pipeline=off`) queues it to be
+    /// written with the next command instead of waiting for its reply, and returns 0: its
+    /// rows are counted by `take_pipelined_rows` once read, and an error in it is returned
+    /// by the next command (COMMIT at the latest). Everywhere else it is `exec_rows`. Only
+    /// PostgreSQL: after a failed statement it refuses the rest of the transaction block,
+    /// while MySQL would run the statements already sent, some in autocommit after a
+    /// deadlock's rollback.
+    pub async fn exec_pipelined(&mut self, id: StmtId, params: &[Value]) -> DbResult<u64> {
+        match self {
+            Conn::Postgres(postgres::PgConn::Wire(c)) if c.pipeline_statements => {
+                c.defer_exec(id.0, params).await?;
+                Ok(0)
+            }
+            _ => self.exec_rows(id, params).await,
+        }
+    }
+
+    /// Rows of statements run through `exec_pipelined` whose replies were read since the
+    /// last call.
+    pub fn take_pipelined_rows(&mut self) -> u64 {
+        match self {
+            Conn::Postgres(postgres::PgConn::Wire(c)) => c.take_owed_rows(),
+            _ => 0,
+        }
+    }
+
     /// Execute a prepared statement and append every column of every row to `out` as an
     /// integer (NULL as `None`); returns the row count. For values the client must read
     /// (ids, counters, money as integer cents): the SQL casts them to an integer type.

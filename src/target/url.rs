@@ -37,6 +37,10 @@ pub struct TargetSpec {
     /// round trip less per transaction) or sent alone and waited for, as sysbench and pgbench
     /// do.
     pub pipeline_begin: bool,
+    /// `?pipeline=on|off` (PostgreSQL lean client): whether the statements of a workload-file
+    /// transaction marked `pipeline = true` are written without waiting for the previous
+    /// statement's reply (on, the default) or one at a time.
+    pub pipeline_statements: bool,
 }
 
 /// The PostgreSQL client used for a target (`?driver=wire|tokio_postgres` in the URL).
@@ -121,6 +125,7 @@ impl TargetSpec {
             ssl_ca: None,
             pg_driver: PgDriver::default(),
             pipeline_begin: false,
+            pipeline_statements: false,
         }
     }
 
@@ -144,6 +149,7 @@ impl TargetSpec {
         let mut ssl_mode = SslMode::Disable;
         let mut ssl_ca = None;
         let mut pipeline_begin = true;
+        let mut pipeline_statements = true;
         for (k, v) in u.query_pairs() {
             if k == "ssl-mode" || k == "sslmode" {
                 ssl_mode = SslMode::parse(&v).ok_or_else(|| {
@@ -168,6 +174,16 @@ impl TargetSpec {
                         ))
                     }
                 };
+            } else if k == "pipeline" {
+                pipeline_statements = match v.as_ref() {
+                    "on" => true,
+                    "off" => false,
+                    other => {
+                        return Err(format!(
+                            "invalid target '{shown}': unknown pipeline '{other}' (use on or off)"
+                        ))
+                    }
+                };
             } else if k == "driver" && dbms == Dbms::Mysql {
                 mysql_driver = match v.as_ref() {
                     "wire" => MysqlDriver::Wire,
@@ -189,7 +205,7 @@ impl TargetSpec {
                     }
                 };
             } else {
-                let also = ", driver, begin";
+                let also = ", driver, begin, pipeline";
                 let hint = if is_secret_key(&k) {
                     ": give passwords through MYSQL_PWD or PGPASSWORD"
                 } else {
@@ -268,6 +284,7 @@ impl TargetSpec {
             ssl_ca,
             pg_driver,
             pipeline_begin,
+            pipeline_statements,
         })
     }
 

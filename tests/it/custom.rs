@@ -136,6 +136,73 @@ fn shop_on_postgres() {
     shop(&fresh_db(&base, "eb_custom_shop"));
 }
 
+/// Pipelined transactions on PostgreSQL: the statements of `good` are sent without waiting
+/// and all land; `bad` fails in its second statement and leaves nothing (its first insert is
+/// rolled back, its third is refused), counted once per transaction under the error's class.
+/// With `?pipeline=off` the same file gives the same rows. Then tpcb (pipelined) conserves
+/// money as pgbench's does.
+#[test]
+fn pipelined_transactions_on_postgres() {
+    let Some(base) = server_url("EB_TEST_PG_URL") else {
+        return;
+    };
+    let _g = server_lock();
+    let file = data("workload-pipeline.toml");
+    for (db, extra) in [
+        ("eb_custom_pipe", ""),
+        ("eb_custom_nopipe", "&pipeline=off"),
+    ] {
+        let url = fresh_db(&base, db);
+        let url = if url.contains('?') {
+            format!("{url}{extra}")
+        } else {
+            format!("{url}?{}", extra.trim_start_matches('&'))
+        };
+        let dir = tempdir();
+        let doc = run(
+            dir.path(),
+            &["--workload-file", file.to_str().unwrap(), "--target", &url],
+        );
+        let r = &doc["points"][0]["runs"][0];
+        let good = r["by_kind"]["good"]["ops"].as_i64().unwrap();
+        let bad_errors = r["by_kind"]["bad"]["errors"].as_i64().unwrap();
+        assert!(good > 0 && bad_errors > 0, "{extra}: {r}");
+        assert_eq!(r["errors_total"].as_i64().unwrap(), bad_errors, "{extra}");
+        assert_eq!(count(&url, "SELECT count(*) FROM pl_ok"), good, "{extra}");
+        assert_eq!(count(&url, "SELECT count(*) FROM pl_bad"), 0, "{extra}");
+        // Every good transaction returned its two SELECTs' rows, pipelined or not.
+        assert_eq!(r["rows"].as_i64().unwrap(), 2 * good, "{extra}");
+        let errs = r["errors"].as_object().unwrap();
+        assert_eq!(errs.len(), 1, "one class: {errs:?}");
+        let note = doc["notes"].as_array().unwrap().iter().any(|n| {
+            n.as_str().unwrap().contains(if extra.is_empty() {
+                "without waiting for the previous reply"
+            } else {
+                "one at a time"
+            })
+        });
+        assert!(note, "{extra}: {}", doc["notes"]);
+    }
+    let url = fresh_db(&base, "eb_custom_tpcb");
+    let dir = tempdir();
+    let doc = run(dir.path(), &["tpcb", "--target", &url]);
+    let r = &doc["points"][0]["runs"][0];
+    assert_eq!(r["errors_total"], 0, "{}", r["error_samples"]);
+    let ops = r["ops"].as_i64().unwrap();
+    assert_eq!(r["statements"].as_i64().unwrap(), ops * 7);
+    assert_eq!(
+        r["rows"].as_i64().unwrap(),
+        ops,
+        "one abalance per transaction"
+    );
+    assert_eq!(count(&url, "SELECT count(*) FROM pgbench_history"), ops);
+    let sum = |t: &str, c: &str| count(&url, &format!("SELECT sum({c}) FROM {t}"));
+    let h = sum("pgbench_history", "delta");
+    assert_eq!(sum("pgbench_accounts", "abalance"), h);
+    assert_eq!(sum("pgbench_tellers", "tbalance"), h);
+    assert_eq!(sum("pgbench_branches", "bbalance"), h);
+}
+
 /// Every file of the corpus names its expected error on its first line:
 /// `# expect: LINE: KEY.PATH: message`.
 #[test]

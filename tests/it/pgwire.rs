@@ -396,3 +396,57 @@ fn deferred_begin() {
         }
     });
 }
+
+/// `Conn::exec_pipelined` queues statements without reading their replies (it returns 0 for a
+/// SELECT that finds a row; the row is counted once COMMIT has read the replies), the
+/// statements still run in order inside the transaction, a failure among them comes back
+/// from COMMIT with its own class and rolls everything back, and the connection stays in
+/// step afterwards. `?pipeline=off` runs each at once.
+#[test]
+fn pipelined_statements() {
+    let Some(base) = server_url("EB_TEST_PG_URL") else {
+        return;
+    };
+    let url = fresh_db(&base, "eb_pgwire_pipeline");
+    block(async {
+        for (mode, on) in [("on", true), ("off", false)] {
+            let mut c = Conn::connect(&spec(&format!("{url}&pipeline={mode}")))
+                .await
+                .unwrap();
+            c.execute("DROP TABLE IF EXISTS p; CREATE TABLE p (id INT PRIMARY KEY)")
+                .await
+                .unwrap();
+            let ins = c.prepare("INSERT INTO p VALUES (?)").await.unwrap();
+            let sel = c.prepare("SELECT id FROM p WHERE id = ?").await.unwrap();
+            c.begin("BEGIN").await.unwrap();
+            c.exec_pipelined(ins, &[Value::Int(1)]).await.unwrap();
+            let seen = c.exec_pipelined(sel, &[Value::Int(1)]).await.unwrap();
+            c.exec_pipelined(ins, &[Value::Int(2)]).await.unwrap();
+            c.execute("COMMIT").await.unwrap();
+            // Deferred: 0 at once and 1 after COMMIT; at once: 1 and nothing owed.
+            assert_eq!(seen, if on { 0 } else { 1 }, "{mode}");
+            assert_eq!(c.take_pipelined_rows(), if on { 1 } else { 0 }, "{mode}");
+            let n = c.query_one("SELECT count(*) FROM p").await.unwrap();
+            assert_eq!(n.as_deref(), Some("2"), "{mode}");
+
+            // A duplicate in the middle: the rest is refused and COMMIT reports the failure.
+            c.begin("BEGIN").await.unwrap();
+            let mut r = c.exec_pipelined(ins, &[Value::Int(3)]).await;
+            if r.is_ok() {
+                r = c.exec_pipelined(ins, &[Value::Int(1)]).await;
+            }
+            if r.is_ok() {
+                r = c.exec_pipelined(ins, &[Value::Int(4)]).await;
+            }
+            if r.is_ok() {
+                r = c.execute("COMMIT").await.map(|_| 0);
+            }
+            let e = r.unwrap_err();
+            assert_eq!(e.class, ErrorClass::DuplicateKey, "{mode}: {}", e.message);
+            c.execute("ROLLBACK").await.unwrap();
+            c.take_pipelined_rows();
+            let n = c.query_one("SELECT count(*) FROM p").await.unwrap();
+            assert_eq!(n.as_deref(), Some("2"), "{mode}: nothing of it stayed");
+        }
+    });
+}

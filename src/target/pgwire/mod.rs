@@ -85,6 +85,11 @@ struct Stmt {
     params: usize,
 }
 
+/// Bytes of deferred requests after which `defer_exec` writes the queue and reads its
+/// replies before queueing more (far below a socket's buffer, so the write cannot block
+/// while the server waits for its replies to be read).
+const MAX_DEFERRED: usize = 16 * 1024;
+
 pub struct PgWireConn {
     sock: AsyncFd<Sock>,
     rbuf: Vec<u8>,
@@ -96,8 +101,12 @@ pub struct PgWireConn {
     deferred: Vec<u8>,
     /// Replies of deferred statements not read yet; read before the next command's reply.
     owed: u32,
+    /// DataRows in the replies of deferred statements, read by `read_owed`, not yet taken.
+    owed_rows: u64,
     /// Whether `Conn::begin` defers BEGIN to the next command (`?begin=`).
     pub pipeline_begin: bool,
+    /// Whether `Conn::exec_pipelined` defers statements (`?pipeline=`).
+    pub pipeline_statements: bool,
     /// `server_version` as the server reported it at startup.
     pub server_version: String,
 }
@@ -175,7 +184,9 @@ impl PgWireConn {
             stmts: Vec::new(),
             deferred: Vec::new(),
             owed: 0,
+            owed_rows: 0,
             pipeline_begin: spec.pipeline_begin,
+            pipeline_statements: spec.pipeline_statements,
             server_version: String::new(),
         };
         c.startup(spec).await?;
@@ -417,6 +428,32 @@ impl PgWireConn {
         self.owed += 1;
     }
 
+    /// Queue Bind + Execute + Sync of prepared statement `idx`, to be written with the next
+    /// command, like `defer`. Each statement keeps its own Sync, so the server runs it exactly
+    /// as if it had been sent alone: inside a transaction block, a statement after a failed
+    /// one fails too ("current transaction is aborted"), and COMMIT then rolls back. The
+    /// first error comes back from the next command that reads replies; the DataRows of the
+    /// deferred replies are counted for `take_owed_rows`. At most `MAX_DEFERRED` bytes wait:
+    /// beyond that the queue is written and its replies read first, so a long transaction
+    /// never has more unread requests than the socket holds.
+    pub async fn defer_exec(&mut self, idx: usize, params: &[Value]) -> DbResult<()> {
+        if self.deferred.len() > MAX_DEFERRED {
+            self.settle().await?;
+        }
+        let name = checked(&self.stmts, idx, params)?;
+        let d = &mut self.deferred;
+        msg::bind(d, name, params);
+        msg::execute(d);
+        msg::sync(d);
+        self.owed += 1;
+        Ok(())
+    }
+
+    /// DataRows in the replies of deferred statements read since the last call.
+    pub fn take_owed_rows(&mut self) -> u64 {
+        std::mem::take(&mut self.owed_rows)
+    }
+
     /// Write queued statements now and read their replies (before a command whose reply is
     /// not read through `read_reply`).
     async fn settle(&mut self) -> DbResult<()> {
@@ -432,9 +469,12 @@ impl PgWireConn {
     /// after all of them are read.
     async fn read_owed(&mut self) -> DbResult<()> {
         let mut first = Ok(());
+        let mut rows = 0;
         while self.owed > 0 {
             self.owed -= 1;
-            if let Err(e) = self.read_one(&mut |_| {}).await {
+            let r = self.read_one(&mut |_| rows += 1).await;
+            self.owed_rows += std::mem::take(&mut rows);
+            if let Err(e) = r {
                 if e.class == ErrorClass::ConnectionLost {
                     return Err(e);
                 }
@@ -478,24 +518,9 @@ impl PgWireConn {
 
     /// Bind + Execute + Sync of statement `idx`, in `wbuf`, then one write.
     async fn send_execute(&mut self, idx: usize, params: &[Value]) -> DbResult<()> {
-        let Some(st) = self.stmts.get(idx) else {
-            return Err(DbError::new(
-                ErrorClass::Other,
-                "unknown prepared statement",
-            ));
-        };
-        if params.len() != st.params {
-            return Err(DbError::new(
-                ErrorClass::Other,
-                format!(
-                    "statement takes {} parameters, {} given",
-                    st.params,
-                    params.len()
-                ),
-            ));
-        }
         self.wbuf.clear();
-        msg::bind(&mut self.wbuf, &st.name, params);
+        let name = checked(&self.stmts, idx, params)?;
+        msg::bind(&mut self.wbuf, name, params);
         msg::execute(&mut self.wbuf);
         msg::sync(&mut self.wbuf);
         self.flush().await
@@ -675,6 +700,27 @@ impl PgWireConn {
             None => Ok(()),
         }
     }
+}
+
+/// The name of prepared statement `idx`, if `params` fit it.
+fn checked<'a>(stmts: &'a [Stmt], idx: usize, params: &[Value]) -> DbResult<&'a str> {
+    let Some(st) = stmts.get(idx) else {
+        return Err(DbError::new(
+            ErrorClass::Other,
+            "unknown prepared statement",
+        ));
+    };
+    if params.len() != st.params {
+        return Err(DbError::new(
+            ErrorClass::Other,
+            format!(
+                "statement takes {} parameters, {} given",
+                st.params,
+                params.len()
+            ),
+        ));
+    }
+    Ok(&st.name)
 }
 
 /// A DataRow in text format as strings.

@@ -159,7 +159,9 @@ impl CustomDriver {
                 self.bind.push(self.vals[t][s].clone());
             }
             step.statements += 1;
-            if st.capture.is_empty() {
+            if st.capture.is_empty() && txn.transaction && txn.pipeline {
+                step.rows += conn.exec_pipelined(id, &self.bind).await?;
+            } else if st.capture.is_empty() {
                 step.rows += conn.exec_rows(id, &self.bind).await?;
             } else {
                 self.captured.clear();
@@ -192,6 +194,7 @@ impl CustomDriver {
         if txn.transaction {
             step.statements += 1;
             conn.execute("COMMIT").await?;
+            step.rows += conn.take_pipelined_rows();
         }
         Ok(step)
     }
@@ -331,8 +334,10 @@ impl Driver for CustomDriver {
             Err(mut e) => {
                 let txn = &self.spec.txns[t];
                 if txn.transaction && e.class != ErrorClass::ConnectionLost {
-                    // Whatever the server still holds of the transaction goes.
+                    // Whatever the server still holds of the transaction goes (with the
+                    // replies of pipelined statements not read yet).
                     let _ = conn.execute("ROLLBACK").await;
+                    conn.take_pipelined_rows();
                 }
                 if txn.retry_on.contains(&e.class) && tries < txn.retry_max {
                     self.pending = Some((t, tries + 1));

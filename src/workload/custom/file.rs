@@ -165,6 +165,8 @@ struct TxnDef {
     #[serde(default)]
     transaction: Option<bool>,
     #[serde(default)]
+    pipeline: Option<bool>,
+    #[serde(default)]
     params: Ordered<Spanned<GenDef>>,
     statements: Vec<Spanned<StmtDef>>,
     #[serde(default)]
@@ -1165,6 +1167,7 @@ pub fn parse(
             weight: x.weight.unwrap_or(1),
             params,
             transaction: x.transaction.unwrap_or(statements.len() > 1),
+            pipeline: x.pipeline.unwrap_or(false),
             statements,
             writes,
             retry_on,

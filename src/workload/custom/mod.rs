@@ -109,6 +109,9 @@ pub struct Txn {
     pub statements: Vec<Stmt>,
     /// BEGIN ... COMMIT around the statements.
     pub transaction: bool,
+    /// `pipeline = true`: statements without captures are sent without waiting for the
+    /// previous reply (PostgreSQL lean client; only inside BEGIN ... COMMIT).
+    pub pipeline: bool,
     /// Some statement is not a SELECT (SQLite then starts with BEGIN IMMEDIATE).
     pub writes: bool,
     pub retry_on: Vec<ErrorClass>,
