@@ -9,7 +9,11 @@
 #   EB_SCALE (10), EB_CLIENTS (4), EB_TIME (10 s per run), EB_OUT (output folder).
 #   EB_PG_DRIVER (enginebench's PostgreSQL client: wire, the default, or tokio_postgres).
 #   EB_TOOLS: the tools of a round, in order (default "pgbench-prepared enginebench
-#   pgbench-simple enginebench-nobatch").
+#   pgbench-simple enginebench-nobatch"). Also: enginebench-nopipe (enginebench with
+#   ?pipeline=off: each statement waits for the previous reply, BEGIN still goes with the
+#   first), enginebench-serial (?pipeline=off&begin=separate: one round trip per statement,
+#   as pgbench), pgbench-pipeline (the same TPC-B-like script as a custom script between
+#   \startpipeline and \endpipeline, -M prepared: pgbench's own pipeline mode).
 #
 # Measured per run: transactions per second as each tool reports it (pgbench: "tps ...
 # without initial connection time"; enginebench: ops_per_s of the run) and client CPU per
@@ -44,6 +48,22 @@ pgbench -h "$sock" -p "$port" -U postgres -i -q -s "$scale" pgb >"$out/pgbench-i
 eb_url="postgres://postgres@localhost:$port/ebt?host=$sock${EB_PG_DRIVER:+&driver=$EB_PG_DRIVER}"
 "$bin" prepare tpcb --target "$eb_url" --var "scale=$scale" 2>"$out/eb-prepare.log"
 psql_ -d pgb -c "CHECKPOINT"
+# pgbench's built-in tpcb-like script in pgbench's pipeline mode (for EB_TOOLS=pgbench-pipeline).
+cat >"$out/tpcb-pipeline.sql" <<'SQL'
+\set aid random(1, 100000 * :scale)
+\set bid random(1, 1 * :scale)
+\set tid random(1, 10 * :scale)
+\set delta random(-5000, 5000)
+\startpipeline
+BEGIN;
+UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;
+UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
+END;
+\endpipeline
+SQL
 
 printf 'round\ttool\ttps\tclient_us_per_tx\tload1\n' >"$out/runs.tsv"
 for r in $(seq 1 "$rounds"); do
@@ -57,8 +77,13 @@ for r in $(seq 1 "$rounds"); do
     case $tool in
       pgbench-*)
         mode=${tool#pgbench-}
+        script=()
+        if [[ $mode == pipeline ]]; then
+          mode=prepared
+          script=(-s "$scale" -f "$out/tpcb-pipeline.sql")
+        fi
         /usr/bin/time -f '%U %S' -o "$out/time.txt" \
-          pgbench -h "$sock" -p "$port" -U postgres -n -j 1 -c "$clients" -T "$time_s" -M "$mode" pgb \
+          pgbench -h "$sock" -p "$port" -U postgres -n -j 1 -c "$clients" -T "$time_s" -M "$mode" "${script[@]}" pgb \
           >"$out/$tool-$r.log" 2>&1
         tps=$(grep -E '^tps = ' "$out/$tool-$r.log" | grep -v including | sed -E 's/tps = ([0-9.]+).*/\1/' | head -1)
         tx=$(grep -E 'number of transactions actually processed' "$out/$tool-$r.log" | sed -E 's/.*: ([0-9]+).*/\1/')
@@ -66,8 +91,11 @@ for r in $(seq 1 "$rounds"); do
         ;;
       enginebench*)
         extra=()
+        url=$eb_url
         [[ $tool == enginebench-nobatch ]] && extra=(--no-sched-batch)
-        "$bin" run tpcb --target "$eb_url" --var "scale=$scale" --threads "$clients" --warmup 0 \
+        [[ $tool == enginebench-nopipe ]] && url="$eb_url&pipeline=off"
+        [[ $tool == enginebench-serial ]] && url="$eb_url&pipeline=off&begin=separate"
+        "$bin" run tpcb --target "$url" --var "scale=$scale" --threads "$clients" --warmup 0 \
           --duration "${time_s}s" --runs 1 --format json --results-dir "$out/eb" "${extra[@]}" \
           >"$out/$tool-$r.json" 2>"$out/$tool-$r.log"
         read -r tps cpu < <(python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['points'][0]['runs'][0]; print('%.1f %.1f' % (r['ops_per_s'], r['client_cpu']['us_per_op']))" "$out/$tool-$r.json")
@@ -81,7 +109,7 @@ python3 - "$out/runs.tsv" >"$out/summary.md" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter='\t'))
 med = lambda tool, k: statistics.median(float(r[k]) for r in rows if r['tool'] == tool)
-tools = [t for t in ['pgbench-prepared', 'pgbench-simple', 'enginebench', 'enginebench-nobatch'] if any(r['tool'] == t for r in rows)]
+tools = [t for t in ['pgbench-prepared', 'pgbench-simple', 'pgbench-pipeline', 'enginebench', 'enginebench-nobatch', 'enginebench-nopipe', 'enginebench-serial'] if any(r['tool'] == t for r in rows)]
 print('| tool | tps (median) | client µs/tx (median) | ÷ pgbench -M prepared: tps | CPU/tx | ÷ pgbench -M simple: tps | CPU/tx |')
 print('|---|---|---|---|---|---|---|')
 for t in tools:

@@ -887,7 +887,7 @@ fn notes(cfg: &RunConfig) -> Vec<String> {
                 w.name,
                 piped.join(", "),
                 if on {
-                    "statements without captures were written without waiting for the previous reply (each with its own Sync; docs/workload-files.md, \"Pipelined statements\"), so such a transaction took one round trip (with BEGIN sent alongside) instead of one per statement"
+                    "statements without captures were written without waiting for the previous reply (one Sync for each run of them; docs/workload-files.md, \"Pipelined statements\"), so such a transaction took one round trip (with BEGIN sent alongside) instead of one per statement"
                 } else {
                     "this run sent them one at a time (pipelining applies to the PostgreSQL lean client only, and ?pipeline=off turns it off)"
                 }

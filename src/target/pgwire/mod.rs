@@ -103,6 +103,8 @@ pub struct PgWireConn {
     owed: u32,
     /// DataRows in the replies of deferred statements, read by `read_owed`, not yet taken.
     owed_rows: u64,
+    /// `deferred` ends with Bind + Execute messages not yet closed by a Sync.
+    pipe_open: bool,
     /// Whether `Conn::begin` defers BEGIN to the next command (`?begin=`).
     pub pipeline_begin: bool,
     /// Whether `Conn::exec_pipelined` defers statements (`?pipeline=`).
@@ -185,6 +187,7 @@ impl PgWireConn {
             deferred: Vec::new(),
             owed: 0,
             owed_rows: 0,
+            pipe_open: false,
             pipeline_begin: spec.pipeline_begin,
             pipeline_statements: spec.pipeline_statements,
             server_version: String::new(),
@@ -321,6 +324,7 @@ impl PgWireConn {
 
     /// Write all of `wbuf`, after any deferred statements (in the same write).
     async fn flush(&mut self) -> DbResult<()> {
+        self.close_pipe();
         if !self.deferred.is_empty() {
             let mut d = std::mem::take(&mut self.deferred);
             d.extend_from_slice(&self.wbuf);
@@ -424,18 +428,31 @@ impl PgWireConn {
     /// the command's. An error from it is returned by that command (after the command's own
     /// reply is read, so the connection stays in step).
     pub fn defer(&mut self, sql: &str) {
+        self.close_pipe();
         msg::query(&mut self.deferred, sql);
         self.owed += 1;
     }
 
-    /// Queue Bind + Execute + Sync of prepared statement `idx`, to be written with the next
-    /// command, like `defer`. Each statement keeps its own Sync, so the server runs it exactly
-    /// as if it had been sent alone: inside a transaction block, a statement after a failed
-    /// one fails too ("current transaction is aborted"), and COMMIT then rolls back. The
-    /// first error comes back from the next command that reads replies; the DataRows of the
-    /// deferred replies are counted for `take_owed_rows`. At most `MAX_DEFERRED` bytes wait:
-    /// beyond that the queue is written and its replies read first, so a long transaction
-    /// never has more unread requests than the socket holds.
+    /// End the run of deferred Bind + Execute messages with its Sync (one reply up to
+    /// ReadyForQuery is then owed for all of them).
+    fn close_pipe(&mut self) {
+        if self.pipe_open {
+            msg::sync(&mut self.deferred);
+            self.owed += 1;
+            self.pipe_open = false;
+        }
+    }
+
+    /// Queue Bind + Execute of prepared statement `idx`, to be written with the next command,
+    /// like `defer`; for statements inside a transaction block (BEGIN sent). Consecutive
+    /// deferred statements share one Sync, written before the next command, as in libpq's
+    /// pipeline mode: the server answers them with one write. After an error the server skips
+    /// the rest up to that Sync; inside a transaction block they would have failed anyway
+    /// ("current transaction is aborted"), and COMMIT then rolls back. The error comes back
+    /// from the next command that reads replies; the DataRows of the deferred replies are
+    /// counted for `take_owed_rows`. At most `MAX_DEFERRED` bytes wait: beyond that the queue
+    /// is written and its replies read first, so a long transaction never has more unread
+    /// requests than the socket holds.
     pub async fn defer_exec(&mut self, idx: usize, params: &[Value]) -> DbResult<()> {
         if self.deferred.len() > MAX_DEFERRED {
             self.settle().await?;
@@ -444,8 +461,7 @@ impl PgWireConn {
         let d = &mut self.deferred;
         msg::bind(d, name, params);
         msg::execute(d);
-        msg::sync(d);
-        self.owed += 1;
+        self.pipe_open = true;
         Ok(())
     }
 
@@ -457,7 +473,7 @@ impl PgWireConn {
     /// Write queued statements now and read their replies (before a command whose reply is
     /// not read through `read_reply`).
     async fn settle(&mut self) -> DbResult<()> {
-        if self.owed == 0 {
+        if self.owed == 0 && !self.pipe_open {
             return Ok(());
         }
         self.wbuf.clear();
