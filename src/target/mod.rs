@@ -192,6 +192,33 @@ impl Conn {
         }
     }
 
+    /// BEGIN of a transaction whose statements go through `exec_pipelined`: the PostgreSQL
+    /// lean client queues it in the same pipeline (one Sync, one reply for BEGIN and the
+    /// statements); otherwise `begin`.
+    pub async fn begin_pipelined(&mut self, sql: &str) -> DbResult<()> {
+        match self {
+            Conn::Postgres(postgres::PgConn::Wire(c))
+                if c.pipeline_statements && c.pipeline_begin =>
+            {
+                c.defer_in_pipe(sql);
+                Ok(())
+            }
+            _ => self.begin(sql).await,
+        }
+    }
+
+    /// COMMIT of a transaction whose statements went through `exec_pipelined`: the PostgreSQL
+    /// lean client queues it at the end of the pipeline and reads every reply; an error of
+    /// any queued statement is returned here. Otherwise a plain COMMIT.
+    pub async fn commit_pipelined(&mut self) -> DbResult<()> {
+        match self {
+            Conn::Postgres(postgres::PgConn::Wire(c)) if c.pipeline_statements => {
+                c.commit_pipelined().await
+            }
+            _ => self.execute("COMMIT").await,
+        }
+    }
+
     /// Rows of statements run through `exec_pipelined` whose replies were read since the
     /// last call.
     pub fn take_pipelined_rows(&mut self) -> u64 {

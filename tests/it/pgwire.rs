@@ -401,7 +401,8 @@ fn deferred_begin() {
 /// SELECT that finds a row; the row is counted once COMMIT has read the replies), the
 /// statements still run in order inside the transaction, a failure among them comes back
 /// from COMMIT with its own class and rolls everything back, and the connection stays in
-/// step afterwards. `?pipeline=off` runs each at once.
+/// step afterwards, also with BEGIN and COMMIT in the pipeline. `?pipeline=off` runs each at
+/// once.
 #[test]
 fn pipelined_statements() {
     let Some(base) = server_url("EB_TEST_PG_URL") else {
@@ -429,8 +430,17 @@ fn pipelined_statements() {
             let n = c.query_one("SELECT count(*) FROM p").await.unwrap();
             assert_eq!(n.as_deref(), Some("2"), "{mode}");
 
-            // A duplicate in the middle: the rest is refused and COMMIT reports the failure.
-            c.begin("BEGIN").await.unwrap();
+            // BEGIN and COMMIT in the pipeline too (one Sync for all): the same rows.
+            c.begin_pipelined("BEGIN").await.unwrap();
+            c.exec_pipelined(ins, &[Value::Int(10)]).await.unwrap();
+            c.exec_pipelined(sel, &[Value::Int(10)]).await.unwrap();
+            c.commit_pipelined().await.unwrap();
+            assert_eq!(c.take_pipelined_rows(), if on { 1 } else { 0 }, "{mode}");
+            c.execute("DELETE FROM p WHERE id = 10").await.unwrap();
+
+            // A duplicate in the middle: the rest (COMMIT included) is skipped or refused,
+            // and COMMIT reports the failure.
+            c.begin_pipelined("BEGIN").await.unwrap();
             let mut r = c.exec_pipelined(ins, &[Value::Int(3)]).await;
             if r.is_ok() {
                 r = c.exec_pipelined(ins, &[Value::Int(1)]).await;
@@ -439,7 +449,7 @@ fn pipelined_statements() {
                 r = c.exec_pipelined(ins, &[Value::Int(4)]).await;
             }
             if r.is_ok() {
-                r = c.execute("COMMIT").await.map(|_| 0);
+                r = c.commit_pipelined().await.map(|_| 0);
             }
             let e = r.unwrap_err();
             assert_eq!(e.class, ErrorClass::DuplicateKey, "{mode}: {}", e.message);

@@ -465,6 +465,30 @@ impl PgWireConn {
         Ok(())
     }
 
+    /// Queue a statement without parameters (BEGIN) in the pipeline of `defer_exec`: Parse,
+    /// Bind and Execute of the unnamed statement, under the same Sync as the statements after
+    /// it, so that the server answers them all with one write.
+    pub fn defer_in_pipe(&mut self, sql: &str) {
+        let d = &mut self.deferred;
+        msg::parse(d, "", sql);
+        msg::bind(d, "", &[]);
+        msg::execute(d);
+        self.pipe_open = true;
+    }
+
+    /// COMMIT at the end of a pipeline: queued in it (unnamed statement) under its Sync, then
+    /// the whole queue is written and every reply read; the first error of the queue is
+    /// returned (the server then skipped the rest, COMMIT included, and the transaction block
+    /// is left failed: the caller rolls back, as after any error). With nothing queued it is
+    /// a plain COMMIT.
+    pub async fn commit_pipelined(&mut self) -> DbResult<()> {
+        if !self.pipe_open {
+            return self.execute("COMMIT").await;
+        }
+        self.defer_in_pipe("COMMIT");
+        self.settle().await
+    }
+
     /// DataRows in the replies of deferred statements read since the last call.
     pub fn take_owed_rows(&mut self) -> u64 {
         std::mem::take(&mut self.owed_rows)
@@ -564,7 +588,7 @@ impl PgWireConn {
             let body = &self.rbuf[body];
             match ty {
                 b'D' => on_row(body),
-                b'2' | b'C' | b'T' | b'I' | b'n' | b's' => {}
+                b'1' | b'2' | b'C' | b'T' | b'I' | b'n' | b's' => {}
                 b'E' => {
                     let e = server_error(body, true);
                     if e.class == ErrorClass::ConnectionLost {

@@ -144,12 +144,16 @@ impl CustomDriver {
         };
         if txn.transaction {
             step.statements += 1;
-            conn.begin(match (self.dbms, txn.writes) {
+            let sql = match (self.dbms, txn.writes) {
                 (Dbms::Sqlite, true) => "BEGIN IMMEDIATE",
                 (Dbms::Mysql, _) => "START TRANSACTION",
                 _ => "BEGIN",
-            })
-            .await?;
+            };
+            if txn.pipeline {
+                conn.begin_pipelined(sql).await?;
+            } else {
+                conn.begin(sql).await?;
+            }
         }
         for (si, st) in txn.statements.iter().enumerate() {
             let variant = st.inline.map_or(0, |p| self.inline_idx[t][p]);
@@ -193,7 +197,11 @@ impl CustomDriver {
         }
         if txn.transaction {
             step.statements += 1;
-            conn.execute("COMMIT").await?;
+            if txn.pipeline {
+                conn.commit_pipelined().await?;
+            } else {
+                conn.execute("COMMIT").await?;
+            }
             step.rows += conn.take_pipelined_rows();
         }
         Ok(step)
