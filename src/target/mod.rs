@@ -200,8 +200,7 @@ impl Conn {
             Conn::Postgres(postgres::PgConn::Wire(c))
                 if c.pipeline_statements && c.pipeline_begin =>
             {
-                c.defer_in_pipe(sql);
-                Ok(())
+                c.begin_in_pipe(sql).await
             }
             _ => self.begin(sql).await,
         }

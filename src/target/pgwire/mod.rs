@@ -105,6 +105,8 @@ pub struct PgWireConn {
     owed_rows: u64,
     /// `deferred` ends with Bind + Execute messages not yet closed by a Sync.
     pipe_open: bool,
+    /// Parameterless statements (BEGIN, COMMIT) prepared for pipelines: SQL and index.
+    utility: Vec<(String, usize)>,
     /// Whether `Conn::begin` defers BEGIN to the next command (`?begin=`).
     pub pipeline_begin: bool,
     /// Whether `Conn::exec_pipelined` defers statements (`?pipeline=`).
@@ -188,6 +190,7 @@ impl PgWireConn {
             owed: 0,
             owed_rows: 0,
             pipe_open: false,
+            utility: Vec::new(),
             pipeline_begin: spec.pipeline_begin,
             pipeline_statements: spec.pipeline_statements,
             server_version: String::new(),
@@ -465,27 +468,47 @@ impl PgWireConn {
         Ok(())
     }
 
-    /// Queue a statement without parameters (BEGIN) in the pipeline of `defer_exec`: Parse,
-    /// Bind and Execute of the unnamed statement, under the same Sync as the statements after
-    /// it, so that the server answers them all with one write.
-    pub fn defer_in_pipe(&mut self, sql: &str) {
+    /// Queue BEGIN (`sql`) at the head of a pipeline of `defer_exec` statements, under the same
+    /// Sync, so that the server answers them all with one write. BEGIN and COMMIT are named
+    /// prepared statements of this connection (prepared on first use, before anything is
+    /// queued), as in pgbench's pipeline mode with `-M prepared`: no Parse per transaction.
+    pub async fn begin_in_pipe(&mut self, sql: &str) -> DbResult<()> {
+        let b = self.utility(sql).await?;
+        self.utility("COMMIT").await?;
         let d = &mut self.deferred;
-        msg::parse(d, "", sql);
-        msg::bind(d, "", &[]);
+        msg::bind(d, &self.stmts[b].name, &[]);
         msg::execute(d);
         self.pipe_open = true;
+        Ok(())
     }
 
-    /// COMMIT at the end of a pipeline: queued in it (unnamed statement) under its Sync, then
-    /// the whole queue is written and every reply read; the first error of the queue is
-    /// returned (the server then skipped the rest, COMMIT included, and the transaction block
-    /// is left failed: the caller rolls back, as after any error). With nothing queued it is
-    /// a plain COMMIT.
+    /// The prepared statement for a parameterless utility statement, prepared on first use.
+    async fn utility(&mut self, sql: &str) -> DbResult<usize> {
+        if let Some(&(_, i)) = self.utility.iter().find(|(s, _)| s == sql) {
+            return Ok(i);
+        }
+        let i = self.prepare(sql).await?;
+        self.utility.push((sql.to_string(), i));
+        Ok(i)
+    }
+
+    /// COMMIT at the end of a pipeline: queued in it under its Sync, then the whole queue is
+    /// written and every reply read; the first error of the queue is returned (the server then
+    /// skipped the rest, COMMIT included, and the transaction block is left failed: the caller
+    /// rolls back, as after any error). With nothing queued it is a plain COMMIT.
     pub async fn commit_pipelined(&mut self) -> DbResult<()> {
         if !self.pipe_open {
             return self.execute("COMMIT").await;
         }
-        self.defer_in_pipe("COMMIT");
+        let d = &mut self.deferred;
+        match self.utility.iter().find(|(s, _)| s == "COMMIT") {
+            Some(&(_, i)) => msg::bind(d, &self.stmts[i].name, &[]),
+            None => {
+                msg::parse(d, "", "COMMIT");
+                msg::bind(d, "", &[]);
+            }
+        }
+        msg::execute(d);
         self.settle().await
     }
 
