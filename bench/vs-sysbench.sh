@@ -2,8 +2,8 @@
 # bench/vs-sysbench.sh: enginebench against sysbench on the same point select, same server,
 # same table size and thread count, alternating A B A B, measured from outside both tools.
 #
-#   sysbench oltp_point_select   SELECT c FROM sbtest1 WHERE id=?     (prepared)
-#   enginebench micro-read       SELECT name FROM normal WHERE id = ? (READ_PK_POINT, prepared)
+#   sysbench oltp_point_select     SELECT c FROM sbtest1 WHERE id=?  (prepared)
+#   enginebench oltp_point_select  the same statement on its own sbtest1 (prepared)
 #
 # Usage:
 #   bench/vs-sysbench.sh [mysql|pgsql]      (default mysql: MariaDB over its Unix socket)
@@ -19,9 +19,15 @@
 #   EB_SERVERS     a folder with servers started by scripts/db-servers.sh (default: start
 #                  private ones in a temporary folder and stop them at the end)
 #   EB_EXTRA       extra arguments for `enginebench run`, word-split
+#   EB_VARIANTS    more enginebench runs in each round, one per space-separated target-URL
+#                  option, e.g. "io=epoll" runs `enginebench[io=epoll]` with `&io=epoll`
+#                  added to the target (compared with sysbench like the default run)
 #   EB_PG_DRIVER   PostgreSQL client of enginebench: wire (default) or tokio_postgres
 #   EB_OUT         output folder (default enginebench-results/vs-sysbench-<dbms>-<UTC time>)
-#   EB_WORKLOAD    point_select (default) or read_write (MariaDB only): sysbench
+#   EB_WORKLOAD    point_select (default), micro_point or read_write. micro_point runs
+#                  enginebench's micro-read READ_PK_POINT (SELECT name FROM normal WHERE
+#                  id = ?) instead of its oltp_point_select, as this script did before
+#                  2026-11-25. read_write (MariaDB only): sysbench
 #                  oltp_read_write against `enginebench run oltp_read_write`, 1 table of
 #                  EB_TABLE_SIZE rows each; queries are then Com_stmt_execute + Com_begin +
 #                  Com_commit (sysbench sends BEGIN and COMMIT as text, as enginebench does).
@@ -51,9 +57,9 @@ dbms=${1:-mysql}
 case $dbms in mysql | pgsql) ;; *) die "unknown dbms '$dbms' (mysql or pgsql)" ;; esac
 workload=${EB_WORKLOAD:-point_select}
 case $workload in
-    point_select) ;;
+    point_select | micro_point) ;;
     read_write) [[ $dbms == mysql ]] || die "EB_WORKLOAD=read_write: MariaDB only" ;;
-    *) die "unknown EB_WORKLOAD '$workload' (point_select or read_write)" ;;
+    *) die "unknown EB_WORKLOAD '$workload' (point_select, micro_point or read_write)" ;;
 esac
 pairs=${EB_PAIRS:-3}
 threads=${EB_THREADS:-16}
@@ -85,7 +91,9 @@ if [[ $dbms == mysql ]]; then
     srv_pid=$EB_TEST_MYSQL_PID
     sql() { mariadb --no-defaults -S "$sock" -uroot -N -B -e "$1"; }
     sql "CREATE DATABASE IF NOT EXISTS sbtest; CREATE DATABASE IF NOT EXISTS ebvs"
-    sb=(sysbench "oltp_$workload" --db-driver=mysql --mysql-socket="$sock" --mysql-user=root
+    sb_workload=oltp_$workload
+    [[ $workload == micro_point ]] && sb_workload=oltp_point_select
+    sb=(sysbench "$sb_workload" --db-driver=mysql --mysql-socket="$sock" --mysql-user=root
         --mysql-db=sbtest --tables=1 --table-size="$rows")
     eb_target="mysql://root@localhost/ebvs?socket=$sock"
     queries() {
@@ -121,8 +129,10 @@ ctxsw() {
         awk '/^(voluntary|nonvoluntary)_ctxt_switches/{s += $2} END {print s + 0}'
 }
 
-if [[ $workload == point_select ]]; then
+if [[ $workload == micro_point ]]; then
     eb_workload=(micro-read --queries READ_PK_POINT)
+elif [[ $workload == point_select ]]; then
+    eb_workload=(oltp_point_select --tables 1)
 else
     eb_workload=(oltp_read_write --tables 1)
 fi
@@ -147,8 +157,13 @@ measure() { # tool run
     if [[ $tool == sysbench ]]; then
         "${sb[@]}" --threads="$threads" --time="$time_s" run >"$logf" 2>&1 &
     else
+        local target=$eb_target
+        if [[ $tool == enginebench\[*\] ]]; then
+            target="$eb_target&${tool#enginebench\[}"
+            target=${target%]}
+        fi
         # shellcheck disable=SC2086
-        "$bin" run "${eb_workload[@]}" --target "$eb_target" --table-size "$rows" \
+        "$bin" run "${eb_workload[@]}" --target "$target" --table-size "$rows" \
             --threads "$threads" --warmup 2s --duration "${time_s}s" --runs 1 \
             --results-dir "$out/eb-results" ${EB_EXTRA:-} >"$logf" 2>&1 &
     fi
@@ -175,6 +190,9 @@ log "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((i = 1; i <= pairs; i++)); do
     measure sysbench "$i"
     measure enginebench "$i"
+    for v in ${EB_VARIANTS:-}; do
+        measure "enginebench[$v]" "$i"
+    done
 done
 log "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -192,7 +210,7 @@ print(f"## enginebench vs sysbench: {sys.argv[8]}, {dbms}, {threads} threads, {r
       f"{time_s} s runs, window {ws}+{wl} s, {len(by.get('sysbench', []))} pairs\n")
 print("| tool | QPS | client µs/query | server µs/query | ctx switches/query | other busy cores |")
 print("|---|---|---|---|---|---|")
-for t in ("sysbench", "enginebench"):
+for t in ["sysbench", "enginebench"] + sorted(t for t in med if t.startswith("enginebench[")):
     if t in med:
         m = med[t]
         print(f"| {t} (median) | {m[0]:.0f} | {m[1]:.2f} | {m[2]:.2f} | {m[3]:.2f} | {m[4]:.2f} |")
@@ -203,6 +221,13 @@ if "sysbench" in med and "enginebench" in med:
     pc = [b[1] / a[1] for a, b in zip(by["sysbench"], by["enginebench"])]
     print(f"\nPer pair: QPS ratio {', '.join(f'{x:.3f}' for x in pq)}; "
           f"client CPU/query ratio {', '.join(f'{x:.3f}' for x in pc)}")
+    for t in sorted(t for t in med if t.startswith("enginebench[")):
+        v = med[t]
+        pq = [b[0] / a[0] for a, b in zip(by["sysbench"], by[t])]
+        pc = [b[1] / a[1] for a, b in zip(by["sysbench"], by[t])]
+        print(f"\n{t} / sysbench: QPS {v[0]/s[0]:.3f}, client CPU/query {v[1]/s[1]:.3f} by medians; "
+              f"per pair QPS {', '.join(f'{x:.3f}' for x in pq)}; "
+              f"client CPU/query {', '.join(f'{x:.3f}' for x in pc)}")
 EOF
 cat "$out/summary.md"
 log "results in $out"

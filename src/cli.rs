@@ -214,8 +214,9 @@ pub struct DataArgs {
     #[arg(long, default_value_t = 4, value_name = "N")]
     pub load_connections: usize,
 
-    /// How the loader sends rows: multi-row INSERTs, or streamed (MySQL LOAD DATA LOCAL
-    /// INFILE, PostgreSQL COPY FROM STDIN; SQLite always inserts). BENCHMARKS.md
+    /// How the loader sends rows: multi-row INSERTs as text, streamed (MySQL LOAD DATA LOCAL
+    /// INFILE, PostgreSQL COPY FROM STDIN), or multi-row INSERTs prepared once per
+    /// connection with the rows as binary parameters; SQLite always inserts. BENCHMARKS.md
     /// has the measurements behind the default.
     #[arg(long, value_enum, default_value_t = crate::load::LoadMethod::Stream)]
     pub load_method: crate::load::LoadMethod,

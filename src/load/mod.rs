@@ -37,6 +37,10 @@ pub enum LoadMethod {
     /// Streamed: MySQL `LOAD DATA LOCAL INFILE`, PostgreSQL `COPY FROM STDIN`, one statement per
     /// chunk of `10 x batch_rows` rows (SQLite: the same as insert).
     Stream,
+    /// Multi-row INSERT statements of `batch_rows` rows, prepared once per connection and
+    /// executed with the rows as parameters (MySQL/MariaDB binary protocol, PostgreSQL
+    /// extended protocol): the server parses no values. SQLite: the same as insert.
+    Prepared,
 }
 
 #[derive(Debug, Clone)]
@@ -101,6 +105,10 @@ pub fn load(
     // A streamed load sends a whole chunk per statement.
     let batch = match opts.method {
         LoadMethod::Stream if target.dbms != Dbms::Sqlite => chunk,
+        // Both protocols count a statement's placeholders in 16 bits.
+        LoadMethod::Prepared => {
+            (opts.batch_rows.max(1) as u64).min((65_535 / src.columns().len().max(1)) as u64)
+        }
         _ => opts.batch_rows.max(1) as u64,
     };
     let next = AtomicU64::new(1);
@@ -247,6 +255,10 @@ async fn load_worker(
         }
     }
     let mut buf: Vec<Vec<Value>> = Vec::with_capacity(batch as usize);
+    // Prepared: one statement per batch size seen (the full one and the last, shorter one),
+    // and the batch's values in one reused list.
+    let mut prepared: Vec<(usize, crate::target::StmtId)> = Vec::new();
+    let mut params: Vec<Value> = Vec::new();
     loop {
         let first = next.fetch_add(chunk, Ordering::SeqCst);
         if first > rows || failed.load(Ordering::Relaxed) {
@@ -282,6 +294,35 @@ async fn load_worker(
                             unless_interrupted(conn.load_rows(src.table(), src.columns(), rows))
                                 .await
                         }
+                        LoadMethod::Prepared if conn.dbms() == Dbms::Sqlite => {
+                            unless_interrupted(conn.insert_rows(src.table(), src.columns(), rows))
+                                .await
+                        }
+                        LoadMethod::Prepared => {
+                            params.clear();
+                            for r in rows {
+                                params.extend(r.iter().cloned());
+                            }
+                            let stmt = match prepared.iter().find(|p| p.0 == n) {
+                                Some(p) => Some(Ok(p.1)),
+                                None => {
+                                    let sql = prepared_insert_sql(src.table(), src.columns(), n);
+                                    unless_interrupted(conn.prepare(&sql)).await
+                                }
+                            };
+                            match stmt {
+                                None => None,
+                                Some(Err(e)) => Some(Err(e)),
+                                Some(Ok(id)) => {
+                                    if !prepared.iter().any(|p| p.0 == n) {
+                                        prepared.push((n, id));
+                                    }
+                                    unless_interrupted(conn.exec_rows(id, &params))
+                                        .await
+                                        .map(|r| r.map(|_| ()))
+                                }
+                            }
+                        }
                     };
                     let Some(r) = r else { return Ok(()) };
                     match r {
@@ -310,6 +351,17 @@ async fn load_worker(
             }
         }
     }
+}
+
+/// `INSERT INTO t (a, b) VALUES (?, ?), (?, ?), ...` for `rows` rows (placeholders as `?`;
+/// the PostgreSQL client numbers them).
+fn prepared_insert_sql(table: &str, columns: &[&str], rows: usize) -> String {
+    let one = format!("({})", vec!["?"; columns.len()].join(", "));
+    format!(
+        "INSERT INTO {table} ({}) VALUES {}",
+        columns.join(", "),
+        vec![one.as_str(); rows].join(", ")
+    )
 }
 
 fn refuses_local_infile(msg: &str) -> bool {

@@ -354,13 +354,19 @@ fn checksum(c: &mut Db, postgres: bool) -> String {
     c.rt.block_on(c.conn.query_one(sql)).unwrap().unwrap()
 }
 
-/// The same rows whatever the load method (INSERT or streamed) and number of connections.
+/// The same rows whatever the load method (INSERT, streamed or prepared INSERT) and number
+/// of connections.
 fn load_methods_give_the_same_rows(base: &str, postgres: bool, prefix: &str) {
     let dir = tempdir();
     let mut sums = Vec::new();
-    for (i, (method, conns)) in [("insert", "1"), ("stream", "3"), ("stream", "1")]
-        .iter()
-        .enumerate()
+    for (i, (method, conns)) in [
+        ("insert", "1"),
+        ("stream", "3"),
+        ("stream", "1"),
+        ("prepared", "2"),
+    ]
+    .iter()
+    .enumerate()
     {
         let url = fresh_db(base, &format!("{prefix}_{i}"));
         prepare(
