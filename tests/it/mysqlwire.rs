@@ -333,3 +333,96 @@ fn wire_deferred_begin() {
         }
     });
 }
+
+/// MariaDB's metadata cache (MARIADB_CLIENT_CACHE_METADATA) and parameter types sent once:
+/// executions after the first come without column definitions and without types, and still
+/// decode right; when the result's columns change (ALTER TABLE) the server describes them
+/// again and the client uses the new ones; a failed execution (types then resent) does not
+/// disturb the next one; text queries are unaffected.
+#[test]
+fn wire_cached_metadata_and_types() {
+    let Some(url) = server_url("EB_TEST_MYSQL_URL") else {
+        return;
+    };
+    let _g = server_lock();
+    let url = fresh_db(&url, "eb_wire_meta");
+    block(async {
+        let mut c = wire(&url).await;
+        assert!(
+            c.caches_metadata(),
+            "MariaDB 10.6+ offers the metadata cache and the client asks for it"
+        );
+        c.execute(
+            "CREATE TABLE m (id INT PRIMARY KEY, v VARCHAR(20), n BIGINT);
+             INSERT INTO m VALUES (1, 'one', -1), (2, 'two', NULL), (3, 'three', 3)",
+        )
+        .await
+        .unwrap();
+        let sel = c
+            .prepare("SELECT * FROM m WHERE id >= ? ORDER BY id")
+            .await
+            .unwrap();
+        let row = |id: &str, v: &str, n: Option<&str>| {
+            vec![
+                Some(id.to_string()),
+                Some(v.to_string()),
+                n.map(str::to_string),
+            ]
+        };
+        for _ in 0..3 {
+            let r = c.exec_fetch(sel, &[Value::Int(2)]).await.unwrap();
+            assert_eq!(r, vec![row("2", "two", None), row("3", "three", Some("3"))]);
+        }
+        // Another parameter type for the same statement: types are sent again.
+        let r = c.exec_fetch(sel, &[Value::Text("3".into())]).await.unwrap();
+        assert_eq!(r, vec![row("3", "three", Some("3"))]);
+        // The columns change: the server sends the new definitions.
+        c.execute("ALTER TABLE m ADD COLUMN d DATE DEFAULT '2001-02-03'")
+            .await
+            .unwrap();
+        for _ in 0..2 {
+            let r = c.exec_fetch(sel, &[Value::Text("3".into())]).await.unwrap();
+            assert_eq!(
+                r,
+                vec![vec![
+                    Some("3".into()),
+                    Some("three".into()),
+                    Some("3".into()),
+                    Some("2001-02-03".into())
+                ]]
+            );
+        }
+        // A failing execution, then the same statement again.
+        let ins = c
+            .prepare("INSERT INTO m (id, v) VALUES (?, ?)")
+            .await
+            .unwrap();
+        c.exec_rows(ins, &[Value::Int(9), Value::Text("nine".into())])
+            .await
+            .unwrap();
+        let e = c
+            .exec_rows(ins, &[Value::Int(9), Value::Text("again".into())])
+            .await
+            .unwrap_err();
+        assert_eq!(e.class, ErrorClass::DuplicateKey, "{}", e.message);
+        c.exec_rows(ins, &[Value::Int(10), Value::Text("ten".into())])
+            .await
+            .unwrap();
+        c.exec_rows(ins, &[Value::Int(11), Value::Null])
+            .await
+            .unwrap();
+        let q = c
+            .query("SELECT id, v FROM m WHERE id >= 9 ORDER BY id")
+            .await
+            .unwrap();
+        assert_eq!(
+            q,
+            vec![
+                vec![Some("9".into()), Some("nine".into())],
+                vec![Some("10".into()), Some("ten".into())],
+                vec![Some("11".into()), None]
+            ]
+        );
+        assert_eq!(c.exec_rows(sel, &[Value::Int(1)]).await.unwrap(), 6);
+    });
+}

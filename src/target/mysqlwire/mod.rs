@@ -29,6 +29,11 @@ const CLIENT_MULTI_STATEMENTS: u32 = 0x1_0000;
 const CLIENT_MULTI_RESULTS: u32 = 0x2_0000;
 const CLIENT_PS_MULTI_RESULTS: u32 = 0x4_0000;
 const CLIENT_PLUGIN_AUTH: u32 = 0x8_0000;
+/// MariaDB's extended capabilities (the handshakes' third capability word, present when the
+/// server does not set CLIENT_MYSQL, which is bit 0 = CLIENT_LONG_PASSWORD).
+/// MARIADB_CLIENT_CACHE_METADATA (1 << 36): an execution of a prepared statement whose result
+/// columns have not changed comes without column definitions.
+const MARIADB_CACHE_METADATA: u32 = 1 << (36 - 32);
 
 const SERVER_MORE_RESULTS_EXISTS: u16 = 0x0008;
 
@@ -63,6 +68,12 @@ enum Stream {
 struct Stmt {
     id: u32,
     params: u16,
+    /// The result's columns as the server last described them (prepare, or an execution
+    /// whose metadata changed): used when an execution's metadata is cached.
+    cols: Vec<Col>,
+    /// Parameter types sent with the last execution; the next one with the same types says
+    /// "no new types" and sends none (as libmariadb does), so the server keeps its bindings.
+    bound: Vec<u8>,
 }
 
 /// Column facts used to walk binary rows.
@@ -97,6 +108,10 @@ pub struct WireConn {
     owed: u32,
     /// Whether `Conn::begin` defers BEGIN to the next command (`?begin=`).
     pub pipeline_begin: bool,
+    /// MariaDB caches result metadata of prepared statements for this connection
+    /// (MARIADB_CLIENT_CACHE_METADATA, as libmariadb asks for): the column-count packet then
+    /// carries a byte saying whether column definitions follow.
+    cache_metadata: bool,
     pub server_version: String,
 }
 
@@ -200,6 +215,7 @@ impl WireConn {
             deferred: Vec::new(),
             owed: 0,
             pipeline_begin: spec.pipeline_begin,
+            cache_metadata: false,
             server_version: String::new(),
         };
         c.handshake(spec).await?;
@@ -223,13 +239,20 @@ impl WireConn {
         let mut scramble = r.take(8).to_vec();
         r.skip(1);
         let mut server_caps = r.u16() as u32;
+        let mut server_ext = 0u32;
         let mut plugin = Vec::new();
         if !r.is_empty() {
             r.skip(1); // charset
             r.skip(2); // status
             server_caps |= (r.u16() as u32) << 16;
             let auth_len = r.u8() as usize;
-            r.skip(10);
+            if server_caps & CLIENT_LONG_PASSWORD == 0 {
+                // MariaDB (no CLIENT_MYSQL): 6 bytes of filler, then its extended capabilities.
+                r.skip(6);
+                server_ext = r.u32();
+            } else {
+                r.skip(10);
+            }
             if server_caps & CLIENT_SECURE_CONNECTION != 0 {
                 let n = (auth_len.saturating_sub(8)).max(13);
                 let part2 = r.take(n);
@@ -256,7 +279,10 @@ impl WireConn {
                 String::from_utf8_lossy(&plugin)
             )));
         };
-        let caps = (CLIENT_LONG_PASSWORD
+        // Extended capabilities are only read by a MariaDB server, and only when the client
+        // clears CLIENT_MYSQL.
+        let ext = server_ext & MARIADB_CACHE_METADATA;
+        let mut caps = (CLIENT_LONG_PASSWORD
             | CLIENT_LONG_FLAG
             | CLIENT_CONNECT_WITH_DB
             | CLIENT_PROTOCOL_41
@@ -268,11 +294,16 @@ impl WireConn {
             | CLIENT_PLUGIN_AUTH)
             & (server_caps | CLIENT_LONG_PASSWORD)
             & !CLIENT_SSL;
+        if ext != 0 {
+            caps &= !CLIENT_LONG_PASSWORD;
+        }
+        self.cache_metadata = ext & MARIADB_CACHE_METADATA != 0;
         let w = self.begin(1);
         w.extend_from_slice(&caps.to_le_bytes());
         w.extend_from_slice(&(MAX_PAYLOAD as u32).to_le_bytes());
         w.push(CHARSET_UTF8MB4);
-        w.extend_from_slice(&[0; 23]);
+        w.extend_from_slice(&[0; 19]);
+        w.extend_from_slice(&ext.to_le_bytes());
         w.extend_from_slice(spec.user.as_bytes());
         w.push(0);
         w.push(auth.len() as u8);
@@ -512,7 +543,7 @@ impl WireConn {
         let mut first = Ok(());
         while self.owed > 0 {
             self.owed -= 1;
-            if let Err(e) = self.read_one(false, &mut |_, _| {}).await {
+            if let Err(e) = self.read_one(None, &mut |_, _| {}).await {
                 if e.class == ErrorClass::ConnectionLost {
                     return Err(e);
                 }
@@ -522,6 +553,11 @@ impl WireConn {
             }
         }
         first
+    }
+
+    /// Whether the server caches this connection's result metadata (MariaDB 10.6+).
+    pub fn caches_metadata(&self) -> bool {
+        self.cache_metadata
     }
 
     pub async fn prepare(&mut self, sql: &str) -> DbResult<usize> {
@@ -542,18 +578,27 @@ impl WireConn {
         let id = r.u32();
         let ncols = r.u16();
         let nparams = r.u16();
-        // Parameter and column definitions, each block ended by EOF; not needed here.
-        for n in [nparams, ncols] {
-            if n > 0 {
-                for _ in 0..n {
-                    self.packet().await?;
-                }
-                self.expect_eof().await?;
+        // Parameter definitions (not needed here), then the result's columns; each block
+        // ended by EOF.
+        if nparams > 0 {
+            for _ in 0..nparams {
+                self.packet().await?;
             }
+            self.expect_eof().await?;
+        }
+        let mut cols = Vec::with_capacity(ncols as usize);
+        if ncols > 0 {
+            for _ in 0..ncols {
+                let p = self.packet().await?;
+                cols.push(parse_column(&self.rbuf[p]));
+            }
+            self.expect_eof().await?;
         }
         self.stmts.push(Stmt {
             id,
             params: nparams,
+            cols,
+            bound: Vec::new(),
         });
         Ok(self.stmts.len() - 1)
     }
@@ -588,6 +633,18 @@ impl WireConn {
             ));
         }
         let id = st.id;
+        // Types as the server last saw them for this statement: then none are sent again.
+        let same_types = st.bound.len() == params.len()
+            && st
+                .bound
+                .iter()
+                .zip(params)
+                .all(|(t, v)| *t == param_type(v));
+        if !same_types {
+            let st = &mut self.stmts[idx];
+            st.bound.clear();
+            st.bound.extend(params.iter().map(param_type));
+        }
         let w = self.begin(0);
         w.push(COM_STMT_EXECUTE);
         w.extend_from_slice(&id.to_le_bytes());
@@ -602,15 +659,13 @@ impl WireConn {
                     w[at + i / 8] |= 1 << (i % 8);
                 }
             }
-            w.push(1); // new-params-bound: types follow
-            for v in params {
-                let ty: u8 = match v {
-                    Value::Null => 6,         // MYSQL_TYPE_NULL
-                    Value::Int(_) => 8,       // MYSQL_TYPE_LONGLONG
-                    Value::Text(_) => 253,    // MYSQL_TYPE_VAR_STRING
-                    Value::Date { .. } => 10, // MYSQL_TYPE_DATE
-                };
-                w.extend_from_slice(&[ty, 0]);
+            if same_types {
+                w.push(0); // new-params-bound: the server keeps the types of the last execution
+            } else {
+                w.push(1); // new-params-bound: types follow
+                for v in params {
+                    w.extend_from_slice(&[param_type(v), 0]);
+                }
             }
             for v in params {
                 match v {
@@ -634,7 +689,7 @@ impl WireConn {
         self.write_execute(idx, params)?;
         self.send().await?;
         let mut rows = 0;
-        self.read_results(true, |_, _| rows += 1).await?;
+        self.read_results(Some(idx), |_, _| rows += 1).await?;
         Ok(rows)
     }
 
@@ -650,7 +705,7 @@ impl WireConn {
         self.send().await?;
         let mut rows = 0;
         let mut bad = false;
-        self.read_results(true, |cols, row| {
+        self.read_results(Some(idx), |cols, row| {
             rows += 1;
             for v in decode_binary_row(cols, row) {
                 out.push(v.and_then(|s| {
@@ -680,25 +735,25 @@ impl WireConn {
         self.write_execute(idx, params)?;
         self.send().await?;
         let mut out = Vec::new();
-        self.read_results(true, |cols, row| out.push(decode_binary_row(cols, row)))
-            .await?;
+        self.read_results(Some(idx), |cols, row| {
+            out.push(decode_binary_row(cols, row))
+        })
+        .await?;
         Ok(out)
     }
 
     /// Run text statements (several separated by `;` allowed), discarding results.
     pub async fn execute(&mut self, sql: &str) -> DbResult<()> {
         self.send_query(sql).await?;
-        self.read_results(false, |_, _| {}).await
+        self.read_results(None, |_, _| {}).await
     }
 
     /// A text query's rows as strings (NULL as None).
     pub async fn query(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>> {
         self.send_query(sql).await?;
         let mut out = Vec::new();
-        self.read_results(false, |cols, row| {
-            out.push(decode_text_row(cols.len(), row))
-        })
-        .await?;
+        self.read_results(None, |cols, row| out.push(decode_text_row(cols.len(), row)))
+            .await?;
         Ok(out)
     }
 
@@ -712,9 +767,11 @@ impl WireConn {
     /// Read every result of a command (result sets or OK packets, while the server says more
     /// follow), calling `on_row` for each row. After an error the command's remaining results
     /// are not sent by the server, so the connection stays usable.
+    /// `stmt`: the prepared statement whose execution this is (binary rows), or None for a
+    /// text command.
     async fn read_results(
         &mut self,
-        binary: bool,
+        stmt: Option<usize>,
         mut on_row: impl FnMut(&[Col], &[u8]),
     ) -> DbResult<()> {
         if self.owed > 0 {
@@ -722,16 +779,28 @@ impl WireConn {
             if matches!(&before, Err(e) if e.class == ErrorClass::ConnectionLost) {
                 return before;
             }
-            let r = self.read_one(binary, &mut on_row).await;
-            return before.and(r);
+            let r = self.read_one(stmt, &mut on_row).await;
+            return before.and(self.after_execution(stmt, r));
         }
-        self.read_one(binary, &mut on_row).await
+        let r = self.read_one(stmt, &mut on_row).await;
+        self.after_execution(stmt, r)
+    }
+
+    /// After a failed execution the server may not have kept the parameter types: the next
+    /// one sends them again.
+    fn after_execution(&mut self, stmt: Option<usize>, r: DbResult<()>) -> DbResult<()> {
+        if r.is_err() {
+            if let Some(st) = stmt.and_then(|i| self.stmts.get_mut(i)) {
+                st.bound.clear();
+            }
+        }
+        r
     }
 
     /// Every result of one command.
     async fn read_one(
         &mut self,
-        binary: bool,
+        stmt: Option<usize>,
         on_row: &mut impl FnMut(&[Col], &[u8]),
     ) -> DbResult<()> {
         loop {
@@ -744,13 +813,29 @@ impl WireConn {
                 Some(_) => {
                     let mut r = Reader::new(pk);
                     let n = lenenc_int(&mut r) as usize;
+                    // With the metadata cache a byte after the count says whether column
+                    // definitions follow (0: they are those the statement had last time).
+                    let described = !(self.cache_metadata && !r.is_empty() && r.u8() == 0);
                     let mut cols = std::mem::take(&mut self.cols);
                     cols.clear();
-                    for _ in 0..n {
-                        let p = self.packet().await?;
-                        cols.push(parse_column(&self.rbuf[p]));
+                    if described {
+                        for _ in 0..n {
+                            let p = self.packet().await?;
+                            cols.push(parse_column(&self.rbuf[p]));
+                        }
+                        if let Some(st) = stmt.and_then(|i| self.stmts.get_mut(i)) {
+                            st.cols.clone_from(&cols);
+                        }
+                    } else {
+                        match stmt.and_then(|i| self.stmts.get(i)) {
+                            Some(st) if st.cols.len() == n => cols.extend_from_slice(&st.cols),
+                            _ => {
+                                self.cols = cols;
+                                return Err(proto("result without column definitions"));
+                            }
+                        }
                     }
-                    let r = self.read_rows(binary, &cols, on_row).await;
+                    let r = self.read_rows(stmt.is_some(), &cols, on_row).await;
                     self.cols = cols;
                     r?
                 }
@@ -813,6 +898,16 @@ fn eof_status(pk: &[u8]) -> u16 {
         u16::from_le_bytes([pk[3], pk[4]])
     } else {
         0
+    }
+}
+
+/// The binary protocol's type of a parameter value.
+fn param_type(v: &Value) -> u8 {
+    match v {
+        Value::Null => 6,         // MYSQL_TYPE_NULL
+        Value::Int(_) => 8,       // MYSQL_TYPE_LONGLONG
+        Value::Text(_) => 253,    // MYSQL_TYPE_VAR_STRING
+        Value::Date { .. } => 10, // MYSQL_TYPE_DATE
     }
 }
 
