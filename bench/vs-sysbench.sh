@@ -19,9 +19,10 @@
 #   EB_SERVERS     a folder with servers started by scripts/db-servers.sh (default: start
 #                  private ones in a temporary folder and stop them at the end)
 #   EB_EXTRA       extra arguments for `enginebench run`, word-split
-#   EB_VARIANTS    more enginebench runs in each round, one per space-separated target-URL
-#                  option, e.g. "io=epoll" runs `enginebench[io=epoll]` with `&io=epoll`
-#                  added to the target (compared with sysbench like the default run)
+#   EB_VARIANTS    more enginebench runs in each round, one per space-separated item: a
+#                  target-URL option ("begin=separate" runs `enginebench[begin=separate]` with
+#                  `&begin=separate` added to the target) or a flag ("--client-threads=2");
+#                  each is compared with sysbench like the default run
 #   EB_PG_DRIVER   PostgreSQL client of enginebench: wire (default) or tokio_postgres
 #   EB_OUT         output folder (default enginebench-results/vs-sysbench-<dbms>-<UTC time>)
 #   EB_WORKLOAD    point_select (default), micro_point or read_write. micro_point runs
@@ -157,29 +158,36 @@ measure() { # tool run
     if [[ $tool == sysbench ]]; then
         "${sb[@]}" --threads="$threads" --time="$time_s" run >"$logf" 2>&1 &
     else
-        local target=$eb_target
+        local target=$eb_target variant="" flag=()
         if [[ $tool == enginebench\[*\] ]]; then
-            target="$eb_target&${tool#enginebench\[}"
-            target=${target%]}
+            variant=${tool#enginebench\[}
+            variant=${variant%]}
+            if [[ $variant == --* ]]; then
+                flag=("$variant")
+            else
+                target="$eb_target&$variant"
+            fi
         fi
         # shellcheck disable=SC2086
         "$bin" run "${eb_workload[@]}" --target "$target" --table-size "$rows" \
             --threads "$threads" --warmup 2s --duration "${time_s}s" --runs 1 \
-            --results-dir "$out/eb-results" ${EB_EXTRA:-} >"$logf" 2>&1 &
+            --results-dir "$out/eb-results" ${EB_EXTRA:-} "${flag[@]}" >"$logf" 2>&1 &
     fi
     pid=$!
     sleep "$win_start"
-    local q0 c0 s0 b0 x0 q1 c1 s1 b1 x1
-    q0=$(queries); c0=$(proc_ticks $pid); s0=$(server_ticks); b0=$(busy_ticks); x0=$(ctxsw $pid)
+    local q0 c0 s0 b0 x0 q1 c1 s1 b1 x1 t0 t1
+    # The window's real length: psql can take a second or more to answer on a busy server,
+    # so the rates divide by the time between the two counter reads, not by EB_WINDOW.
+    q0=$(queries); t0=$(date +%s.%N); c0=$(proc_ticks $pid); s0=$(server_ticks); b0=$(busy_ticks); x0=$(ctxsw $pid)
     sleep "$win_len"
-    q1=$(queries); c1=$(proc_ticks $pid); s1=$(server_ticks); b1=$(busy_ticks); x1=$(ctxsw $pid)
+    q1=$(queries); t1=$(date +%s.%N); c1=$(proc_ticks $pid); s1=$(server_ticks); b1=$(busy_ticks); x1=$(ctxsw $pid)
     # On a loaded machine the status queries themselves can take seconds: a client that ended
     # inside the window would make every figure of this run wrong.
     kill -0 "$pid" 2>/dev/null ||
         die "$tool run $run ended before the measuring window did: raise EB_TIME or shorten EB_WINDOW"
     wait $pid || die "$tool run $run failed: see $logf"
     awk -v tool="$tool" -v run="$run" -v q=$((q1 - q0)) -v c=$((c1 - c0)) -v s=$((s1 - s0)) \
-        -v b=$((b1 - b0)) -v x=$((x1 - x0)) -v hz="$hz" -v len="$win_len" 'BEGIN {
+        -v b=$((b1 - b0)) -v x=$((x1 - x0)) -v hz="$hz" -v len="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" 'BEGIN {
         qps = q / len; cu = c / hz * 1e6 / q; su = s / hz * 1e6 / q; other = (b - c - s) / hz / len
         printf "%s\t%d\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\n", tool, run, qps, cu, su, x / q, other }' |
         tee -a "$out/runs.tsv"

@@ -372,9 +372,10 @@ pub struct RunArgs {
     pub aggregate: Option<Pick>,
 
     /// Client event-loop threads for MySQL/PostgreSQL targets (connections are spread over
-    /// them; one is the cheapest in CPU per query on 2 cores).
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub client_threads: usize,
+    /// them). Default: 1 for MySQL/MariaDB (the cheapest in CPU per query on 2 cores), 2 for
+    /// PostgreSQL (one loop left its backends idle a sixth of the time); BENCHMARKS.md.
+    #[arg(long, value_name = "N")]
+    pub client_threads: Option<usize>,
 
     /// Do not run client threads under SCHED_BATCH (which spares a context switch per query).
     /// Open-loop runs (--rate) never use it: it delays the timer wake-ups of the schedule.

@@ -832,9 +832,16 @@ impl RunConfig {
         if report_interval < Duration::from_millis(100) {
             return Err(Error::usage("--report-interval: must be at least 100ms"));
         }
-        if a.client_threads == 0 {
-            return Err(Error::usage("--client-threads: must be at least 1"));
-        }
+        // PostgreSQL: with one loop for 16 connections the backends (processes) waited for
+        // the client about a sixth of the time; two loops reached 1.05x sysbench's point-select
+        // QPS against 0.88x (BENCHMARKS.md, 2026-11-25). MariaDB's threads did not (a second
+        // loop cost 15 % more client CPU per query and no QPS).
+        let client_threads = match a.client_threads {
+            Some(0) => return Err(Error::usage("--client-threads: must be at least 1")),
+            Some(n) => n,
+            None if spec.dbms == Dbms::Postgres => 2,
+            None => 1,
+        };
         let pacing = pacing(a)?;
         // iibench: one wake-up per batch of tens of milliseconds, so SCHED_BATCH saves nothing,
         // and on a loaded machine its wake-ups wait (measured: BENCHMARKS.md, iibench).
@@ -857,7 +864,7 @@ impl RunConfig {
             workload_spec,
             report_interval_s: report_interval.as_secs_f64(),
             live_report: live,
-            client_threads: a.client_threads,
+            client_threads,
             // Open loop: SCHED_BATCH delays timer wake-ups on a busy machine (measured here: 5x
             // more starts over 2 ms late at 2000/s), which would count as response time.
             sched_batch: !a.no_sched_batch && pacing == Pacing::ClosedLoop && batch_ok,
