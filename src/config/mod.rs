@@ -932,6 +932,35 @@ fn linkbench_spec(seed: u64, queries: Option<&str>, x: &Extra) -> Result<Workloa
 mod tests {
     use super::*;
 
+    fn resolved(args: &[&str]) -> Result<RunConfig> {
+        use clap::Parser;
+        let mut argv = vec!["enginebench", "run"];
+        argv.extend_from_slice(args);
+        match crate::cli::Cli::try_parse_from(argv).expect("valid flags").command {
+            crate::cli::Command::Run(a) => RunConfig::resolve(&a),
+            _ => unreachable!("run was parsed"),
+        }
+    }
+
+    /// Client loops: 2 for PostgreSQL, 1 otherwise, unless --client-threads says; 0 refused.
+    #[test]
+    fn client_threads_default_per_dbms() {
+        let pg = ["oltp_point_select", "--target", "postgres://u@127.0.0.1:5432/db"];
+        let my = ["oltp_point_select", "--target", "mysql://u@127.0.0.1:3306/db"];
+        assert_eq!(resolved(&pg).unwrap().client_threads, 2);
+        assert_eq!(resolved(&my).unwrap().client_threads, 1);
+        assert_eq!(resolved(&["oltp_point_select"]).unwrap().client_threads, 1);
+        let mut pg1 = pg.to_vec();
+        pg1.extend(["--client-threads", "1"]);
+        assert_eq!(resolved(&pg1).unwrap().client_threads, 1);
+        let mut my3 = my.to_vec();
+        my3.extend(["--client-threads", "3"]);
+        assert_eq!(resolved(&my3).unwrap().client_threads, 3);
+        let mut zero = my.to_vec();
+        zero.extend(["--client-threads", "0"]);
+        assert!(resolved(&zero).is_err());
+    }
+
     #[test]
     fn pin_lists() {
         let p = Pin::parse("client=0,server=1").unwrap();
