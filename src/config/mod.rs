@@ -936,7 +936,10 @@ mod tests {
         use clap::Parser;
         let mut argv = vec!["enginebench", "run"];
         argv.extend_from_slice(args);
-        match crate::cli::Cli::try_parse_from(argv).expect("valid flags").command {
+        match crate::cli::Cli::try_parse_from(argv)
+            .expect("valid flags")
+            .command
+        {
             crate::cli::Command::Run(a) => RunConfig::resolve(&a),
             _ => unreachable!("run was parsed"),
         }
@@ -945,8 +948,16 @@ mod tests {
     /// Client loops: 2 for PostgreSQL, 1 otherwise, unless --client-threads says; 0 refused.
     #[test]
     fn client_threads_default_per_dbms() {
-        let pg = ["oltp_point_select", "--target", "postgres://u@127.0.0.1:5432/db"];
-        let my = ["oltp_point_select", "--target", "mysql://u@127.0.0.1:3306/db"];
+        let pg = [
+            "oltp_point_select",
+            "--target",
+            "postgres://u@127.0.0.1:5432/db",
+        ];
+        let my = [
+            "oltp_point_select",
+            "--target",
+            "mysql://u@127.0.0.1:3306/db",
+        ];
         assert_eq!(resolved(&pg).unwrap().client_threads, 2);
         assert_eq!(resolved(&my).unwrap().client_threads, 1);
         assert_eq!(resolved(&["oltp_point_select"]).unwrap().client_threads, 1);
