@@ -11,7 +11,7 @@
 
 mod packet;
 
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::fd::{AsFd, AsRawFd};
 
 use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
@@ -424,8 +424,8 @@ impl WireConn {
                 Ok(n) => buf = &buf[n..],
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                     let w = match &self.stream {
-                        Stream::Unix(s) => wait_writable(s.get_ref().as_fd()).await,
-                        Stream::Tcp(s) => wait_writable(s.get_ref().as_fd()).await,
+                        Stream::Unix(s) => super::wait_writable(s.get_ref().as_fd()).await,
+                        Stream::Tcp(s) => super::wait_writable(s.get_ref().as_fd()).await,
                     };
                     w.map_err(lost)?;
                 }
@@ -892,24 +892,13 @@ impl Drop for WireConn {
 /// Register a socket with the loop's epoll for readability only. tokio's socket types also
 /// ask for writability, so each time the server read a query, freeing its bytes from our send
 /// buffer, the kernel ran our epoll callback in the server's thread and could wake this loop
-/// for nothing (4 % of the events a loop got were writable-only). Measured: 1-10 % less client
-/// and server CPU per point select (BENCHMARKS.md). Writes go straight to the socket; only a
-/// write that finds the send buffer full waits for writability (`wait_writable`).
+/// for nothing (4 % of the events a loop got were writable-only). Writes go straight to the
+/// socket; only a write that finds the send buffer full waits for writability
+/// (`target::wait_writable`).
 fn read_only<T: AsRawFd>(s: T) -> std::io::Result<AsyncFd<T>> {
     // SAFETY: `s` (a std socket) owns its descriptor, which stays open and the same until the
     // AsyncFd (which owns `s`) is dropped.
     unsafe { AsyncFd::register_with_interest(s, Interest::READABLE) }.map_err(std::io::Error::from)
-}
-
-/// Wait until the socket can take more bytes (its send buffer was full), on a duplicate
-/// descriptor registered for writability for this wait alone.
-async fn wait_writable(fd: BorrowedFd<'_>) -> std::io::Result<()> {
-    let dup = fd.try_clone_to_owned()?;
-    // SAFETY: `dup` is a new descriptor owned by the AsyncFd until it is dropped below.
-    let w = unsafe { AsyncFd::register_with_interest(dup, Interest::WRITABLE) }
-        .map_err(std::io::Error::from)?;
-    w.writable().await?.clear_ready();
-    Ok(())
 }
 
 /// One read from the socket into `dst`. A read that does not fill `dst` drained the socket,

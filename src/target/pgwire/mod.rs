@@ -28,7 +28,7 @@
 pub mod msg;
 
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, RawFd};
 
 use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256, SCRAM_SHA_256};
 use tokio::io::unix::AsyncFd;
@@ -60,6 +60,15 @@ impl AsRawFd for Sock {
         match self {
             Sock::Unix(s) => s.as_raw_fd(),
             Sock::Tcp(s) => s.as_raw_fd(),
+        }
+    }
+}
+
+impl AsFd for Sock {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        match self {
+            Sock::Unix(s) => s.as_fd(),
+            Sock::Tcp(s) => s.as_fd(),
         }
     }
 }
@@ -178,7 +187,9 @@ impl PgWireConn {
         // into_std keeps the socket non-blocking, as AsyncFd needs.
         // SAFETY: `Sock` owns the stream, so its descriptor stays open and the same for as
         // long as the AsyncFd that owns the `Sock` exists.
-        let sock = unsafe { AsyncFd::register(sock) }.map_err(|e| lost(e.to_string()))?;
+        // Readability only: writes go straight to the socket (`target::wait_writable`).
+        let sock = unsafe { AsyncFd::register_with_interest(sock, tokio::io::Interest::READABLE) }
+            .map_err(|e| lost(e.to_string()))?;
         let mut c = PgWireConn {
             sock,
             rbuf: vec![0; 64 * 1024],
@@ -342,8 +353,9 @@ impl PgWireConn {
                 Ok(0) => return Err(lost("write returned 0")),
                 Ok(n) => done += n,
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    let mut g = self.sock.writable().await.map_err(lost)?;
-                    g.clear_ready();
+                    super::wait_writable(self.sock.get_ref().as_fd())
+                        .await
+                        .map_err(lost)?;
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(lost(e)),
@@ -358,8 +370,9 @@ impl PgWireConn {
                 Ok(0) => return Err(lost("write returned 0")),
                 Ok(n) => buf = &buf[n..],
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    let mut g = self.sock.writable().await.map_err(lost)?;
-                    g.clear_ready();
+                    super::wait_writable(self.sock.get_ref().as_fd())
+                        .await
+                        .map_err(lost)?;
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(lost(e)),
