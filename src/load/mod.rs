@@ -303,8 +303,9 @@ async fn load_worker(
                             for r in rows {
                                 params.extend(r.iter().cloned());
                             }
-                            let stmt = match prepared.iter().find(|p| p.0 == n) {
-                                Some(p) => Some(Ok(p.1)),
+                            let known = prepared.iter().find(|p| p.0 == n).map(|p| p.1);
+                            let stmt = match known {
+                                Some(id) => Some(Ok(id)),
                                 None => {
                                     let sql = prepared_insert_sql(src.table(), src.columns(), n);
                                     unless_interrupted(conn.prepare(&sql)).await
@@ -314,7 +315,7 @@ async fn load_worker(
                                 None => None,
                                 Some(Err(e)) => Some(Err(e)),
                                 Some(Ok(id)) => {
-                                    if !prepared.iter().any(|p| p.0 == n) {
+                                    if known.is_none() {
                                         prepared.push((n, id));
                                     }
                                     unless_interrupted(conn.exec_rows(id, &params))

@@ -5,6 +5,7 @@ pub mod mysql;
 pub mod mysqlwire;
 pub mod pgwire;
 pub mod postgres;
+pub(crate) mod sock;
 pub mod sqlite;
 pub mod tls;
 pub mod url;
@@ -493,22 +494,6 @@ pub fn numbered_placeholders(sql: &str) -> String {
         }
     }
     out
-}
-
-/// Wait until a socket registered with epoll for readability only can take more bytes (its
-/// send buffer was full), on a duplicate descriptor registered for writability for this wait
-/// alone. Both lean clients register their sockets for readability only: with writability
-/// too, every query the server read (freeing our send buffer) ran our epoll callback in the
-/// server's thread and could wake the loop for nothing (BENCHMARKS.md, 2026-11-25).
-pub(crate) async fn wait_writable(fd: std::os::fd::BorrowedFd<'_>) -> std::io::Result<()> {
-    let dup = fd.try_clone_to_owned()?;
-    // SAFETY: `dup` is a new descriptor owned by the AsyncFd until it is dropped below.
-    let w = unsafe {
-        tokio::io::unix::AsyncFd::register_with_interest(dup, tokio::io::Interest::WRITABLE)
-    }
-    .map_err(std::io::Error::from)?;
-    w.writable().await?.clear_ready();
-    Ok(())
 }
 
 /// Read buffers of the wire clients: make room for `n` bytes from `rpos` (the unread bytes

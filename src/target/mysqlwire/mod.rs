@@ -11,12 +11,9 @@
 
 mod packet;
 
-use std::os::fd::{AsFd, AsRawFd};
-
 use tokio::io::unix::AsyncFd;
-use tokio::io::Interest;
-use tokio::net::{TcpStream, UnixStream};
 
+use super::sock::{self, Sock};
 use super::{DbError, DbResult, ErrorClass, TargetSpec, Value};
 use packet::{lenenc_int, lenenc_str, put_lenenc_str, Reader};
 
@@ -62,13 +59,6 @@ impl From<DbError> for ConnectError {
     }
 }
 
-/// The connection's socket, registered with the loop's epoll for readability only (see
-/// `read_only`).
-enum Stream {
-    Unix(AsyncFd<std::os::unix::net::UnixStream>),
-    Tcp(AsyncFd<std::net::TcpStream>),
-}
-
 /// What one prepared statement needs on each execution.
 struct Stmt {
     id: u32,
@@ -96,7 +86,8 @@ const RBUF_START: usize = 16 * 1024;
 const RBUF_GROWN: usize = 256 * 1024;
 
 pub struct WireConn {
-    stream: Stream,
+    /// Registered with the loop's epoll for readability only (`target::sock`).
+    stream: AsyncFd<Sock>,
     rbuf: Vec<u8>,
     rpos: usize,
     rend: usize,
@@ -186,30 +177,23 @@ fn native_password(password: &[u8], scramble: &[u8]) -> Vec<u8> {
 impl WireConn {
     pub async fn connect(spec: &TargetSpec) -> Result<Self, ConnectError> {
         let stream = match &spec.socket {
-            Some(sock) => {
-                let s = UnixStream::connect(sock).await.map_err(|e| {
+            Some(sock) => sock::connect_unix(sock).await.map_err(|e| {
+                DbError::new(
+                    ErrorClass::ConnectionLost,
+                    format!("cannot connect to socket {sock}: {e} (is the server running?)"),
+                )
+            })?,
+            None => sock::connect_tcp(&spec.host, spec.port)
+                .await
+                .map_err(|e| {
                     DbError::new(
                         ErrorClass::ConnectionLost,
-                        format!("cannot connect to socket {sock}: {e} (is the server running?)"),
+                        format!(
+                            "cannot connect to {}:{}: {e} (is the server running, are host and port right?)",
+                            spec.host, spec.port
+                        ),
                     )
-                })?;
-                Stream::Unix(read_only(s.into_std().map_err(lost)?).map_err(lost)?)
-            }
-            None => {
-                let s = TcpStream::connect((spec.host.as_str(), spec.port))
-                    .await
-                    .map_err(|e| {
-                        DbError::new(
-                            ErrorClass::ConnectionLost,
-                            format!(
-                                "cannot connect to {}:{}: {e} (is the server running, are host and port right?)",
-                                spec.host, spec.port
-                            ),
-                        )
-                    })?;
-                let _ = s.set_nodelay(true);
-                Stream::Tcp(read_only(s.into_std().map_err(lost)?).map_err(lost)?)
-            }
+                })?,
         };
         let mut c = WireConn {
             stream,
@@ -413,27 +397,8 @@ impl WireConn {
         self.write_all(&out).await
     }
 
-    async fn write_all(&mut self, mut buf: &[u8]) -> DbResult<()> {
-        while !buf.is_empty() {
-            let r = match &self.stream {
-                Stream::Unix(s) => std::io::Write::write(&mut s.get_ref(), buf),
-                Stream::Tcp(s) => std::io::Write::write(&mut s.get_ref(), buf),
-            };
-            match r {
-                Ok(0) => return Err(lost("write returned 0")),
-                Ok(n) => buf = &buf[n..],
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    let w = match &self.stream {
-                        Stream::Unix(s) => super::wait_writable(s.get_ref().as_fd()).await,
-                        Stream::Tcp(s) => super::wait_writable(s.get_ref().as_fd()).await,
-                    };
-                    w.map_err(lost)?;
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(lost(e)),
-            }
-        }
-        Ok(())
+    async fn write_all(&mut self, buf: &[u8]) -> DbResult<()> {
+        sock::write_all(&self.stream, buf).await.map_err(lost)
     }
 
     /// Make at least `n` bytes available from `rpos` (reading as much as the socket has).
@@ -443,18 +408,7 @@ impl WireConn {
         }
         super::make_room(&mut self.rbuf, &mut self.rpos, &mut self.rend, n);
         while self.rend - self.rpos < n {
-            // A read that leaves the buffer partly empty shows the socket is drained: the
-            // readiness is then forgotten, so the next query's read parks at once instead of
-            // first failing with EAGAIN (one system call less per query; measured with strace:
-            // 1.95 -> 1.0 recvfrom per query).
-            let dst = &mut self.rbuf[self.rend..];
-            let stream = &mut self.stream;
-            let r = std::future::poll_fn(|cx| match stream {
-                Stream::Unix(s) => poll_read_fd(s, cx, dst),
-                Stream::Tcp(s) => poll_read_fd(s, cx, dst),
-            })
-            .await;
-            match r {
+            match sock::read_some(&self.stream, &mut self.rbuf[self.rend..]).await {
                 Ok(0) => return Err(lost("the server closed the connection")),
                 Ok(k) => {
                     self.rend += k;
@@ -464,7 +418,6 @@ impl WireConn {
                         self.rbuf.resize(self.rbuf.len() * 2, 0);
                     }
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(lost(e)),
             }
         }
@@ -882,53 +835,7 @@ impl Drop for WireConn {
     fn drop(&mut self) {
         // Best effort COM_QUIT so that the server does not count an aborted connection.
         let quit = [1, 0, 0, 0, COM_QUIT];
-        let _ = match &self.stream {
-            Stream::Unix(s) => std::io::Write::write(&mut s.get_ref(), &quit),
-            Stream::Tcp(s) => std::io::Write::write(&mut s.get_ref(), &quit),
-        };
-    }
-}
-
-/// Register a socket with the loop's epoll for readability only. tokio's socket types also
-/// ask for writability, so each time the server read a query, freeing its bytes from our send
-/// buffer, the kernel ran our epoll callback in the server's thread and could wake this loop
-/// for nothing (4 % of the events a loop got were writable-only). Writes go straight to the
-/// socket; only a write that finds the send buffer full waits for writability
-/// (`target::wait_writable`).
-fn read_only<T: AsRawFd>(s: T) -> std::io::Result<AsyncFd<T>> {
-    // SAFETY: `s` (a std socket) owns its descriptor, which stays open and the same until the
-    // AsyncFd (which owns `s`) is dropped.
-    unsafe { AsyncFd::register_with_interest(s, Interest::READABLE) }.map_err(std::io::Error::from)
-}
-
-/// One read from the socket into `dst`. A read that does not fill `dst` drained the socket,
-/// so the readiness is cleared and the next read waits for the next epoll event instead of
-/// first failing with EAGAIN (one `recvfrom` per reply, as with tokio's `poll_read`).
-fn poll_read_fd<T: AsRawFd>(
-    s: &AsyncFd<T>,
-    cx: &mut std::task::Context<'_>,
-    dst: &mut [u8],
-) -> std::task::Poll<std::io::Result<usize>>
-where
-    for<'a> &'a T: std::io::Read,
-{
-    loop {
-        let mut g = match s.poll_read_ready(cx) {
-            std::task::Poll::Ready(Ok(g)) => g,
-            std::task::Poll::Ready(Err(e)) => return std::task::Poll::Ready(Err(e)),
-            std::task::Poll::Pending => return std::task::Poll::Pending,
-        };
-        match g.try_io(|inner| std::io::Read::read(&mut inner.get_ref(), dst)) {
-            Ok(Ok(k)) => {
-                if k < dst.len() {
-                    g.clear_ready();
-                }
-                return std::task::Poll::Ready(Ok(k));
-            }
-            Ok(Err(e)) => return std::task::Poll::Ready(Err(e)),
-            // EAGAIN: `try_io` cleared the readiness; wait for the next event.
-            Err(_would_block) => continue,
-        }
+        let _ = self.stream.get_ref().write(&quit);
     }
 }
 

@@ -15,10 +15,9 @@
 //! would save the server a few nanoseconds of integer parsing per value and cost a per-type
 //! encoder here; text keeps one code path for every type.
 //!
-//! Readiness: after a read that drained the socket (fewer bytes than the buffer offered), the
-//! client clears tokio's read readiness itself, so the next reply is awaited directly instead
-//! of being preceded by a `recv` that fails with EAGAIN. This is safe because tokio registers
-//! sockets edge-triggered: bytes that arrive after that read raise a new event.
+//! The socket (`target::sock`, shared with the MariaDB client) is watched for readability
+//! only, and a read that drained it clears the readiness, so the next reply is awaited directly
+//! instead of being preceded by a `recv` that fails with EAGAIN.
 //!
 //! Authentication: trust, cleartext password, md5 and SCRAM-SHA-256 (crypto from the
 //! `postgres-protocol` crate). Whatever this client does not speak (TLS, GSSAPI, SSPI,
@@ -27,12 +26,10 @@
 
 pub mod msg;
 
-use std::io::{Read, Write};
-use std::os::fd::{AsFd, AsRawFd, RawFd};
-
 use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256, SCRAM_SHA_256};
 use tokio::io::unix::AsyncFd;
 
+use super::sock::{self, Sock};
 use super::{numbered_placeholders, DbError, DbResult, ErrorClass, TargetSpec, Value};
 use msg::Reader;
 
@@ -46,45 +43,6 @@ pub enum ConnectError {
 impl From<DbError> for ConnectError {
     fn from(e: DbError) -> Self {
         ConnectError::Db(e)
-    }
-}
-
-/// The socket, in non-blocking mode, registered with tokio through `AsyncFd`.
-enum Sock {
-    Unix(std::os::unix::net::UnixStream),
-    Tcp(std::net::TcpStream),
-}
-
-impl AsRawFd for Sock {
-    fn as_raw_fd(&self) -> RawFd {
-        match self {
-            Sock::Unix(s) => s.as_raw_fd(),
-            Sock::Tcp(s) => s.as_raw_fd(),
-        }
-    }
-}
-
-impl AsFd for Sock {
-    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
-        match self {
-            Sock::Unix(s) => s.as_fd(),
-            Sock::Tcp(s) => s.as_fd(),
-        }
-    }
-}
-
-impl Sock {
-    fn read(&self, buf: &mut [u8]) -> std::io::Result<usize> {
-        match self {
-            Sock::Unix(s) => Read::read(&mut &*s, buf),
-            Sock::Tcp(s) => Read::read(&mut &*s, buf),
-        }
-    }
-    fn write(&self, buf: &[u8]) -> std::io::Result<usize> {
-        match self {
-            Sock::Unix(s) => Write::write(&mut &*s, buf),
-            Sock::Tcp(s) => Write::write(&mut &*s, buf),
-        }
     }
 }
 
@@ -160,36 +118,25 @@ impl PgWireConn {
             Some(dir) => {
                 // libpq's convention: the socket is DIR/.s.PGSQL.PORT.
                 let path = format!("{}/.s.PGSQL.{}", dir.trim_end_matches('/'), spec.port);
-                let s = tokio::net::UnixStream::connect(&path).await.map_err(|e| {
+                sock::connect_unix(&path).await.map_err(|e| {
                     DbError::new(
                         ErrorClass::ConnectionLost,
                         format!("cannot connect to socket {path}: {e} (is the server running, and are host, port or socket right?)"),
                     )
-                })?;
-                Sock::Unix(s.into_std().map_err(lost)?)
+                })?
             }
-            None => {
-                let s = tokio::net::TcpStream::connect((spec.host.as_str(), spec.port))
-                    .await
-                    .map_err(|e| {
-                        DbError::new(
-                            ErrorClass::ConnectionLost,
-                            format!(
-                                "cannot connect to {}:{}: {e} (is the server running, and are host, port or socket right?)",
-                                spec.host, spec.port
-                            ),
-                        )
-                    })?;
-                let _ = s.set_nodelay(true);
-                Sock::Tcp(s.into_std().map_err(lost)?)
-            }
+            None => sock::connect_tcp(&spec.host, spec.port)
+                .await
+                .map_err(|e| {
+                    DbError::new(
+                        ErrorClass::ConnectionLost,
+                        format!(
+                            "cannot connect to {}:{}: {e} (is the server running, and are host, port or socket right?)",
+                            spec.host, spec.port
+                        ),
+                    )
+                })?,
         };
-        // into_std keeps the socket non-blocking, as AsyncFd needs.
-        // SAFETY: `Sock` owns the stream, so its descriptor stays open and the same for as
-        // long as the AsyncFd that owns the `Sock` exists.
-        // Readability only: writes go straight to the socket (`target::wait_writable`).
-        let sock = unsafe { AsyncFd::register_with_interest(sock, tokio::io::Interest::READABLE) }
-            .map_err(|e| lost(e.to_string()))?;
         let mut c = PgWireConn {
             sock,
             rbuf: vec![0; 64 * 1024],
@@ -346,39 +293,11 @@ impl PgWireConn {
             d.clear();
             self.deferred = d;
         }
-        let mut done = 0;
-        while done < self.wbuf.len() {
-            // Usually writable: try first, wait only when the socket buffer is full.
-            match self.sock.get_ref().write(&self.wbuf[done..]) {
-                Ok(0) => return Err(lost("write returned 0")),
-                Ok(n) => done += n,
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    super::wait_writable(self.sock.get_ref().as_fd())
-                        .await
-                        .map_err(lost)?;
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(lost(e)),
-            }
-        }
-        Ok(())
+        sock::write_all(&self.sock, &self.wbuf).await.map_err(lost)
     }
 
-    async fn write_bytes(&mut self, mut buf: &[u8]) -> DbResult<()> {
-        while !buf.is_empty() {
-            match self.sock.get_ref().write(buf) {
-                Ok(0) => return Err(lost("write returned 0")),
-                Ok(n) => buf = &buf[n..],
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    super::wait_writable(self.sock.get_ref().as_fd())
-                        .await
-                        .map_err(lost)?;
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(lost(e)),
-            }
-        }
-        Ok(())
+    async fn write_bytes(&mut self, buf: &[u8]) -> DbResult<()> {
+        sock::write_all(&self.sock, buf).await.map_err(lost)
     }
 
     /// Make at least `n` bytes available from `rpos`.
@@ -388,22 +307,10 @@ impl PgWireConn {
         }
         super::make_room(&mut self.rbuf, &mut self.rpos, &mut self.rend, n);
         while self.rend - self.rpos < n {
-            let mut g = self.sock.readable().await.map_err(lost)?;
-            let space = self.rbuf.len() - self.rend;
-            let rbuf = &mut self.rbuf[self.rend..];
-            match g.try_io(|s| s.get_ref().read(rbuf)) {
-                Ok(Ok(0)) => return Err(lost("the server closed the connection")),
-                Ok(Ok(k)) => {
-                    self.rend += k;
-                    if k < space {
-                        // Drained: later bytes raise a new (edge-triggered) event, so the
-                        // next wait need not start with a read that fails with EAGAIN.
-                        g.clear_ready();
-                    }
-                }
-                Ok(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Ok(Err(e)) => return Err(lost(e)),
-                Err(_would_block) => {} // readiness cleared by try_io; wait again
+            match sock::read_some(&self.sock, &mut self.rbuf[self.rend..]).await {
+                Ok(0) => return Err(lost("the server closed the connection")),
+                Ok(k) => self.rend += k,
+                Err(e) => return Err(lost(e)),
             }
         }
         Ok(())

@@ -1,0 +1,130 @@
+//! The socket of both lean clients (`mysqlwire`, `pgwire`): a non-blocking Unix or TCP stream
+//! registered with the loop's epoll for readability only.
+//!
+//! Why readability only: tokio's socket types also ask for writability, so each time the
+//! server read a query, freeing its bytes from our send buffer, the kernel ran our epoll
+//! callback in the server's thread and could wake the loop for nothing (4 % of the events a
+//! loop got were writable-only; BENCHMARKS.md, 2026-11-25). Writes go straight to the socket;
+//! only a write that finds the send buffer full waits for writability, on a duplicate
+//! descriptor registered for that wait alone.
+
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
+
+use tokio::io::unix::AsyncFd;
+use tokio::io::Interest;
+
+pub(crate) enum Sock {
+    Unix(std::os::unix::net::UnixStream),
+    Tcp(std::net::TcpStream),
+}
+
+impl AsRawFd for Sock {
+    fn as_raw_fd(&self) -> RawFd {
+        match self {
+            Sock::Unix(s) => s.as_raw_fd(),
+            Sock::Tcp(s) => s.as_raw_fd(),
+        }
+    }
+}
+
+impl AsFd for Sock {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        match self {
+            Sock::Unix(s) => s.as_fd(),
+            Sock::Tcp(s) => s.as_fd(),
+        }
+    }
+}
+
+impl Sock {
+    fn read(&self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Sock::Unix(s) => Read::read(&mut &*s, buf),
+            Sock::Tcp(s) => Read::read(&mut &*s, buf),
+        }
+    }
+
+    /// One non-blocking write (the caller's best-effort goodbye; `write_all` otherwise).
+    pub(crate) fn write(&self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Sock::Unix(s) => Write::write(&mut &*s, buf),
+            Sock::Tcp(s) => Write::write(&mut &*s, buf),
+        }
+    }
+}
+
+/// Connect to a Unix socket and register it.
+pub(crate) async fn connect_unix(path: &str) -> std::io::Result<AsyncFd<Sock>> {
+    let s = tokio::net::UnixStream::connect(path).await?;
+    register(Sock::Unix(s.into_std()?))
+}
+
+/// Connect over TCP (no Nagle delay) and register the socket.
+pub(crate) async fn connect_tcp(host: &str, port: u16) -> std::io::Result<AsyncFd<Sock>> {
+    let s = tokio::net::TcpStream::connect((host, port)).await?;
+    let _ = s.set_nodelay(true);
+    register(Sock::Tcp(s.into_std()?))
+}
+
+/// `into_std` keeps the socket non-blocking, as AsyncFd needs.
+fn register(s: Sock) -> std::io::Result<AsyncFd<Sock>> {
+    // SAFETY: `Sock` owns its stream, so the descriptor stays open and the same for as long
+    // as the AsyncFd that owns the `Sock` exists.
+    unsafe { AsyncFd::register_with_interest(s, Interest::READABLE) }.map_err(std::io::Error::from)
+}
+
+/// Write all of `buf`: usually at once; a full send buffer waits for room.
+pub(crate) async fn write_all(sock: &AsyncFd<Sock>, mut buf: &[u8]) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        match sock.get_ref().write(buf) {
+            Ok(0) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::WriteZero,
+                    "write returned 0",
+                ))
+            }
+            Ok(n) => buf = &buf[n..],
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                wait_writable(sock.get_ref().as_fd()).await?
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Wait until the socket can take more bytes, on a duplicate descriptor registered for
+/// writability for this wait alone.
+async fn wait_writable(fd: BorrowedFd<'_>) -> std::io::Result<()> {
+    let dup = fd.try_clone_to_owned()?;
+    // SAFETY: `dup` is a new descriptor owned by the AsyncFd until it is dropped below.
+    let w = unsafe { AsyncFd::register_with_interest(dup, Interest::WRITABLE) }
+        .map_err(std::io::Error::from)?;
+    w.writable().await?.clear_ready();
+    Ok(())
+}
+
+/// Read what the socket has into `dst` (at least one byte; 0 means the peer closed it),
+/// waiting for it if need be. A read that does not fill `dst` drained the socket, so the
+/// readiness is cleared: the next read waits for the next (edge-triggered) event instead of
+/// first failing with EAGAIN (one `recvfrom` per reply; measured with strace: 1.95 -> 1.0
+/// per query).
+pub(crate) async fn read_some(sock: &AsyncFd<Sock>, dst: &mut [u8]) -> std::io::Result<usize> {
+    loop {
+        let mut g = sock.readable().await?;
+        match g.try_io(|s| s.get_ref().read(dst)) {
+            Ok(Ok(k)) => {
+                if k < dst.len() {
+                    g.clear_ready();
+                }
+                return Ok(k);
+            }
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Ok(Err(e)) => return Err(e),
+            // EAGAIN: `try_io` cleared the readiness; wait for the next event.
+            Err(_would_block) => {}
+        }
+    }
+}
