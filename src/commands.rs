@@ -21,7 +21,7 @@ use crate::report::{
 use crate::runner::admin::Admin;
 use crate::runner::{interrupt, IntervalSample, Session, SessionConfig};
 use crate::server::{capture, Server};
-use crate::target::{Conn, Dbms, TargetSpec};
+use crate::db::{Conn, Dbms, TargetSpec};
 use crate::workload::Workload;
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -571,7 +571,7 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
                 }
             );
             cfg.target_spec =
-                crate::target::TargetSpec::parse(&sv.url, |_| None).map_err(Error::usage)?;
+                crate::db::TargetSpec::parse(&sv.url, |_| None).map_err(Error::usage)?;
             cfg.target = sv.url.clone();
             Some(sv)
         }
@@ -880,7 +880,7 @@ fn notes(cfg: &RunConfig) -> Vec<String> {
         if !piped.is_empty() {
             let t = &cfg.target_spec;
             let on = t.dbms == Dbms::Postgres
-                && t.pg_driver == crate::target::url::PgDriver::Wire
+                && t.pg_driver == crate::db::url::PgDriver::Wire
                 && t.pipeline_statements;
             n.push(format!(
                 "{}: transactions {} are marked `pipeline`: {}",

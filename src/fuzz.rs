@@ -8,7 +8,7 @@
 //! `cargo run --release --example fuzz-parsers -- --minutes 5` (docs/fuzzing.md).
 
 use crate::config::parse;
-use crate::target::TargetSpec;
+use crate::db::TargetSpec;
 
 /// The password the URL fuzzing plants in the user part; generators never put it elsewhere.
 pub const URL_SECRET: &str = "Zq9Secret";

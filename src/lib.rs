@@ -13,7 +13,7 @@ pub mod report;
 pub mod runner;
 pub mod server;
 pub mod suite;
-pub mod target;
+pub mod db;
 pub mod workload;
 
 use std::process::ExitCode;

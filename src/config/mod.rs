@@ -11,7 +11,7 @@ use crate::cli::{DataArgs, IibenchArgs, Method, OltpArgs, RunArgs, TargetArgs};
 use crate::error::{Error, Result};
 use crate::report::table::Pick;
 use crate::runner::{Arrivals, Pacing};
-use crate::target::{Dbms, TargetSpec, DEFAULT_TARGET};
+use crate::db::{Dbms, TargetSpec, DEFAULT_TARGET};
 use crate::workload::{
     compression, iibench, linkbench, micro_read, oltp, schema_change, tpcc, Workload,
 };

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::runner::interrupt;
-use crate::target::{Conn, Dbms, ErrorClass, TargetSpec, Value};
+use crate::db::{Conn, Dbms, ErrorClass, TargetSpec, Value};
 
 /// Where the rows of one table come from.
 pub trait RowSource: Send + Sync {
@@ -241,7 +241,7 @@ async fn load_worker(
     // mysql_async (loader connections are separate from the measured ones).
     let mut t = target.clone();
     if method == LoadMethod::Stream && target.dbms == Dbms::Mysql {
-        t.mysql_driver = crate::target::url::MysqlDriver::MysqlAsync;
+        t.mysql_driver = crate::db::url::MysqlDriver::MysqlAsync;
     }
     // A signal ends the worker at once; `load` then reports the interruption.
     let Some(conn) = unless_interrupted(Conn::connect(&t)).await else {
@@ -257,7 +257,7 @@ async fn load_worker(
     let mut buf: Vec<Vec<Value>> = Vec::with_capacity(batch as usize);
     // Prepared: one statement per batch size seen (the full one and the last, shorter one),
     // and the batch's values in one reused list.
-    let mut prepared: Vec<(usize, crate::target::StmtId)> = Vec::new();
+    let mut prepared: Vec<(usize, crate::db::StmtId)> = Vec::new();
     let mut params: Vec<Value> = Vec::new();
     loop {
         let first = next.fetch_add(chunk, Ordering::SeqCst);

@@ -9,7 +9,7 @@ use std::future::Future;
 use tokio::runtime::Runtime;
 
 use crate::server::capture::{self, DiskUsage, TableSize};
-use crate::target::{Conn, TargetSpec};
+use crate::db::{Conn, TargetSpec};
 
 use super::Faults;
 
@@ -70,7 +70,7 @@ impl Admin {
         let out = self
             .read(rt, |c| Box::pin(capture::counters(c)))
             .unwrap_or_default();
-        if out.is_empty() && self.spec.dbms != crate::target::Dbms::Sqlite {
+        if out.is_empty() && self.spec.dbms != crate::db::Dbms::Sqlite {
             // The server always has counters: an empty answer means the connection failed.
             self.conn = None;
         }

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::target::{Conn, DbError, DbResult, ErrorClass, TargetSpec};
+use crate::db::{Conn, DbError, DbResult, ErrorClass, TargetSpec};
 
 use super::{interrupt, Driver};
 

@@ -25,7 +25,7 @@ use tokio::sync::watch;
 
 use crate::error::{Error, Result};
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist, LatencySummary};
-use crate::target::{Conn, DbError, DbResult, Dbms, ErrorClass, TargetSpec};
+use crate::db::{Conn, DbError, DbResult, Dbms, ErrorClass, TargetSpec};
 
 pub use faults::Faults;
 pub use pacing::{Arrivals, Pacing, ScheduleStats};

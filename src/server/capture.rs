@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::target::{Conn, Dbms};
+use crate::db::{Conn, Dbms};
 
 /// Server settings and which of them differ from the compiled-in default.
 #[derive(Debug, Clone, Default)]

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::measure::proc;
-use crate::target::{Conn, TargetSpec};
+use crate::db::{Conn, TargetSpec};
 
 /// Bounded waits: start-up (InnoDB creates its files) and clean shutdown.
 const START_WAIT: Duration = Duration::from_secs(60);

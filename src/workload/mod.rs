@@ -16,7 +16,7 @@ pub mod tpcc;
 use crate::error::{Context, Error, Result};
 use crate::load::{LoadOptions, LoadStats};
 use crate::runner::{Driver, Step};
-use crate::target::{Conn, DbResult, Dbms, TargetSpec};
+use crate::db::{Conn, DbResult, Dbms, TargetSpec};
 
 /// The table that records what each workload loaded (size, seed, engine), so that `run`
 /// reuses a prepared table only when it is exactly what the run asks for.

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 
-use enginebench::target::{Conn, TargetSpec};
+use enginebench::db::{Conn, TargetSpec};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_enginebench");
 

@@ -487,7 +487,7 @@ fn interrupt_a_load(target: &str, rows: u64, extra: &[&str], sig: i32, loading: 
 /// the count does not wait for the load).
 fn rows_in_sbtest1(url: &str) -> u64 {
     block(async {
-        let Ok(mut c) = enginebench::target::Conn::connect(&spec(url)).await else {
+        let Ok(mut c) = enginebench::db::Conn::connect(&spec(url)).await else {
             return 0;
         };
         match c.query_one("SELECT COUNT(*) FROM sbtest1").await {
@@ -521,7 +521,7 @@ fn sigterm_while_loading_a_run_writes_the_load_so_far_mariadb() {
     // MariaDB 10.11 (seen here: the LOAD DATA and the COUNT both stuck, unkillable).
     let written = || -> u64 {
         block(async {
-            let mut c = enginebench::target::Conn::connect(&spec(&base))
+            let mut c = enginebench::db::Conn::connect(&spec(&base))
                 .await
                 .ok()?;
             let rows = c

@@ -6,7 +6,7 @@
 use serde_json::Value as Json;
 
 use crate::common::*;
-use enginebench::target::Conn;
+use enginebench::db::Conn;
 
 const ROWS: u64 = 3000;
 

@@ -6,7 +6,7 @@
 use serde_json::Value as Json;
 
 use crate::common::*;
-use enginebench::target::Conn;
+use enginebench::db::Conn;
 
 /// (id1, link_type) pairs whose count differs from the visible links, by the test's own SQL.
 fn wrong_counts(url: &str) -> (i64, i64, i64) {

@@ -5,7 +5,7 @@
 use serde_json::Value as Json;
 
 use crate::common::*;
-use enginebench::target::{Conn, Value};
+use enginebench::db::{Conn, Value};
 use enginebench::workload::micro_read::Query;
 use enginebench::workload::rng::Rng;
 

@@ -1,13 +1,13 @@
-//! The lean MySQL client (src/target/mysqlwire) against the real MariaDB: the values and row
+//! The lean MySQL client (src/db/mysqlwire) against the real MariaDB: the values and row
 //! counts it returns equal what mysql_async returns for the same statements (NULLs, dates,
 //! times, unsigned and negative integers, decimals, multi-byte strings), errors are classified
 //! and leave the connection usable, multi-statement text works, and packets over 16 MB are
 //! split and joined. Also over TCP.
 
 use crate::common::*;
-use enginebench::target::mysql::MysqlConn;
-use enginebench::target::mysqlwire::WireConn;
-use enginebench::target::{Conn, ErrorClass, Value};
+use enginebench::db::mysql::MysqlConn;
+use enginebench::db::mysqlwire::WireConn;
+use enginebench::db::{Conn, ErrorClass, Value};
 
 fn with_driver(url: &str, driver: &str) -> String {
     let sep = if url.contains('?') { '&' } else { '?' };
@@ -214,7 +214,7 @@ fn wire_tcp_and_driver_option() {
             .unwrap();
         assert!(matches!(c, Conn::Mysql(MysqlConn::Async(_))));
     });
-    let bad = enginebench::target::TargetSpec::parse(&with_driver(&url, "odbc"), |_| None)
+    let bad = enginebench::db::TargetSpec::parse(&with_driver(&url, "odbc"), |_| None)
         .err()
         .unwrap_or_default();
     assert!(bad.contains("unknown driver 'odbc'"), "{bad}");
@@ -255,7 +255,7 @@ fn wire_password_authentication() {
             );
             u.set_password(Some("wrong_pw_123")).unwrap();
             let e = match WireConn::connect(&spec(u.as_str())).await {
-                Err(enginebench::target::mysqlwire::ConnectError::Db(e)) => e,
+                Err(enginebench::db::mysqlwire::ConnectError::Db(e)) => e,
                 _ => panic!("a wrong password must fail"),
             };
             assert_eq!(e.class, ErrorClass::AccessDenied, "{}", e.message);
@@ -297,7 +297,7 @@ fn wire_deferred_begin() {
                     .unwrap(),
             );
             c.begin("START TRANSACTION").await.unwrap();
-            if let Conn::Mysql(enginebench::target::mysql::MysqlConn::Wire(w)) = &c {
+            if let Conn::Mysql(enginebench::db::mysql::MysqlConn::Wire(w)) = &c {
                 assert_eq!(w.pipeline_begin, deferred);
             } else {
                 panic!("the lean client");

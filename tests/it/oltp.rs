@@ -6,7 +6,7 @@
 use serde_json::Value as Json;
 
 use crate::common::*;
-use enginebench::target::Conn;
+use enginebench::db::Conn;
 
 /// Run the binary with `args` plus short-run flags; returns the result document.
 fn run(dir: &std::path::Path, url: &str, workload: &str, threads: &str, extra: &[&str]) -> Json {

@@ -1,4 +1,4 @@
-//! The lean PostgreSQL client (src/target/pgwire) against the real PostgreSQL: the values and
+//! The lean PostgreSQL client (src/db/pgwire) against the real PostgreSQL: the values and
 //! row counts it returns equal what tokio-postgres returns for the same statements (NULLs,
 //! dates, negative integers, numerics, multi-byte strings), errors are classified by SQLSTATE
 //! and leave the connection usable (also inside a transaction), replies larger than the read
@@ -6,9 +6,9 @@
 //! cleartext and SCRAM-SHA-256 authentication work. Also over TCP.
 
 use crate::common::*;
-use enginebench::target::pgwire::PgWireConn;
-use enginebench::target::postgres::PgConn;
-use enginebench::target::{Conn, ErrorClass, TargetSpec, Value};
+use enginebench::db::pgwire::PgWireConn;
+use enginebench::db::postgres::PgConn;
+use enginebench::db::{Conn, ErrorClass, TargetSpec, Value};
 
 fn with_driver(url: &str, driver: &str) -> String {
     let sep = if url.contains('?') { '&' } else { '?' };

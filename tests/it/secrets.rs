@@ -168,7 +168,7 @@ fn mariadb_password_never_written() {
     let marker = "Mk7q-SECRET-e1b9zz";
     let db = fresh_db(&root, "eb_secrets");
     block(async {
-        let mut c = enginebench::target::Conn::connect(&spec(&root))
+        let mut c = enginebench::db::Conn::connect(&spec(&root))
             .await
             .unwrap();
         for sql in [
@@ -241,7 +241,7 @@ fn postgres_password_never_written() {
         .unwrap()
         .to_string();
     block(async {
-        let mut c = enginebench::target::Conn::connect(&spec(&sock))
+        let mut c = enginebench::db::Conn::connect(&spec(&sock))
             .await
             .unwrap();
         c.execute(&format!(

@@ -6,7 +6,7 @@
 use serde_json::Value as Json;
 
 use crate::common::*;
-use enginebench::target::Conn;
+use enginebench::db::Conn;
 use enginebench::workload::textgen::zstd_ratio;
 
 /// The values of `sql`'s first column, concatenated.

@@ -125,8 +125,8 @@ impl Drop for Started {
 
 fn one_value(url: &str, sql: &str) -> Result<Option<String>, String> {
     block(async {
-        let spec = enginebench::target::TargetSpec::parse(url, |_| None)?;
-        let mut c = enginebench::target::Conn::connect(&spec)
+        let spec = enginebench::db::TargetSpec::parse(url, |_| None)?;
+        let mut c = enginebench::db::Conn::connect(&spec)
             .await
             .map_err(|e| e.message)?;
         let rows = c.query(sql).await.map_err(|e| e.message)?;

@@ -5,7 +5,7 @@
 use serde_json::Value as Json;
 
 use crate::common::*;
-use enginebench::target::Conn;
+use enginebench::db::Conn;
 
 async fn one(c: &mut Conn, sql: &str) -> i64 {
     c.query_one(sql)

@@ -1,7 +1,7 @@
 //! The storage formats the compression workload tries, per DBMS, and how each one's table is
 //! created, flushed and sized.
 
-use crate::target::{Conn, Dbms};
+use crate::db::{Conn, Dbms};
 
 /// How a format's table is made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,7 +12,7 @@
 //! zstd-3; the names, timestamps and numbers keep their log vocabulary.
 
 use crate::load::RowSource;
-use crate::target::Value;
+use crate::db::Value;
 use crate::workload::rng::Rng;
 use crate::workload::textgen::TextGen;
 
@@ -215,7 +215,7 @@ pub fn raw_bytes(seed: u64, n: u64, text: Option<&TextGen>) -> u64 {
         row.clear();
         buf.clear();
         LogRows::values(seed, id, text, &mut row);
-        crate::target::push_tsv(&mut buf, &row);
+        crate::db::push_tsv(&mut buf, &row);
         total += buf.len() as u64;
     }
     total

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Context, Error, Result};
 use crate::load::{self, LoadOptions, LoadStats};
 use crate::runner::{Driver, Step};
-use crate::target::{Conn, DbResult, Dbms, StmtId, TargetSpec, Value};
+use crate::db::{Conn, DbResult, Dbms, StmtId, TargetSpec, Value};
 use crate::workload::rng::Rng;
 
 pub use formats::Format;

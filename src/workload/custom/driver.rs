@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::gen::Zipf;
 use super::{Gen, Spec};
 use crate::runner::{Driver, Step};
-use crate::target::{Conn, DbError, DbResult, Dbms, ErrorClass, StmtId, Value};
+use crate::db::{Conn, DbError, DbResult, Dbms, ErrorClass, StmtId, Value};
 use crate::workload::rng::Rng;
 
 /// New keys of one table on this connection (`next_key`, and `latest` reading them).
@@ -257,7 +257,7 @@ async fn past_holes(conn: &mut Conn, t: &super::Table, start: i64, n: i64) -> Db
                 true => Value::Text(k.clone()),
                 false => Value::Int(k.parse().unwrap_or(0)),
             };
-            crate::target::push_literal(&mut sql, dbms, &v);
+            crate::db::push_literal(&mut sql, dbms, &v);
         }
         sql.push(')');
         let found = conn.query(&sql).await?;

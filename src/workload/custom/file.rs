@@ -13,7 +13,7 @@ use toml::Spanned;
 
 use super::gen::{self, Format, Gen, Zipf};
 use super::{Column, Ddl, Param, Phase, Spec, Stmt, Table, Txn};
-use crate::target::{Dbms, ErrorClass, Value};
+use crate::db::{Dbms, ErrorClass, Value};
 
 /// A map that keeps the file's order (tables load in order; columns keep their order).
 #[derive(Debug)]

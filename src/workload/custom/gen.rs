@@ -3,7 +3,7 @@
 //! strings, dates, choices and foreign keys. Pure and seedable: a loaded row depends only on
 //! (seed, table, column, row id).
 
-use crate::target::Value;
+use crate::db::Value;
 use crate::workload::rng::Rng;
 use crate::workload::textgen::TextGen;
 

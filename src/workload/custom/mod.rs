@@ -16,7 +16,7 @@ use std::time::Duration;
 use crate::error::{Context, Error, Result};
 use crate::load::{self, LoadOptions, LoadStats, RowSource};
 use crate::runner::Pacing;
-use crate::target::{Conn, Dbms, ErrorClass, TargetSpec, Value};
+use crate::db::{Conn, Dbms, ErrorClass, TargetSpec, Value};
 use crate::workload::rng::Rng;
 use crate::workload::textgen::TextGen;
 

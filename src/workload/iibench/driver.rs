@@ -5,7 +5,7 @@
 //! so the data is the same as the run loop's, whatever the number of connections.
 
 use crate::runner::{Driver, Step};
-use crate::target::{Conn, DbResult, Dbms, Value};
+use crate::db::{Conn, DbResult, Dbms, Value};
 
 use super::Spec;
 

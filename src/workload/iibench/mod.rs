@@ -18,7 +18,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::error::{Context, Result};
 use crate::load::LoadStats;
-use crate::target::{Conn, DbResult, Dbms, StmtId, Value};
+use crate::db::{Conn, DbResult, Dbms, StmtId, Value};
 use crate::workload::rng::Rng;
 use crate::workload::textgen::TextGen;
 

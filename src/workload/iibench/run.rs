@@ -22,7 +22,7 @@ use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};
 use crate::report::{Aggregate, ClientCpu, HostCpu, Point, RunRecord, ServerProcess};
 use crate::runner::{interrupt, IntervalSample};
 use crate::server::capture::{self, DiskUsage};
-use crate::target::{Conn, DbError, Dbms, ErrorClass, TargetSpec, Value};
+use crate::db::{Conn, DbError, Dbms, ErrorClass, TargetSpec, Value};
 
 use super::result::{Deletes, IibenchResult, Queries, Wear, Window};
 use super::{wear, Query, Spec};
@@ -395,10 +395,6 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 /// Retried with the same rows: the batch was rolled back whole.
-fn retryable(class: ErrorClass) -> bool {
-    crate::workload::tpcc::retryable(class)
-}
-
 fn inserter(
     target: TargetSpec,
     spec: Spec,
@@ -474,7 +470,7 @@ fn inserter(
                         lost = Some(e);
                         break;
                     }
-                    if retryable(class) {
+                    if class.retryable() {
                         pending = Some((first, n));
                     }
                     continue;
@@ -505,7 +501,7 @@ fn inserter(
                             if class == ErrorClass::ConnectionLost {
                                 lost = Some(e);
                             }
-                            if !retryable(class) {
+                            if !class.retryable() {
                                 break;
                             }
                         }

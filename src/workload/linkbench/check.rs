@@ -2,7 +2,7 @@
 //! visible links in linktable (LinkStoreMysql's testCount, for the whole graph at once).
 
 use crate::error::{Error, Result};
-use crate::target::Conn;
+use crate::db::Conn;
 
 /// Pairs whose visible links and count disagree: visible pairs with a wrong or missing count,
 /// then counts > 0 with no visible link.
@@ -30,7 +30,7 @@ fn n(v: Option<String>) -> u64 {
 }
 
 pub async fn run(conn: &mut Conn) -> Result<Report> {
-    let db = |e: crate::target::DbError| Error::run(format!("checking counttable: {}", e.message));
+    let db = |e: crate::db::DbError| Error::run(format!("checking counttable: {}", e.message));
     for t in super::data::TABLES {
         if !conn.table_exists(t).await.map_err(db)? {
             return Err(Error::usage(format!(

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use super::dist::{self, Shuffle};
 use super::props::{Motif, Props};
 use crate::load::RowSource;
-use crate::target::Value;
+use crate::db::Value;
 use crate::workload::rng::Rng;
 
 /// LinkBench's constants (LinkStore.java).

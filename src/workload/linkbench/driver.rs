@@ -9,7 +9,7 @@ use super::ops::{self, Stmts};
 use super::props::*;
 use super::Spec;
 use crate::runner::{Driver, Step};
-use crate::target::{Conn, DbResult, Dbms, ErrorClass};
+use crate::db::{Conn, DbResult, Dbms, ErrorClass};
 use crate::workload::rng::Rng;
 
 // Streams of the request phase.
@@ -474,16 +474,10 @@ impl Requests {
     }
 }
 
-/// The errors after which the same request is run again.
-pub fn retryable(class: ErrorClass) -> bool {
-    matches!(
-        class,
-        ErrorClass::Deadlock
-            | ErrorClass::LockWaitTimeout
-            | ErrorClass::SerializationFailure
-            | ErrorClass::Busy
-            | ErrorClass::DuplicateKey
-    )
+/// The errors after which the same request is run again: the transient conflicts, and a
+/// duplicate key (two requesters adding the same link at once).
+fn retryable(class: ErrorClass) -> bool {
+    class.retryable() || class == ErrorClass::DuplicateKey
 }
 
 /// One requester on one connection.

@@ -16,7 +16,7 @@ pub mod props;
 
 use crate::error::{Context, Error, Result};
 use crate::load::{self, LoadOptions, LoadStats};
-use crate::target::{Conn, Dbms, TargetSpec};
+use crate::db::{Conn, Dbms, TargetSpec};
 
 pub use driver::LinkbenchDriver;
 pub use props::{Props, KINDS};

@@ -10,7 +10,7 @@
 //! - `email` is unique by construction (it contains the row id).
 
 use crate::load::RowSource;
-use crate::target::Value;
+use crate::db::Value;
 use crate::workload::rng::Rng;
 
 pub const STATES: u64 = 20;

@@ -5,7 +5,7 @@
 
 use super::rand::{digit_groups, Dist};
 use crate::load::RowSource;
-use crate::target::Value;
+use crate::db::Value;
 use crate::workload::rng::Rng;
 use crate::workload::textgen::TextGen;
 

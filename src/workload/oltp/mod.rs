@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::error::{Context, Result};
 use crate::load::{self, LoadOptions, LoadStats};
-use crate::target::{Conn, Dbms, TargetSpec};
+use crate::db::{Conn, Dbms, TargetSpec};
 
 pub use driver::OltpDriver;
 use rand::{Dist, RandType};

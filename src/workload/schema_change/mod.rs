@@ -23,7 +23,7 @@ use crate::measure::proc::{self, ProcSample};
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};
 use crate::report::{Aggregate, ClientCpu, HostCpu, Point, ResultDoc, RunRecord, ServerProcess};
 use crate::runner::{interrupt, IntervalSample, Session, SessionConfig};
-use crate::target::{Conn, Dbms, TargetSpec};
+use crate::db::{Conn, Dbms, TargetSpec};
 use crate::workload::oltp;
 use timeline::Slot;
 

@@ -3,7 +3,7 @@
 //! generated with the same shapes and keys and sizes of the same order (hundreds of rows).
 
 use super::exec::Runner;
-use crate::target::{DbResult, Value};
+use crate::db::{DbResult, Value};
 
 /// (table, columns with types and keys, secondary indexes as (name, column)).
 const TABLES: [(&str, &str, &[&str]); 10] = [
@@ -152,7 +152,7 @@ pub async fn atis(r: &mut Runner<'_>) -> DbResult<()> {
     let names: Vec<&str> = TABLES.iter().map(|t| t.0).collect();
     crate::workload::after_load(&mut r.conn, &names)
         .await
-        .map_err(|e| crate::target::DbError::new(crate::target::ErrorClass::Other, e.message))?;
+        .map_err(|e| crate::db::DbError::new(crate::db::ErrorClass::Other, e.message))?;
     let simple_join = [
         "SELECT city.city_name, state.state_name, city.city_code FROM city, state WHERE city.city_code='MATL' AND city.state_code=state.state_code",
         "SELECT city.city_name, state.state_name, city.city_code FROM state, city WHERE city.state_code=state.state_code",

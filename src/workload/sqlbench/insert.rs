@@ -5,7 +5,7 @@
 //! inserts.
 
 use super::exec::{permutation, Runner};
-use crate::target::{DbResult, Value};
+use crate::db::{DbResult, Value};
 
 const T: &str = "bench1";
 const COLS: [&str; 4] = ["id", "id2", "id3", "dummy1"];
@@ -127,7 +127,7 @@ async fn main_table(r: &mut Runner<'_>) -> DbResult<()> {
     }
     crate::workload::after_load(&mut r.conn, &[T])
         .await
-        .map_err(|e| crate::target::DbError::new(crate::target::ErrorClass::Other, e.message))?;
+        .map_err(|e| crate::db::DbError::new(crate::db::ErrorClass::Other, e.message))?;
     let perm = permutation(rows, 11);
     let key = |j: u64| perm[(j % rows) as usize];
     r.simple("insert_duplicates", false, |j| {

@@ -2,7 +2,7 @@
 //! (test-connect) and create (test-create).
 
 use super::exec::Runner;
-use crate::target::{DbResult, Value};
+use crate::db::{DbResult, Value};
 
 const ALTER: &str = "bench_alter";
 /// Columns the alter table starts with (the script's start field count).
@@ -321,7 +321,7 @@ pub async fn create(r: &mut Runner<'_>) -> DbResult<()> {
         r.begin("create_key+drop").await;
         for i in 1..=n {
             let t = many(i);
-            let (body, idx) = many_keys_body(&t, r.dbms == crate::target::Dbms::Mysql);
+            let (body, idx) = many_keys_body(&t, r.dbms == crate::db::Dbms::Mysql);
             let sql = r.create_sql(&t, &body);
             r.exec(&sql).await?;
             for s in idx {

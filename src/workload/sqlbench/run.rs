@@ -14,7 +14,7 @@ use crate::measure::host::HostFacts;
 use crate::report::{self, ResultDoc, ServerInfo, Status, TargetInfo, ToolInfo};
 use crate::runner::interrupt;
 use crate::server::{capture, Server, ServerSpec};
-use crate::target::{Conn, DbError, Dbms, TargetSpec};
+use crate::db::{Conn, DbError, Dbms, TargetSpec};
 
 /// The resolved configuration, serialized into the result.
 #[derive(Debug, Clone, Serialize)]
@@ -438,7 +438,7 @@ async fn run_engine(
             _ => super::wisconsin::wisconsin(&mut r).await,
         };
         if let Err(e) = res {
-            if e.class == crate::target::ErrorClass::ConnectionLost {
+            if e.class == crate::db::ErrorClass::ConnectionLost {
                 failure = Some(e);
                 break;
             }

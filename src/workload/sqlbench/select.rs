@@ -2,7 +2,7 @@
 //! aggregates, big ORs, MIN/MAX and COUNT on key parts, GROUP BY and COUNT(DISTINCT).
 
 use super::exec::Runner;
-use crate::target::{DbResult, Value};
+use crate::db::{DbResult, Value};
 
 const T: &str = "bench_sel";
 const REGIONS: u64 = 6;
@@ -54,7 +54,7 @@ pub async fn select(r: &mut Runner<'_>) -> DbResult<()> {
     .await?;
     crate::workload::after_load(&mut r.conn, &[T])
         .await
-        .map_err(|e| crate::target::DbError::new(crate::target::ErrorClass::Other, e.message))?;
+        .map_err(|e| crate::db::DbError::new(crate::db::ErrorClass::Other, e.message))?;
 
     r.simple("select_cache", true, |_| {
         format!("SELECT sum(idn+100),sum(rev_idn-100) FROM {T}")

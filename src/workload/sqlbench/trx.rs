@@ -4,7 +4,7 @@
 //! "not supported" on an engine without transactions: its rollback cannot undo.
 
 use super::exec::{OpStatus, Runner};
-use crate::target::{DbResult, Value};
+use crate::db::{DbResult, Value};
 
 const T1: &str = "bench_trx1";
 const T2: &str = "bench_trx2";

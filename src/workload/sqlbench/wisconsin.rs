@@ -3,7 +3,7 @@
 //! an aggregate, and single-row inserts, deletes and key updates.
 
 use super::exec::{permutation, Runner};
-use crate::target::{DbResult, Value};
+use crate::db::{DbResult, Value};
 
 /// The Wisconsin relation's columns (also used by create_table).
 pub const TABLE_BODY: &str = "unique1 int NOT NULL, unique2 int NOT NULL, two int, four int, ten int, twenty int, hundred int NOT NULL, thousand int, twothousand int, fivethous int, tenthous int, odd int, even int, stringu1 char(16), stringu2 char(16), string4 char(16)";
@@ -95,7 +95,7 @@ pub async fn wisconsin(r: &mut Runner<'_>) -> DbResult<()> {
     }
     crate::workload::after_load(&mut r.conn, &TABLES)
         .await
-        .map_err(|e| crate::target::DbError::new(crate::target::ErrorClass::Other, e.message))?;
+        .map_err(|e| crate::db::DbError::new(crate::db::ErrorClass::Other, e.message))?;
     // Bprime keeps the first 1/10 of its rows.
     let cut = onek;
     if let Some(n) = r.want("delete_big") {

@@ -3,7 +3,7 @@
 
 use super::sql_for;
 use crate::error::{Error, Result};
-use crate::target::Conn;
+use crate::db::Conn;
 
 const WAREHOUSE_YTD: &str = "SELECT w_id, CAST(ROUND(w_ytd * 100) AS {int}), \
 (SELECT CAST(ROUND(SUM(d_ytd) * 100) AS {int}) FROM district WHERE d_w_id = w_id) \

@@ -8,7 +8,7 @@
 //! keyed by the order alone, so `orders` and `order_line` agree without sharing state.
 
 use crate::load::RowSource;
-use crate::target::Value;
+use crate::db::Value;
 use crate::workload::rng::Rng;
 
 pub const ITEMS: u64 = 100_000;

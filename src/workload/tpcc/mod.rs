@@ -20,7 +20,7 @@ pub mod stock_level;
 use crate::error::{Context, Error, Result};
 use crate::load::{self, LoadOptions, LoadStats};
 use crate::runner::{Driver, Step};
-use crate::target::{Conn, DbError, DbResult, Dbms, ErrorClass, StmtId, TargetSpec, Value};
+use crate::db::{Conn, DbError, DbResult, Dbms, ErrorClass, StmtId, TargetSpec, Value};
 use crate::workload::rng::Rng;
 
 pub use data::CConst;
@@ -248,16 +248,6 @@ async fn commit(cx: &mut Ctx, conn: &mut Conn) -> DbResult<()> {
     conn.execute("COMMIT").await
 }
 
-/// The errors after which the same transaction input is run again.
-pub fn retryable(class: ErrorClass) -> bool {
-    matches!(
-        class,
-        ErrorClass::Deadlock
-            | ErrorClass::LockWaitTimeout
-            | ErrorClass::SerializationFailure
-            | ErrorClass::Busy
-    )
-}
 
 /// The mix: a deck with `weights[k]` cards of kind k, reshuffled when used up, so that
 /// every full deck has the configured shares exactly (like tpcc-mysql's card deck).
@@ -473,7 +463,7 @@ impl Driver for TpccDriver {
                     // Whatever the server still holds of the transaction goes.
                     let _ = conn.execute("ROLLBACK").await;
                 }
-                if retryable(e.class) {
+                if e.class.retryable() {
                     self.pending = Some(input);
                     self.attempts += 1;
                     // Back off before the retry, so that conflicting terminals do not collide

@@ -6,7 +6,7 @@
 
 use super::{begin, commit, ints, prep, Ctx};
 use crate::runner::Step;
-use crate::target::{Conn, DbError, DbResult, ErrorClass, StmtId, Value};
+use crate::db::{Conn, DbError, DbResult, ErrorClass, StmtId, Value};
 use crate::workload::rng::Rng;
 use crate::workload::tpcc::data::{nurand, CConst, ITEMS};
 

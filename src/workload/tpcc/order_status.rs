@@ -4,7 +4,7 @@
 use super::payment::Customer;
 use super::{begin, commit, ints, prep, Ctx};
 use crate::runner::Step;
-use crate::target::{Conn, DbResult, StmtId, Value};
+use crate::db::{Conn, DbResult, StmtId, Value};
 use crate::workload::rng::Rng;
 use crate::workload::tpcc::data::CConst;
 

@@ -3,7 +3,7 @@
 
 use super::{begin, commit, ints, prep, Ctx};
 use crate::runner::Step;
-use crate::target::{Conn, DbResult, StmtId, Value};
+use crate::db::{Conn, DbResult, StmtId, Value};
 use crate::workload::rng::Rng;
 
 const DISTRICT_NEXT: &str = "SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?";

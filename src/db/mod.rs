@@ -79,6 +79,17 @@ impl ErrorClass {
     pub fn index(self) -> usize {
         self as usize
     }
+    /// Transient conflicts after which the same transaction input is run again (TPC-C,
+    /// LinkBench and iiBench retry on these).
+    pub fn retryable(self) -> bool {
+        matches!(
+            self,
+            ErrorClass::Deadlock
+                | ErrorClass::LockWaitTimeout
+                | ErrorClass::SerializationFailure
+                | ErrorClass::Busy
+        )
+    }
     pub fn name(self) -> &'static str {
         match self {
             ErrorClass::ConnectionLost => "connection_lost",

@@ -21,7 +21,7 @@ pub enum PgConn {
 
 impl PgConn {
     pub async fn connect(spec: &TargetSpec) -> DbResult<Self> {
-        // TLS goes through tokio-postgres; the lean client stays plain (src/target/tls.rs).
+        // TLS goes through tokio-postgres; the lean client stays plain (src/db/tls.rs).
         if spec.ssl_mode == SslMode::Disable && spec.pg_driver == PgDriver::Wire {
             match PgWireConn::connect(spec).await {
                 Ok(c) => return Ok(PgConn::Wire(c)),
@@ -385,7 +385,7 @@ impl TokioPgConn {
 
 impl TokioPgConn {
     /// `COPY table (columns) FROM STDIN` of `data` (tab-separated text rows, see
-    /// `target::push_tsv`).
+    /// `db::push_tsv`).
     pub async fn copy_tsv(
         &mut self,
         table: &str,

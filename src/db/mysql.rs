@@ -20,7 +20,7 @@ impl MysqlConn {
     pub async fn connect(spec: &TargetSpec) -> DbResult<Self> {
         match spec.ssl_mode {
             SslMode::Disable => {}
-            // TLS goes through mysql_async; the lean client stays plain (src/target/tls.rs).
+            // TLS goes through mysql_async; the lean client stays plain (src/db/tls.rs).
             SslMode::Prefer => match AsyncConn::connect(spec, true).await {
                 // mysql_async: "Client asked for SSL but server does not have this capability".
                 Err(e) if e.message.contains("server does not have this capability") => {}
@@ -319,7 +319,7 @@ impl MysqlConn {
 
 /// Streamed bulk load (the loader's `stream` method), kept apart from the query path above.
 impl AsyncConn {
-    /// `LOAD DATA LOCAL INFILE` of `data` (tab-separated rows, see `target::push_tsv`) into
+    /// `LOAD DATA LOCAL INFILE` of `data` (tab-separated rows, see `db::push_tsv`) into
     /// `table`: the client hands the rows over from memory, no file is written.
     pub async fn load_tsv(
         &mut self,

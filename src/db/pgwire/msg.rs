@@ -2,7 +2,7 @@
 //! Formats"): building frontend messages into a reused buffer and reading backend message
 //! bodies in place. Pure functions, no I/O; the reader never panics on short input.
 
-use crate::target::{ErrorClass, Value};
+use crate::db::{ErrorClass, Value};
 
 /// Protocol version 3.0 in the StartupMessage.
 pub const PROTOCOL_V3: i32 = 196_608;

@@ -2,7 +2,7 @@
 //! verify-full` and `&ssl-ca=FILE` in the target URL (docs/security.md).
 //!
 //! PostgreSQL: tokio-postgres over rustls (ring), with the certificate check chosen here.
-//! MySQL: TLS connections go through mysql_async's rustls support (src/target/mysql.rs); the
+//! MySQL: TLS connections go through mysql_async's rustls support (src/db/mysql.rs); the
 //! lean wire client, the hot path of plain connections, is not involved.
 
 use std::path::{Path, PathBuf};

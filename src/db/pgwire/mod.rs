@@ -15,7 +15,7 @@
 //! would save the server a few nanoseconds of integer parsing per value and cost a per-type
 //! encoder here; text keeps one code path for every type.
 //!
-//! The socket (`target::sock`, shared with the MariaDB client) is watched for readability
+//! The socket (`db::sock`, shared with the MariaDB client) is watched for readability
 //! only, and a read that drained it clears the readiness, so the next reply is awaited directly
 //! instead of being preceded by a `recv` that fails with EAGAIN.
 //!
@@ -643,7 +643,7 @@ impl PgWireConn {
     }
 
     /// `COPY table (columns) FROM STDIN` of `data` (tab-separated text rows, see
-    /// `target::push_tsv`), sent as one CopyData message.
+    /// `db::push_tsv`), sent as one CopyData message.
     pub async fn copy_tsv(&mut self, table: &str, columns: &[&str], data: &[u8]) -> DbResult<()> {
         self.settle().await?;
         self.wbuf.clear();

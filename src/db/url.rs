@@ -46,7 +46,7 @@ pub struct TargetSpec {
 /// The PostgreSQL client used for a target (`?driver=wire|tokio_postgres` in the URL).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PgDriver {
-    /// enginebench's lean protocol client (src/target/pgwire), falling back to tokio-postgres
+    /// enginebench's lean protocol client (src/db/pgwire), falling back to tokio-postgres
     /// when the server needs something it does not speak (TLS, GSSAPI, SCRAM with channel
     /// binding only).
     #[default]
@@ -58,7 +58,7 @@ pub enum PgDriver {
 /// The MySQL client used for a target (`?driver=wire|mysql_async` in the URL).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MysqlDriver {
-    /// enginebench's lean protocol client (src/target/mysqlwire), falling back to mysql_async
+    /// enginebench's lean protocol client (src/db/mysqlwire), falling back to mysql_async
     /// when the server needs something it does not speak (TLS, other authentication plugins).
     #[default]
     Wire,

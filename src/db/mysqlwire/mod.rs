@@ -86,7 +86,7 @@ const RBUF_START: usize = 16 * 1024;
 const RBUF_GROWN: usize = 256 * 1024;
 
 pub struct WireConn {
-    /// Registered with the loop's epoll for readability only (`target::sock`).
+    /// Registered with the loop's epoll for readability only (`db::sock`).
     stream: AsyncFd<Sock>,
     rbuf: Vec<u8>,
     rpos: usize,
