@@ -27,12 +27,14 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Create a workload's tables and load them (run does this too when they are missing).
-    Prepare(PrepareArgs),
+    /// `enginebench prepare WORKLOAD --help` lists the workload's options.
+    Prepare(WorkloadArgv),
     /// Run a workload: for every operation and thread count, a warm-up (not recorded), then the
     /// measured runs; prints a table of ops/s and writes a JSON result.
-    Run(RunArgs),
+    /// `enginebench run WORKLOAD --help` lists the workload's own options and the common ones.
+    Run(WorkloadArgv),
     /// Drop a workload's tables.
-    Cleanup(CleanupArgs),
+    Cleanup(WorkloadArgv),
     /// List the workloads and their operations.
     List,
     /// Make one self-contained HTML page (or CSV) from one or more results: charts of
@@ -51,7 +53,7 @@ pub enum Command {
     /// linkbench: counttable equals the visible links per (id1, link_type)).
     /// Exit 0 when every condition holds, 1 when one fails (each failure is printed, naming
     /// the warehouse and district), 2 when the tables are missing or the target unreachable.
-    Check(CheckArgs),
+    Check(WorkloadArgv),
     /// Write a commented example workload file to start your own from (run it with
     /// `enginebench run --workload-file FILE`; docs/workload-files.md).
     InitWorkload(InitWorkloadArgs),
@@ -67,10 +69,25 @@ pub struct InitWorkloadArgs {
     pub force: bool,
 }
 
+/// A workload command's words after the subcommand: the workload name, its own options and
+/// the common ones. They are parsed once the workload is known, so that each workload's
+/// `--help` shows its own options and nothing of the others.
+#[derive(Debug, Clone, Args)]
+#[command(disable_help_flag = true)]
+pub struct WorkloadArgv {
+    /// The workload (see `enginebench list`), then its options; `WORKLOAD --help` lists them.
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        num_args = 0..,
+        value_name = "WORKLOAD [OPTIONS]"
+    )]
+    pub args: Vec<String>,
+}
+
+/// The common options of `check`.
 #[derive(Debug, Clone, Args)]
 pub struct CheckArgs {
-    /// Workload name (only tpcc has consistency conditions).
-    pub workload: String,
     #[command(flatten)]
     pub target: TargetArgs,
 }
@@ -197,14 +214,9 @@ pub struct TargetArgs {
     pub engine: Option<String>,
 }
 
+/// How data is generated and loaded, for every workload.
 #[derive(Debug, Clone, Args)]
-pub struct DataArgs {
-    /// Rows in the benchmark table, per table for the sysbench workloads (k/M suffixes
-    /// allowed). Default: sysbench workloads 10000 (sysbench's default); micro-read 100k with
-    /// --method quick, 1M with --method classic.
-    #[arg(long, value_name = "ROWS")]
-    pub table_size: Option<String>,
-
+pub struct LoadArgs {
     /// Seed of the data and parameter generators: the same seed gives the same data.
     /// sysbench's --rand-seed is an alias (0 is an ordinary seed here, not the clock).
     #[arg(long, default_value_t = 1, alias = "rand-seed")]
@@ -220,61 +232,25 @@ pub struct DataArgs {
     /// has the measurements behind the default.
     #[arg(long, value_enum, default_value_t = crate::load::LoadMethod::Stream)]
     pub load_method: crate::load::LoadMethod,
-    /// tpcc: warehouses to load (default 1 with --method quick, 10 with --method classic).
-    #[arg(long, value_name = "N")]
-    pub warehouses: Option<u32>,
-    /// linkbench: LinkBench's maxid1, the graph size: nodes 1..maxid1-1 (k/M suffixes
-    /// allowed; default 100001 with --method quick, 10000001 with --method classic).
-    #[arg(long, value_name = "N")]
-    pub maxid1: Option<String>,
-    /// linkbench: a workload file of LinkBench `key = value` settings (its .properties files
-    /// or flat TOML) over the built-in defaults of FBWorkload.properties; docs/linkbench.md.
-    #[arg(long, value_name = "FILE")]
-    pub linkbench_config: Option<String>,
-    /// Run your own workload file (TOML: tables, generators, transactions; see
-    /// `enginebench init-workload` and docs/workload-files.md) instead of a named workload.
-    #[arg(long, value_name = "FILE")]
-    pub workload_file: Option<String>,
-    /// Workload files: set a variable of the file (repeatable), e.g. --var scale=10 for tpcb,
-    /// --var recordcount=1M for ycsb-*.
-    #[arg(long = "var", value_name = "NAME=VALUE")]
-    pub vars: Vec<String>,
-    /// Generated text compresses to about F of its raw size with zstd level 3 (0 < F <= 1;
-    /// 1 = random text, which compresses to about 0.76: docs/compressed-fraction.md). Used by
-    /// iibench's data, the oltp_* workloads' c and pad, compression's params and workload
-    /// files' `string` columns [default: each workload's own text].
-    #[arg(long, value_name = "F")]
-    pub compressed_fraction: Option<String>,
 }
 
+/// The common options of `prepare`.
 #[derive(Debug, Clone, Args)]
 pub struct PrepareArgs {
-    /// Workload name (see `enginebench list`); leave it out with --workload-file.
-    #[arg(default_value = "", hide_default_value = true)]
-    pub workload: String,
     #[command(flatten)]
     pub target: TargetArgs,
     #[command(flatten)]
-    pub data: DataArgs,
-    #[command(flatten)]
-    pub oltp: OltpArgs,
-    /// Which method's table size to use when --table-size is not given.
+    pub data: LoadArgs,
+    /// Which method's sizes to use when the workload's size options are not given.
     #[arg(long, value_enum, default_value_t = Method::Quick)]
     pub method: Method,
 }
 
+/// The common options of `cleanup`.
 #[derive(Debug, Clone, Args)]
 pub struct CleanupArgs {
-    /// Workload name (see `enginebench list`); leave it out with --workload-file.
-    #[arg(default_value = "", hide_default_value = true)]
-    pub workload: String,
     #[command(flatten)]
     pub target: TargetArgs,
-    #[command(flatten)]
-    pub oltp: OltpArgs,
-    /// The workload file whose tables to drop.
-    #[arg(long, value_name = "FILE")]
-    pub workload_file: Option<String>,
 }
 
 /// A preset of the run method; any flag given explicitly overrides it.
@@ -300,15 +276,10 @@ pub enum Format {
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
-    /// Workload name (see `enginebench list`); leave it out with --workload-file.
-    #[arg(default_value = "", hide_default_value = true)]
-    pub workload: String,
     #[command(flatten)]
     pub target: TargetArgs,
     #[command(flatten)]
-    pub data: DataArgs,
-    #[command(flatten)]
-    pub oltp: OltpArgs,
+    pub data: LoadArgs,
 
     /// Method preset; flags below override its values.
     #[arg(long, value_enum, default_value_t = Method::Quick)]
@@ -326,12 +297,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", aliases = ["time", "maxtime"])]
     pub duration: Option<String>,
 
-    /// sysbench's --events N (stop after N events): not supported yet; runs are timed
-    /// (--duration). Given a value other than 0, the run stops with exit code 2.
-    #[arg(long, value_name = "N", hide_short_help = true, alias = "requests")]
     /// sysbench's --events N: each measured run ends after N operations over all connections
     /// or at --duration, whichever comes first (--duration 0: no time limit; 0 events: none).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", alias = "requests")]
     pub events: Option<u64>,
 
     /// sysbench's --percentile P: report the P-th latency percentile too (besides p50, p90,
@@ -342,25 +310,6 @@ pub struct RunArgs {
     /// Measured runs per point.
     #[arg(long, value_name = "N")]
     pub runs: Option<u32>,
-
-    /// Operations to run, comma-separated (default: all of the workload's, in order).
-    #[arg(long, value_name = "LIST")]
-    pub queries: Option<String>,
-
-    /// tpcc: the transaction mix as five weights for NewOrder, Payment, OrderStatus, Delivery,
-    /// StockLevel [default: 45,43,4,4,4].
-    #[arg(long, value_name = "LIST")]
-    pub weights: Option<String>,
-
-    /// tpcc: transaction isolation set on every connection: read-committed, repeatable-read or
-    /// serializable [default: the server's].
-    #[arg(long, value_name = "LEVEL")]
-    pub isolation: Option<String>,
-
-    /// tpcc: wait TPC-C 5.2.5's keying and think times between transactions (outside the
-    /// latency), like the spec's terminals; use 10 connections per warehouse.
-    #[arg(long)]
-    pub spec_timing: bool,
 
     /// Print a line per interval while running (e.g. 1s, 10s); the per-interval time series in
     /// the result uses this length too [default: 1s, not printed].
@@ -404,10 +353,6 @@ pub struct RunArgs {
     #[command(flatten)]
     pub server: RunServerArgs,
 
-    /// linkbench: requesters (connections), LinkBench's name for --threads [default: 64, as
-    /// in the MariaDB-vs-MySQL report].
-    #[arg(long, value_name = "N", conflicts_with = "threads")]
-    pub requesters: Option<usize>,
     /// Give up on an operation after this long (e.g. 2s): it counts as a query_timeout error
     /// and its connection is closed (a server that stops answering cannot hang the run).
     #[arg(long, value_name = "DURATION")]
@@ -417,163 +362,118 @@ pub struct RunArgs {
     /// it a lost connection ends its worker and the run fails when all are lost.
     #[arg(long)]
     pub reconnect: bool,
-    /// schema-change: how long the workload runs before the ADD COLUMN (T1) [default: 5s].
-    #[arg(long, value_name = "DURATION")]
-    pub before: Option<String>,
-
-    /// schema-change: how long the workload runs after each DDL returns (T2) [default: 5s].
-    #[arg(long, value_name = "DURATION")]
-    pub after: Option<String>,
-
-    /// schema-change: the OLTP workload that runs while the table is altered
-    /// [default: oltp_insert].
-    #[arg(long, value_name = "WORKLOAD")]
-    pub during: Option<String>,
-    #[command(flatten)]
-    pub iibench: IibenchArgs,
-    #[command(flatten)]
-    pub sqlbench: SqlbenchArgs,
 }
 
-/// iiBench's options, with iibench.py's names and defaults (docs/iibench.md maps them).
-#[derive(Debug, Clone, Args, Default)]
-#[command(next_help_heading = "iibench options")]
-pub struct IibenchArgs {
-    /// Rows to insert (k/M/G suffixes); the run also stops at --duration when that is given.
-    /// Default without --duration: 100k with --method quick, 1G (the report's billion) with classic.
-    #[arg(long, value_name = "ROWS")]
-    pub max_rows: Option<String>,
-    /// Rows per INSERT statement, each its own transaction [default: 1000, as iibench.py].
-    #[arg(long, value_name = "N")]
-    pub rows_per_commit: Option<u64>,
-    /// The insert rate is reported per last N rows [default: 2 % of --max-rows, or 100000 when
-    /// the run is bounded by --duration].
-    #[arg(long, value_name = "ROWS")]
-    pub window_rows: Option<String>,
-    /// Connections running the three iiBench queries while the inserts run [default: 0].
-    #[arg(long, value_name = "N")]
-    pub query_threads: Option<usize>,
-    /// Shortest value of the data column [default: 10, as iibench.py].
-    #[arg(long, value_name = "BYTES")]
-    pub data_length_min: Option<usize>,
-    /// Longest value of the data column, at most 4000 [default: 10, as iibench.py].
-    #[arg(long, value_name = "BYTES")]
-    pub data_length_max: Option<usize>,
-    /// Keep the table at N rows: after each batch delete the rows inserted N rows earlier, by
-    /// primary-key range (iibench.py's --with_max_table_rows --max_table_rows N) [default: no deletes].
-    #[arg(long, value_name = "ROWS")]
-    pub max_table_rows: Option<String>,
+
+/// The first line of a clap error, without its "error: " prefix.
+pub fn first_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    text.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("invalid arguments")
+        .trim_start_matches("error: ")
+        .to_string()
 }
 
-/// sysbench's on/off option values.
-fn sb_bool(s: &str) -> Result<bool, String> {
-    match s.to_ascii_lowercase().as_str() {
-        "on" | "true" | "yes" | "1" => Ok(true),
-        "off" | "false" | "no" | "0" => Ok(false),
-        _ => Err(format!("'{s}' is not on or off")),
+/// A workload command, parsed: the registry entry, the name typed ("" for a workload file
+/// given by --workload-file alone), the common options and every option's matches.
+pub struct Parsed<A> {
+    pub entry: &'static dyn crate::workload::Entry,
+    pub name: String,
+    pub common: A,
+    pub matches: clap::ArgMatches,
+}
+
+/// Parse `enginebench SUB WORKLOAD [OPTIONS]`: the workload's own options and the common ones
+/// `A`. `Ok(None)`: help was asked for and printed.
+pub fn parse_workload<A: Args + clap::FromArgMatches>(
+    reg: &crate::workload::Registry,
+    sub: &str,
+    argv: &[String],
+) -> crate::Result<Option<Parsed<A>>> {
+    use crate::error::Error;
+    let help = argv.iter().any(|a| a == "--help" || a == "-h");
+    let (entry, name, rest) = match argv.first() {
+        Some(n) if !n.starts_with('-') => {
+            let entry = reg.find(n).ok_or_else(|| {
+                Error::usage(format!(
+                    "unknown workload '{n}'; known workloads: {} (see `enginebench list`)",
+                    reg.names().join(", ")
+                ))
+            })?;
+            (entry, n.clone(), &argv[1..])
+        }
+        _ => match reg.entries().iter().find(|e| e.claims_unnamed(argv)) {
+            Some(e) => (*e, String::new(), argv),
+            None if help => {
+                let mut cmd = workload_command::<A>(sub, "WORKLOAD").after_help(format!(
+                    "Workloads (`enginebench list` shows their operations; `enginebench {sub} WORKLOAD --help` their options):\n  {}",
+                    reg.names().join(", ")
+                ));
+                let _ = cmd.print_help();
+                return Ok(None);
+            }
+            None => {
+                return Err(Error::usage(
+                    "give a workload name (see `enginebench list`) or --workload-file FILE",
+                ))
+            }
+        },
+    };
+    let cmd = entry.args(workload_command::<A>(sub, &name));
+    let matches = match cmd.try_get_matches_from(rest) {
+        Ok(m) => m,
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
+            let _ = e.print();
+            return Ok(None);
+        }
+        Err(e) => return Err(Error::usage(explain(reg, &name, &e))),
+    };
+    let common = A::from_arg_matches(&matches).map_err(|e| Error::usage(first_line(&e)))?;
+    Ok(Some(Parsed {
+        entry,
+        name,
+        common,
+        matches,
+    }))
+}
+
+/// The command of one workload before its own options are added.
+fn workload_command<A: Args>(sub: &str, name: &str) -> clap::Command {
+    A::augment_args(
+        clap::Command::new(format!("enginebench {sub} {name}"))
+            .no_binary_name(true)
+            .max_term_width(100),
+    )
+}
+
+/// A clap error in one line; an option that belongs to other workloads says which.
+fn explain(reg: &crate::workload::Registry, name: &str, e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() == ErrorKind::UnknownArgument {
+        if let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) {
+            let flag = arg.split('=').next().unwrap_or(arg);
+            let long = flag.trim_start_matches("--");
+            let owners: Vec<&str> = reg
+                .entries()
+                .iter()
+                .filter(|en| {
+                    en.args(clap::Command::new("x")).get_arguments().any(|a| {
+                        a.get_long() == Some(long)
+                            || a.get_all_aliases()
+                                .is_some_and(|v| v.contains(&long))
+                    })
+                })
+                .map(|en| en.label())
+                .collect();
+            if flag.starts_with("--") && !owners.is_empty() {
+                let what = if name.is_empty() { "a workload file" } else { name };
+                return format!(
+                    "{flag} does not apply to {what}: {flag} applies to {} only",
+                    owners.join(", ")
+                );
+            }
+        }
     }
-}
-
-/// sysbench's OLTP workload options, with sysbench 1.0.20's names and defaults (they apply to
-/// the oltp_*, select_random_* and bulk_insert workloads; docs/oltp.md maps every flag).
-#[derive(Debug, Clone, Args)]
-#[command(next_help_heading = "sysbench OLTP options")]
-pub struct OltpArgs {
-    /// Number of tables sbtest1..N.
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub tables: u32,
-    /// Rows per range SELECT (id BETWEEN x AND x + N - 1).
-    #[arg(long, default_value_t = 100, value_name = "N")]
-    pub range_size: u32,
-    /// Point SELECTs per transaction (oltp_point_select always runs 1).
-    #[arg(long, default_value_t = 10, value_name = "N")]
-    pub point_selects: u32,
-    /// Simple range SELECTs per transaction.
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub simple_ranges: u32,
-    /// SELECT SUM(k) ranges per transaction.
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub sum_ranges: u32,
-    /// SELECT ... ORDER BY c ranges per transaction.
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub order_ranges: u32,
-    /// SELECT DISTINCT ... ORDER BY c ranges per transaction.
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub distinct_ranges: u32,
-    /// UPDATEs of the indexed column k per transaction.
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub index_updates: u32,
-    /// UPDATEs of c per transaction.
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub non_index_updates: u32,
-    /// DELETE + INSERT pairs per transaction.
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub delete_inserts: u32,
-    /// Run the range SELECTs at all.
-    #[arg(long, default_value = "on", value_name = "on|off", value_parser = sb_bool, num_args = 0..=1, require_equals = true, default_missing_value = "on")]
-    pub range_selects: bool,
-    /// No BEGIN/COMMIT: every statement in autocommit mode.
-    #[arg(long, default_value = "off", value_name = "on|off", value_parser = sb_bool, num_args = 0..=1, require_equals = true, default_missing_value = "on")]
-    pub skip_trx: bool,
-    /// id is AUTO_INCREMENT (MySQL) / SERIAL (PostgreSQL) / rowid (SQLite); off: client ids.
-    #[arg(long, default_value = "on", value_name = "on|off", value_parser = sb_bool, num_args = 0..=1, require_equals = true, default_missing_value = "on")]
-    pub auto_inc: bool,
-    /// A secondary index on id (xid) in place of the primary key.
-    #[arg(long, default_value = "off", value_name = "on|off", value_parser = sb_bool, num_args = 0..=1, require_equals = true, default_missing_value = "on")]
-    pub secondary: bool,
-    /// Create the secondary index k_N on k (after the load).
-    #[arg(long, default_value = "on", value_name = "on|off", value_parser = sb_bool, num_args = 0..=1, require_equals = true, default_missing_value = "on")]
-    pub create_secondary: bool,
-    /// Distribution of ids and k values (sysbench 1.0.20's default: special).
-    #[arg(long, value_enum, default_value_t = crate::workload::oltp::rand::RandType::Special)]
-    pub rand_type: crate::workload::oltp::rand::RandType,
-    /// Uniform draws summed by the gaussian and special distributions.
-    #[arg(long, default_value_t = 12, value_name = "N")]
-    pub rand_spec_iter: u32,
-    /// special: percentage of the range where the 'special' values fall.
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub rand_spec_pct: u32,
-    /// special: percentage of draws that are 'special' values.
-    #[arg(long, default_value_t = 75, value_name = "N")]
-    pub rand_spec_res: u32,
-    /// pareto: shape parameter h (0 < h < 1).
-    #[arg(long, default_value_t = 0.2, value_name = "H")]
-    pub rand_pareto_h: f64,
-    /// select_random_points: values in the IN() list.
-    #[arg(long, default_value_t = 10, value_name = "N")]
-    pub random_points: u32,
-    /// select_random_ranges: BETWEEN ranges per SELECT.
-    #[arg(long, default_value_t = 10, value_name = "N")]
-    pub number_of_ranges: u32,
-    /// select_random_ranges: width of each BETWEEN range.
-    #[arg(long, default_value_t = 5, value_name = "N")]
-    pub delta: u32,
-    /// bulk_insert: rows per INSERT statement (enginebench's unit of one operation).
-    #[arg(long, default_value_t = 1000, value_name = "N")]
-    pub bulk_rows: u32,
-}
-
-/// sql-bench's options (the sqlbench workload only).
-#[derive(Debug, Clone, Args, Default)]
-#[command(next_help_heading = "sqlbench options")]
-pub struct SqlbenchArgs {
-    /// sqlbench: multiply every operation's test count by F (1 = the report's counts; each
-    /// operation at least 1 test).
-    #[arg(long, default_value_t = 1.0, value_name = "F")]
-    pub scale: f64,
-    /// sqlbench: operations to run, comma-separated (`--dry-run` lists them) [default: all 95].
-    #[arg(long, value_name = "LIST")]
-    pub ops: Option<String>,
-    /// sqlbench: groups to run, comma-separated: alter, atis, big-tables, connect, create,
-    /// insert, select, transactions, wisconsin.
-    #[arg(long, value_name = "LIST")]
-    pub groups: Option<String>,
-    /// sqlbench: run the suite on each of these MySQL/MariaDB engines in turn (one result,
-    /// engines side by side), e.g. InnoDB,MyISAM,Aria,RocksDB.
-    #[arg(long, value_name = "LIST")]
-    pub engines: Option<String>,
-    /// sqlbench: print the planned tests of every selected operation and their total; connect
-    /// to nothing.
-    #[arg(long)]
-    pub dry_run: bool,
+    format!("{} (see --help)", first_line(e))
 }

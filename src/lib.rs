@@ -1,10 +1,11 @@
 //! enginebench: a storage-engine benchmark lab. Data flows one way:
-//! cli → config → (workload, target) → runner → measure → report.
+//! cli → config → (workload, db) → harness → runner → measure → report.
 
 pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod error;
+pub mod harness;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod load;
@@ -20,18 +21,24 @@ use std::process::ExitCode;
 
 pub use error::{Error, Result};
 
-/// Run one parsed command line.
+/// Run one parsed command line with the built-in workloads.
 pub fn run(cli: cli::Cli) -> Result<ExitCode> {
+    run_with(cli, &workload::Registry::default())
+}
+
+/// Run one parsed command line with the workloads of `reg` (the built-in ones and any a
+/// program embedding enginebench registered).
+pub fn run_with(cli: cli::Cli, reg: &workload::Registry) -> Result<ExitCode> {
     match &cli.command {
-        cli::Command::Prepare(a) => commands::prepare(a),
-        cli::Command::Run(a) => commands::run(a),
-        cli::Command::Cleanup(a) => commands::cleanup(a),
-        cli::Command::List => commands::list(),
-        cli::Command::Report(a) => commands::report(a),
-        cli::Command::Compare(a) => commands::compare(a),
+        cli::Command::Prepare(a) => commands::prepare(a, reg),
+        cli::Command::Run(a) => commands::run(a, reg),
+        cli::Command::Cleanup(a) => commands::cleanup(a, reg),
+        cli::Command::List => commands::list(reg),
+        cli::Command::Report(a) => commands::report(a, reg),
+        cli::Command::Compare(a) => commands::compare(a, reg),
         cli::Command::Server(a) => commands::server(a),
-        cli::Command::Suite(a) => suite::run(a),
-        cli::Command::Check(a) => commands::check(a),
+        cli::Command::Suite(a) => suite::run(a, reg),
+        cli::Command::Check(a) => commands::check(a, reg),
         cli::Command::InitWorkload(a) => commands::init_workload(a),
     }
 }

@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use super::compare;
 use super::svg::{auto_scale, escape, short, Chart, Scale, Series};
-use super::ResultDoc;
+use super::{Owners, ResultDoc};
 
 /// A result with the label it goes by in charts and tables.
 pub struct Labeled<'a> {
@@ -61,13 +61,13 @@ th{background:#f3f3f3}td.l,th.l{text-align:left}.charts{display:flex;flex-wrap:w
 .lg{font-size:11px}.grid{stroke:#eee}.frame{fill:none;stroke:#999}.note{color:#555;font-size:13px}\
 .warn{color:#a00}details{margin:6px 0}summary{cursor:pointer}";
 
-/// Render the report for one or more results.
-pub fn render(docs: &[ResultDoc]) -> String {
-    render_labeled(docs, labels(docs))
+/// Render the report for one or more results; each owner adds its sections.
+pub fn render(docs: &[ResultDoc], owners: Owners) -> String {
+    render_labeled(docs, labels(docs), owners)
 }
 
 /// Render with labels chosen by the caller (a suite names its series after its cells).
-pub fn render_labeled(docs: &[ResultDoc], labels: Vec<String>) -> String {
+pub fn render_labeled(docs: &[ResultDoc], labels: Vec<String>, owners: Owners) -> String {
     let rs: Vec<Labeled> = docs
         .iter()
         .zip(labels)
@@ -86,12 +86,11 @@ pub fn render_labeled(docs: &[ResultDoc], labels: Vec<String>) -> String {
     summary(&mut h, &rs);
     throughput(&mut h, &rs);
     latency(&mut h, &rs);
-    time_series(&mut h, &rs);
-    super::html_iibench::section(&mut h, &rs);
+    time_series(&mut h, &rs, owners);
     super::html_kinds::section(&mut h, &rs);
-    super::html_tpcc::section(&mut h, &rs);
-    super::html_compression::section(&mut h, &rs);
-    super::html_sqlbench::section(&mut h, &rs);
+    for o in owners {
+        h.push_str(&o.html(&rs));
+    }
     fairness(&mut h, &rs);
     if rs.len() == 2 {
         comparison(&mut h, &rs);
@@ -319,7 +318,7 @@ fn latency(h: &mut String, rs: &[Labeled]) {
     }
 }
 
-fn time_series(h: &mut String, rs: &[Labeled]) {
+fn time_series(h: &mut String, rs: &[Labeled], owners: Owners) {
     h.push_str("<h2>Throughput over time</h2><p class=note>Operations per interval of each measured run, at the highest thread count of each operation; a run of more than 150 intervals is drawn with consecutive intervals merged (operations and time added).</p>");
     for op in operations(rs) {
         let mut charts = String::new();
@@ -341,7 +340,9 @@ fn time_series(h: &mut String, rs: &[Labeled]) {
                     points: merged_rates(run, MAX_TIME_POINTS),
                 })
                 .collect();
-            series.extend(crate::workload::schema_change::ddl_markers(r.doc, p));
+            for o in owners {
+                series.extend(o.markers(r.doc, p));
+            }
             let chart = Chart {
                 title: format!("{} — {} at {} threads", op, r.label, p.threads),
                 x_label: "time s".into(),
@@ -391,7 +392,7 @@ fn merged_rates(run: &super::RunRecord, max: usize) -> Vec<(f64, f64)> {
 
 /// A run's intervals without a short last one: operations started before the deadline end
 /// just after it, and a few milliseconds of them would plot as a meaningless spike or dip.
-pub(super) fn full_intervals(
+pub fn full_intervals(
     run: &super::RunRecord,
 ) -> impl Iterator<Item = &crate::runner::IntervalSample> {
     let nominal = run.intervals.first().map_or(0.0, |i| i.t_s);

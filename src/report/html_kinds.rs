@@ -1,7 +1,7 @@
-//! Workloads with several kinds of operation besides TPC-C (LinkBench's ten request types, a
-//! custom workload's transactions): ops/s of each kind per interval (LinkBench's per-operation
-//! series) and each kind's count, share, rate, errors and latency; CSV from the same rows.
-//! TPC-C points (they carry tpmC) have their own section.
+//! Workloads with several kinds of operation (request types, a custom workload's
+//! transactions): ops/s of each kind per interval and each kind's count, share, rate, errors
+//! and latency; CSV from the same rows. Points whose runs carry derived figures belong to a
+//! workload whose own section shows its kinds next to those figures, and are left out here.
 
 use std::fmt::Write;
 
@@ -16,7 +16,7 @@ const MAX_POINTS: usize = 150;
 
 fn kind_points<'a>(r: &'a Labeled) -> impl Iterator<Item = &'a Point> {
     r.doc.points.iter().filter(|p| {
-        p.runs.iter().all(|run| run.tpm_c.is_none())
+        p.runs.iter().all(|run| run.figures.is_empty())
             && p.runs.iter().any(|run| !run.by_kind.is_empty())
     })
 }
@@ -65,7 +65,7 @@ pub fn section(h: &mut String, rs: &[Labeled]) {
     if !rs.iter().any(|r| kind_points(r).next().is_some()) {
         return;
     }
-    h.push_str("<h2>Operations by kind</h2><p class=note>For workloads with several kinds of operation (LinkBench's request types): ops/s of each kind per interval of the median run (by ops/s) at each operation's highest thread count, and each kind's count, share, rate and latency in the median run of every point. A kind that never ran in an interval plots as 0; a log scale is used when the kinds' rates span more than two decades, and then zero is drawn at the axis's bottom. Long runs are drawn with consecutive intervals merged (at most 150 points per line).</p><div class=charts>");
+    h.push_str("<h2>Operations by kind</h2><p class=note>For workloads with several kinds of operation (request types, transactions): ops/s of each kind per interval of the median run (by ops/s) at each operation's highest thread count, and each kind's count, share, rate and latency in the median run of every point. A kind that never ran in an interval plots as 0; a log scale is used when the kinds' rates span more than two decades, and then zero is drawn at the axis's bottom. Long runs are drawn with consecutive intervals merged (at most 150 points per line).</p><div class=charts>");
     for r in rs {
         let mut ops: Vec<&str> = Vec::new();
         for p in kind_points(r) {

@@ -1,9 +1,16 @@
 //! The result model: one struct that every output (JSON, CSV, terminal table) reads.
-//! Serialized fields carry their unit in the name. `schema/result-v1.schema.json` describes it.
+//! Serialized fields carry their unit in the name. `schema/result-v2.schema.json` describes it.
+//!
+//! What only one workload produces lives in `sections` (and a run's derived figures in
+//! `figures`), keyed by the workload's name: the workload owns that part's type and reads and
+//! writes it through [`ResultDoc::section`] / [`ResultDoc::set_section`] (and the same on
+//! [`Point`] and [`RunRecord`]); this module knows no workload.
 
 use std::collections::BTreeMap;
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::load::LoadStats;
 use crate::measure::host::HostFacts;
@@ -11,18 +18,19 @@ use crate::measure::{CpuTimes, LatencySummary};
 use crate::runner::IntervalSample;
 pub use crate::server::capture::TableSize;
 
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
+    #[default]
     Running,
     Complete,
     Interrupted,
     Failed,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ResultDoc {
     pub schema_version: u32,
     pub tool: ToolInfo,
@@ -41,24 +49,19 @@ pub struct ResultDoc {
     pub points: Vec<Point>,
     /// What is approximate or differs from the original benchmark, said where the numbers are.
     pub notes: Vec<String>,
-    /// compression: the table of storage formats (size, ratio, load, read/write speed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub compression: Option<crate::workload::compression::CompressionReport>,
-    /// schema-change: one timeline per algorithm and thread count.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub schema_change: Option<Vec<crate::workload::schema_change::Timeline>>,
-    /// sqlbench: per engine, per operation seconds, CPU and tests (its results are not points).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sqlbench: Option<crate::workload::sqlbench::exec::Section>,
+    /// Parts of the result that one workload owns, keyed by the workload's name; only that
+    /// workload reads or writes their content.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sections: BTreeMap<String, Value>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ToolInfo {
     pub name: String,
     pub version: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct TargetInfo {
     pub dbms: String,
     pub url: String,
@@ -81,7 +84,7 @@ pub struct TargetInfo {
 }
 
 /// The server process behind the target.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ServerInfo {
     /// True when enginebench started (and stopped) this server.
     pub managed: bool,
@@ -99,7 +102,7 @@ pub struct ServerInfo {
 }
 
 /// One (operation, thread count) point: its warm-up and its measured runs.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Point {
     pub workload: String,
     pub operation: String,
@@ -116,13 +119,13 @@ pub struct Point {
     /// The server's data folder on disk after a forced flush (local servers only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disk_usage: Option<crate::server::capture::DiskUsage>,
-    /// iibench: the insert-rate curve per window of rows, queries and write amplification.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub iibench: Option<crate::workload::iibench::result::IibenchResult>,
+    /// Parts of the point that one workload owns, keyed by the workload's name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sections: BTreeMap<String, Value>,
 }
 
 /// The warm-up, kept only as a summary: it is never part of any aggregate.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct PhaseSummary {
     pub ops: u64,
     pub elapsed_s: f64,
@@ -130,7 +133,7 @@ pub struct PhaseSummary {
     pub errors: u64,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct RunRecord {
     pub run: u32,
     pub ops: u64,
@@ -176,17 +179,14 @@ pub struct RunRecord {
     pub interrupted: bool,
     /// The latency histogram (HdrHistogram V2, base64): merges exactly with other runs.
     pub histogram_hdr_v2: String,
-    /// Per operation kind (TPC-C: per transaction type), for workloads with several kinds.
+    /// Per operation kind (a transaction type, a request type), for workloads with several kinds.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub by_kind: BTreeMap<String, KindRecord>,
-    /// TPC-C: committed NewOrders per minute.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tpm_c: Option<f64>,
-    /// TPC-C: finished transactions of every type per minute (user rollbacks included).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tpm_total: Option<f64>,
-    /// Growth of the workload's own counters during the run (TPC-C: retries, Delivery's
-    /// skipped districts), summed over connections.
+    /// Figures the workload derives from the run, by name (a unit in the name when it has one).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub figures: BTreeMap<String, f64>,
+    /// Growth of the workload's own counters during the run (retries, skipped work, say),
+    /// summed over connections.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub workload_counters: BTreeMap<String, u64>,
     /// `--percentile P`: service-time percentiles asked for besides the fixed set (`p97_5`).
@@ -197,9 +197,53 @@ pub struct RunRecord {
     pub reconnects: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub reconnect_failures: u64,
-    /// TPC-C: response-time limits (5.2.5.3) and mix minimums (5.2.3), pass/fail per type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub constraints: Option<crate::workload::tpcc::constraints::Constraints>,
+    /// Parts of the run that one workload owns, keyed by the workload's name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sections: BTreeMap<String, Value>,
+}
+
+/// The typed content of a section, None when it is absent or does not have the owner's shape.
+fn get_section<T: DeserializeOwned>(map: &BTreeMap<String, Value>, key: &str) -> Option<T> {
+    serde_json::from_value(map.get(key)?.clone()).ok()
+}
+
+fn put_section<T: Serialize>(map: &mut BTreeMap<String, Value>, key: &str, value: &T) {
+    // The owners' section types are plain data: serializing them cannot fail.
+    let v = serde_json::to_value(value).expect("a section serializes");
+    map.insert(key.to_string(), v);
+}
+
+/// Typed access to the sections of a part of the result, for the workload that owns them.
+macro_rules! section_access {
+    ($t:ty) => {
+        impl $t {
+            /// The section `key` read as its owner's type (None: absent or of another shape).
+            pub fn section<T: DeserializeOwned>(&self, key: &str) -> Option<T> {
+                get_section(&self.sections, key)
+            }
+
+            /// Whether section `key` is present (without reading it).
+            pub fn has_section(&self, key: &str) -> bool {
+                self.sections.contains_key(key)
+            }
+
+            /// Write section `key` (replacing what it held).
+            pub fn set_section<T: Serialize>(&mut self, key: &str, value: &T) {
+                put_section(&mut self.sections, key, value)
+            }
+        }
+    };
+}
+
+section_access!(ResultDoc);
+section_access!(Point);
+section_access!(RunRecord);
+
+impl RunRecord {
+    /// A derived figure of the run (`figures[name]`).
+    pub fn figure(&self, name: &str) -> Option<f64> {
+        self.figures.get(name).copied()
+    }
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -208,7 +252,7 @@ fn is_zero(v: &u64) -> bool {
 
 /// One operation kind within a run: ops finished (rolled_back of them ended in a requested
 /// rollback), errors, and latency of the finished ones.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct KindRecord {
     pub ops: u64,
     #[serde(default)]
@@ -218,7 +262,7 @@ pub struct KindRecord {
 }
 
 /// The schedule of one open-loop run, over all connections.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct OpenLoop {
     /// The requested total rate.
     pub rate_ops_per_s: f64,
@@ -233,7 +277,7 @@ pub struct OpenLoop {
     pub max_lag_us: u64,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ClientCpu {
     pub user_s: f64,
     pub sys_s: f64,
@@ -252,7 +296,7 @@ impl ClientCpu {
 
 /// A server process (with its threads; PostgreSQL: the postmaster and its children) over a run,
 /// from /proc/PID/stat, /proc/PID/io and /proc/PID/status.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ServerProcess {
     pub user_s: f64,
     pub sys_s: f64,

@@ -11,8 +11,8 @@ const RIGHT: f64 = 170.0;
 const TOP: f64 = 34.0;
 const BOTTOM: f64 = 48.0;
 
-/// Colour-blind-safe palette (Okabe-Ito), then four of Paul Tol's muted colours so that
-/// LinkBench's ten request types get ten colours.
+/// Colour-blind-safe palette (Okabe-Ito), then four of Paul Tol's muted colours so that a
+/// workload of ten request types gets ten colours.
 pub const COLORS: [&str; 12] = [
     "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442",
     "#882255", "#44AA99", "#999933", "#AA4499",

@@ -1,4 +1,4 @@
-//! Inline SVG grouped bar charts (the compression report's bars): categories along x, one bar
+//! Inline SVG grouped bar charts (a section's per-category bars): categories along x, one bar
 //! per series in each category, a titled value axis with its unit, a legend. Every bar is a
 //! `<rect class="pt">` with a `<title>` tooltip, counted like the line charts' points.
 
@@ -20,7 +20,7 @@ pub struct BarChart {
     pub categories: Vec<String>,
     /// (series name, one value per category; None: no bar).
     pub series: Vec<(String, Vec<Option<f64>>)>,
-    /// A dashed reference line (compression: ratio 1.0, the raw size).
+    /// A dashed reference line (a ratio of 1.0, say), with its label.
     pub reference: Option<(f64, String)>,
 }
 

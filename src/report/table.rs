@@ -3,7 +3,7 @@
 //! sysbench transactions) the ops/s row is transactions per second (sysbench's tps) and a
 //! second row gives statements per second (sysbench's qps).
 
-use super::ResultDoc;
+use super::{Owners, ResultDoc};
 
 /// Which aggregate goes in the cells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
@@ -13,7 +13,8 @@ pub enum Pick {
     Median,
 }
 
-pub fn render(doc: &ResultDoc, pick: Pick) -> String {
+/// The table of one result, then each owner's lines for it.
+pub fn render(doc: &ResultDoc, pick: Pick, owners: Owners) -> String {
     let mut ops: Vec<&str> = Vec::new();
     let mut threads: Vec<usize> = Vec::new();
     for p in &doc.points {
@@ -100,48 +101,18 @@ pub fn render(doc: &ResultDoc, pick: Pick) -> String {
             out.push('\n');
         }
     }
-    // TPC-C's own figures: tpmC and tpmTotal per thread count (same aggregate as the cells).
-    for p in &doc.points {
-        let tpm: Vec<(f64, f64)> = p
-            .runs
-            .iter()
-            .filter_map(|r| Some((r.tpm_c?, r.tpm_total?)))
-            .collect();
-        if tpm.is_empty() {
-            continue;
-        }
-        let pick_of = |v: Vec<f64>| match pick {
-            Pick::Max => v.iter().copied().fold(0.0, f64::max),
-            Pick::Median => super::model::median(&v),
-        };
-        let c = pick_of(tpm.iter().map(|t| t.0).collect());
-        let t = pick_of(tpm.iter().map(|t| t.1).collect());
-        out.push_str(&format!(
-            "threads {:>4}: tpmC {c:.0}  tpmTotal {t:.0}\n",
-            p.threads
-        ));
-        // TPC-C 5.2.5.3 and 5.2.3: the first failing run's line, or the first run's.
-        let checks: Vec<_> = p
-            .runs
-            .iter()
-            .filter_map(|r| r.constraints.as_ref())
-            .collect();
-        if let Some(first) = checks.first() {
-            let passed = checks.iter().filter(|c| c.pass).count();
-            let shown = checks.iter().find(|c| !c.pass).unwrap_or(first);
-            out.push_str(&format!(
-                "threads {:>4}: constraints {passed}/{} runs pass: {}\n",
-                p.threads,
-                checks.len(),
-                crate::workload::tpcc::constraints::summary_line(shown)
-            ));
-        }
-    }
-    if let Some(c) = &doc.compression {
-        out.push_str(&crate::workload::compression::render(c));
-    }
-    if let Some(t) = &doc.schema_change {
-        out.push_str(&crate::workload::schema_change::render(t));
+    for o in owners {
+        out.push_str(&o.terminal(doc, pick));
     }
     out
+}
+
+impl Pick {
+    /// The picked aggregate of per-run values (0 when there are none).
+    pub fn of(self, v: &[f64]) -> f64 {
+        match self {
+            Pick::Max => v.iter().copied().fold(0.0, f64::max),
+            Pick::Median => super::model::median(v),
+        }
+    }
 }

@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use super::html::Labeled;
 use super::svg::escape;
-use super::ResultDoc;
+use super::{Owners, ResultDoc};
 
 /// One cell: what it shows in HTML and what it holds in CSV.
 #[derive(Debug, Clone)]
@@ -145,28 +145,28 @@ impl Table {
     }
 }
 
-/// Every table the report's newer sections hold for these results, in page order (empty ones
-/// left out).
-pub fn all(rs: &[Labeled]) -> Vec<Table> {
+/// Every table the report's newer sections hold for these results: the generic ones, then
+/// each owner's (empty ones left out).
+pub fn all(rs: &[Labeled], owners: Owners) -> Vec<Table> {
     let mut t = Vec::new();
     t.extend(super::html_fairness::tables(rs));
-    t.extend(super::html_iibench::tables(rs));
-    t.extend(super::html_compression::tables(rs));
-    t.extend(super::html_sqlbench::tables(rs));
     t.extend(super::html_kinds::tables(rs));
+    for o in owners {
+        t.extend(o.tables(rs));
+    }
     t.retain(|x| !x.is_empty());
     t
 }
 
 /// `report --format csv --table NAME`: the named table of these results as CSV.
-pub fn csv_of(docs: &[ResultDoc], name: &str) -> Result<String, String> {
+pub fn csv_of(docs: &[ResultDoc], name: &str, owners: Owners) -> Result<String, String> {
     let labels = super::html::labels(docs);
     let rs: Vec<Labeled> = docs
         .iter()
         .zip(labels)
         .map(|(doc, label)| Labeled { label, doc })
         .collect();
-    let tables = all(&rs);
+    let tables = all(&rs, owners);
     match tables.iter().find(|t| t.name == name) {
         Some(t) => Ok(t.to_csv()),
         None => {

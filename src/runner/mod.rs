@@ -211,7 +211,7 @@ struct Tick {
 }
 
 /// One finished interval of a phase: counts add across workers (and across machines).
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct IntervalSample {
     /// End of the interval, seconds from the start of the phase.
     pub t_s: f64,
@@ -222,9 +222,9 @@ pub struct IntervalSample {
     /// Operations per kind in this interval, by kind name (workloads with several kinds).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub by_kind: BTreeMap<String, KindTick>,
-    /// TPC-C: committed NewOrders of this interval per minute.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tpm_c: Option<f64>,
+    /// Figures the workload derives from the interval, by name (TPC-C: "tpm_c").
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub figures: BTreeMap<String, f64>,
     /// Per kind, indexed like `Workload::kinds()`; named into `by_kind` by the caller.
     #[serde(skip)]
     pub kind_ticks: Vec<KindTick>,
@@ -461,7 +461,7 @@ impl Session {
                     ops_per_s: ops as f64 / len_s,
                     latency_us: tick.hist.summary(),
                     by_kind: BTreeMap::new(),
-                    tpm_c: None,
+                    figures: BTreeMap::new(),
                     kind_ticks: tick.kinds,
                     len_s,
                 };

@@ -37,6 +37,13 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// A target URL of this kind before the server runs (the real one is known after start).
+    pub fn placeholder_url(self) -> &'static str {
+        match self {
+            Kind::Mariadb => "mysql://root@localhost/enginebench?socket=/pending",
+            Kind::Postgres => "postgres://postgres@localhost/enginebench?host=/pending",
+        }
+    }
     pub fn name(self) -> &'static str {
         match self {
             Kind::Mariadb => "mariadb",

@@ -1,6 +1,11 @@
-//! Workloads: one folder per benchmark. Shared here: DDL files split into table and index
-//! statements, the metadata table that says what was loaded, and post-load housekeeping.
+//! Workloads: one folder per benchmark, each behind the contract below, and the registry that
+//! names them. Shared here too: DDL files split into table and index statements, the metadata
+//! table that says what was loaded, and post-load housekeeping.
+//!
+//! Adding a workload: its folder (options, resolve, drivers, report sections) and one line in
+//! `registry()`; docs/architecture.md has the list.
 
+pub mod args;
 pub mod compression;
 pub mod custom;
 pub mod iibench;
@@ -13,274 +18,256 @@ pub mod sqlbench;
 pub mod textgen;
 pub mod tpcc;
 
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::LocalBoxFuture;
+
+use crate::cli::Method;
+use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Context, Error, Result};
+use crate::harness::Harness;
 use crate::load::{LoadOptions, LoadStats};
-use crate::runner::{Driver, Step};
-use crate::db::{Conn, DbResult, Dbms, TargetSpec};
+use crate::report::{RunRecord, SectionOwner};
+use crate::runner::{KindTick, Pacing, Session, SessionConfig};
 
 /// The table that records what each workload loaded (size, seed, engine), so that `run`
 /// reuses a prepared table only when it is exactly what the run asks for.
 pub const META_TABLE: &str = "enginebench_meta";
 
-/// The workloads this build knows, in the order `list` shows them.
-pub fn names() -> impl Iterator<Item = &'static str> {
-    std::iter::once(micro_read::NAME)
-        .chain(oltp::Kind::NAMES)
-        .chain(std::iter::once(tpcc::NAME))
-        .chain(std::iter::once(linkbench::NAME))
-        .chain(custom::names())
-        .chain(std::iter::once(iibench::NAME))
-        .chain([compression::NAME, schema_change::NAME])
-        .chain(std::iter::once(sqlbench::NAME))
+/// A kind of workload in the registry: what `list`, `--help` and the commands find by name.
+pub trait Entry: Sync {
+    /// Every name it answers to, in `list` order (the sysbench family has eleven, workload
+    /// files one per built-in file).
+    fn names(&self) -> Vec<&'static str>;
+    /// `list`: a heading and the operations (name, what it does).
+    fn listing(&self) -> Listing;
+    /// Who to name when another workload is given one of its options ("the tpcc workload").
+    fn label(&self) -> &'static str;
+    /// Adds its own options (a clap `Args` struct) to a command that has the common ones.
+    fn args(&self, cmd: clap::Command) -> clap::Command;
+    /// Builds workload `name` from the parsed options (its own and the common ones in `m`),
+    /// checks them (no I/O) and adjusts the run's shape to its defaults.
+    fn resolve(
+        &self,
+        name: &str,
+        m: &clap::ArgMatches,
+        cx: &mut ResolveCx,
+    ) -> Result<Arc<dyn Workload>>;
+    /// True when it takes a command without a workload name (a workload file: `run
+    /// --workload-file FILE`).
+    fn claims_unnamed(&self, _argv: &[String]) -> bool {
+        false
+    }
+    /// True when its workloads have consistency conditions (`check`).
+    fn has_check(&self) -> bool {
+        false
+    }
+    /// What it adds to the outputs of its results (HTML sections, terminal lines, tables).
+    fn report(&self) -> Option<&'static dyn SectionOwner> {
+        None
+    }
 }
 
-/// A resolved workload: its name and options, validated. Every workload plugs in here.
+/// `list`'s lines of one registry entry.
+pub struct Listing {
+    pub heading: String,
+    pub operations: Vec<(String, String)>,
+}
+
+/// Which command the workload is resolved for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    Run,
+    Prepare,
+    Cleanup,
+    Check,
+}
+
+/// What a workload sees while it resolves: the common settings, and the shape of the run that
+/// it may adjust to its own defaults (a flag the user gave always wins: see `given`).
 #[derive(Debug, Clone)]
-pub enum Workload {
-    MicroRead(micro_read::Spec),
-    Oltp(oltp::Spec),
-    Tpcc(tpcc::Spec),
-    Linkbench(Box<linkbench::Spec>),
-    /// A workload file (`--workload-file`, or a built-in one such as ycsb-a or tpcb).
-    Custom(std::sync::Arc<custom::Spec>),
-    Iibench(iibench::Spec),
-    Compression(compression::Spec),
-    SchemaChange(schema_change::Spec),
+pub struct ResolveCx {
+    pub purpose: Purpose,
+    pub dbms: Dbms,
+    pub method: Method,
+    pub seed: u64,
+    /// `--engine` as typed.
+    pub engine: Option<String>,
+    pub shape: Shape,
 }
 
-/// One connection's driver, for whichever workload runs (enum dispatch: no boxing per call).
-/// Variants differ in size; there is one driver per connection and it never moves while
-/// running, so the size does not matter.
-#[allow(clippy::large_enum_variant)]
-pub enum AnyDriver {
-    MicroRead(micro_read::MicroDriver),
-    Oltp(oltp::OltpDriver),
-    Tpcc(Box<tpcc::TpccDriver>),
-    Linkbench(Box<linkbench::LinkbenchDriver>),
-    Custom(Box<custom::CustomDriver>),
-    Iibench(Box<iibench::driver::IibenchDriver>),
-    Compression(compression::CompressionDriver),
+/// The run's shape: thread counts, phase lengths, repeats, and the size the result shows.
+#[derive(Debug, Clone)]
+pub struct Shape {
+    pub threads: Vec<usize>,
+    pub warmup: Duration,
+    pub duration: Duration,
+    pub runs: u32,
+    /// The workload's size for the result (rows per table, warehouses, maxid1, ...).
+    pub size: u64,
+    /// Whether SCHED_BATCH may be used for its client threads.
+    pub sched_batch: bool,
+    /// Which of the above the user gave on the command line.
+    pub given: Given,
 }
 
-impl Driver for AnyDriver {
-    async fn setup(&mut self, conn: &mut Conn) -> DbResult<()> {
-        match self {
-            AnyDriver::MicroRead(d) => d.setup(conn).await,
-            AnyDriver::Oltp(d) => d.setup(conn).await,
-            AnyDriver::Tpcc(d) => d.setup(conn).await,
-            AnyDriver::Linkbench(d) => d.setup(conn).await,
-            AnyDriver::Custom(d) => d.setup(conn).await,
-            AnyDriver::Iibench(d) => d.setup(conn).await,
-            AnyDriver::Compression(d) => d.setup(conn).await,
-        }
-    }
-    async fn step(&mut self, conn: &mut Conn) -> DbResult<Step> {
-        match self {
-            AnyDriver::MicroRead(d) => d.step(conn).await,
-            AnyDriver::Oltp(d) => d.step(conn).await,
-            AnyDriver::Tpcc(d) => d.step(conn).await,
-            AnyDriver::Linkbench(d) => d.step(conn).await,
-            AnyDriver::Custom(d) => d.step(conn).await,
-            AnyDriver::Iibench(d) => d.step(conn).await,
-            AnyDriver::Compression(d) => d.step(conn).await,
-        }
-    }
-    fn counters(&self) -> Vec<(&'static str, u64)> {
-        match self {
-            AnyDriver::Tpcc(d) => d.counters(),
-            #[allow(unreachable_patterns)]
-            _ => Vec::new(),
-        }
-    }
-    fn pause(&mut self) -> Option<std::time::Duration> {
-        match self {
-            AnyDriver::Tpcc(d) => d.pause(),
-            #[allow(unreachable_patterns)]
-            _ => None,
-        }
-    }
+/// Common flags the user typed (a workload's defaults give way to them).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Given {
+    pub threads: bool,
+    pub warmup: bool,
+    pub duration: bool,
+    pub runs: bool,
+    pub rate: bool,
+    pub pin: bool,
 }
 
-impl Workload {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Workload::MicroRead(_) => micro_read::NAME,
-            Workload::Oltp(s) => s.kind.name(),
-            Workload::Tpcc(_) => tpcc::NAME,
-            Workload::Linkbench(_) => linkbench::NAME,
-            Workload::Custom(s) => s.name_static,
-            Workload::Iibench(_) => iibench::NAME,
-            Workload::Compression(_) => compression::NAME,
-            Workload::SchemaChange(_) => schema_change::NAME,
-        }
-    }
+/// What `prepare` gets.
+pub struct PrepareCx<'a> {
+    pub conn: &'a mut Conn,
+    pub target: &'a TargetSpec,
+    /// The storage engine to create tables with (checked against the server).
+    pub engine: Option<&'a str>,
+    pub load: &'a LoadOptions,
+}
 
+/// The outcome of `check`: every failed condition, and the line that sums it up.
+pub struct Checked {
+    pub failures: Vec<String>,
+    pub summary: String,
+}
+
+/// A resolved workload: its options checked, ready to prepare and run. Every workload (built
+/// in, a workload file, or one registered by a program that embeds enginebench) is one.
+pub trait Workload: Send + Sync + 'static {
+    fn name(&self) -> &str;
+    /// The operations measured one after the other (one point per operation and thread count).
+    fn operations(&self) -> Vec<String>;
     /// The kinds of operation a step reports (`Step::kind` indexes this list); results break
     /// counts and latencies down by kind when there is more than one.
-    pub fn kinds(&self) -> Vec<&'static str> {
-        match self {
-            Workload::MicroRead(_) | Workload::Oltp(_) => Vec::new(),
-            Workload::Tpcc(_) => tpcc::KINDS.to_vec(),
-            Workload::Linkbench(_) => linkbench::KINDS.to_vec(),
-            Workload::Custom(s) => s.kinds.clone(),
-            Workload::Iibench(_) => Vec::new(),
-            Workload::Compression(_) => compression::KINDS.to_vec(),
-            Workload::SchemaChange(_) => Vec::new(),
-        }
+    fn kinds(&self) -> Vec<&'static str> {
+        Vec::new()
     }
-
-    /// The operations measured one after the other (one point per operation and thread count).
-    pub fn operations(&self) -> Vec<String> {
-        match self {
-            Workload::MicroRead(s) => s.queries.iter().map(|q| q.name().to_string()).collect(),
-            // One point per thread count: the event (transaction) is the operation.
-            Workload::Oltp(s) => vec![s.kind.name().to_string()],
-            Workload::Tpcc(_) => vec!["mix".to_string()],
-            // LinkBench's request phase: the ten request types, drawn per request.
-            Workload::Linkbench(_) => vec!["requests".to_string()],
-            Workload::Custom(s) => s.operations(),
-            Workload::Iibench(_) => vec!["insert".to_string()],
-            Workload::Compression(s) => s.operations(),
-            Workload::SchemaChange(s) => s.operations(),
-        }
-    }
-
-    /// The table whose storage engine the result reports.
-    pub fn main_table(&self) -> &'static str {
-        match self {
-            Workload::MicroRead(_) => "normal",
-            Workload::Oltp(_) => "sbtest1",
-            Workload::Tpcc(_) => "stock",
-            Workload::Linkbench(_) => "linktable",
-            Workload::Custom(s) => s.main_table_static,
-            Workload::Iibench(_) => iibench::TABLE,
-            // Each format / timeline has its own table; the result's sections name them.
-            Workload::Compression(_) => "",
-            Workload::SchemaChange(_) => "sbtest1",
-        }
-    }
-
-    /// Workload options for the result's config (beyond the common ones).
-    pub fn options(&self) -> serde_json::Value {
-        match self {
-            Workload::MicroRead(_) => serde_json::json!({}),
-            Workload::Oltp(s) => s.options_json(),
-            Workload::Tpcc(s) => s.options(),
-            Workload::Linkbench(s) => s.options(),
-            Workload::Custom(s) => s.options(),
-            Workload::Iibench(s) => s.options(),
-            Workload::Compression(s) => s.options(),
-            Workload::SchemaChange(s) => s.options(),
-        }
-    }
-
-    /// Create and load the tables unless identical ones are there; returns what was loaded.
-    pub async fn prepare(
-        &self,
-        conn: &mut Conn,
-        target: &TargetSpec,
-        engine: Option<&str>,
-        opts: &LoadOptions,
-    ) -> Result<Vec<LoadStats>> {
-        match self {
-            Workload::MicroRead(s) => {
-                Ok(
-                    micro_read::prepare(conn, target, s.table_size, s.seed, engine, opts)
-                        .await?
-                        .into_iter()
-                        .collect(),
-                )
-            }
-            Workload::Oltp(s) => oltp::prepare(s, conn, target, engine, opts).await,
-            Workload::Tpcc(s) => tpcc::prepare(conn, target, s, engine, opts).await,
-            Workload::Linkbench(s) => linkbench::prepare(conn, target, s, engine, opts).await,
-            Workload::Custom(s) => s.prepare(conn, target, engine, opts).await,
-            Workload::Iibench(_) => iibench::prepare(conn, engine).await,
-            // Both load during `run` (the load is part of what they measure, and each format
-            // or timeline needs its own fresh table).
-            Workload::Compression(_) | Workload::SchemaChange(_) => Err(Error::usage(format!(
-                "{} loads its tables during `run` (the load is part of the measurement): nothing to prepare",
-                self.name()
-            ))),
-        }
-    }
-
-    pub async fn cleanup(&self, conn: &mut Conn) -> Result<()> {
-        match self {
-            Workload::MicroRead(_) => micro_read::cleanup(conn).await,
-            Workload::Oltp(s) => oltp::cleanup(s, conn).await,
-            Workload::Tpcc(_) => tpcc::cleanup(conn).await,
-            Workload::Linkbench(_) => linkbench::cleanup(conn).await,
-            Workload::Custom(s) => s.cleanup(conn).await,
-            Workload::Iibench(_) => iibench::cleanup(conn).await,
-            Workload::Compression(_) => compression::cleanup(conn).await,
-            Workload::SchemaChange(s) => oltp::cleanup(&s.oltp, conn).await,
-        }
-    }
-
-    /// The driver of connection `worker` (of `threads`) for operation number `op` of
-    /// `operations()`.
-    pub fn driver(&self, op: usize, worker: usize, threads: usize) -> AnyDriver {
-        match self {
-            Workload::MicroRead(s) => AnyDriver::MicroRead(micro_read::MicroDriver::new(
-                s.queries[op],
-                s.table_size,
-                s.seed,
-                worker,
-            )),
-            Workload::Oltp(s) => AnyDriver::Oltp(oltp::OltpDriver::new(s, worker, threads)),
-            Workload::Tpcc(s) => AnyDriver::Tpcc(Box::new(tpcc::TpccDriver::new(s, worker))),
-            Workload::Linkbench(s) => AnyDriver::Linkbench(Box::new(
-                linkbench::LinkbenchDriver::new(s, worker, threads),
-            )),
-            Workload::Custom(s) => AnyDriver::Custom(Box::new(custom::CustomDriver::new(
-                s.clone(),
-                op,
-                worker,
-                threads,
-            ))),
-            Workload::Iibench(s) => AnyDriver::Iibench(Box::new(
-                iibench::driver::IibenchDriver::new(s, worker, threads),
-            )),
-            Workload::Compression(s) => {
-                AnyDriver::Compression(compression::CompressionDriver::new(s, op, worker, threads))
-            }
-            // Its timelines run the OLTP driver (schema_change::measure), never this path.
-            Workload::SchemaChange(s) => {
-                AnyDriver::Oltp(oltp::OltpDriver::new(&s.oltp, worker, threads))
-            }
-        }
-    }
-
+    /// The table whose storage engine the result reports ("" when there is no single one).
+    fn main_table(&self) -> &str;
+    /// Its options for the result's config (beyond the common ones).
+    fn options(&self) -> serde_json::Value;
     /// What is approximate or differs from the original, for the result's notes.
-    pub fn notes(&self) -> Vec<String> {
-        match self {
-            Workload::MicroRead(s) => s.notes(),
-            Workload::Oltp(s) => s.notes(),
-            Workload::Tpcc(s) => s.notes(),
-            Workload::Linkbench(s) => s.notes(),
-            Workload::Custom(s) => s.notes(),
-            Workload::Iibench(s) => s.notes(),
-            Workload::Compression(s) => s.notes(),
-            Workload::SchemaChange(s) => s.notes(),
+    fn notes(&self, _target: &TargetSpec) -> Vec<String> {
+        Vec::new()
+    }
+    /// Create and load the tables unless identical ones are there; returns what was loaded.
+    fn prepare<'a>(&'a self, cx: PrepareCx<'a>) -> LocalBoxFuture<'a, Result<Vec<LoadStats>>>;
+    /// True when it loads during `run` (the load is part of what it measures): `run` does not
+    /// call `prepare` first.
+    fn loads_in_run(&self) -> bool {
+        false
+    }
+    fn cleanup<'a>(&'a self, conn: &'a mut Conn) -> LocalBoxFuture<'a, Result<()>>;
+    /// Its consistency conditions, if it has any.
+    fn check<'a>(&'a self, _conn: &'a mut Conn) -> Option<LocalBoxFuture<'a, Result<Checked>>> {
+        None
+    }
+    /// Connect `threads` workers running operation `op`. Each builds its driver inside its own
+    /// thread (`Session::start` with the workload's driver type: no virtual call per step).
+    fn start(
+        &self,
+        _op: usize,
+        _threads: usize,
+        _target: &TargetSpec,
+        _cfg: &SessionConfig,
+    ) -> Result<Session> {
+        Err(Error::usage(format!(
+            "{} has no operations to sweep",
+            self.name()
+        )))
+    }
+    /// The length of operation `op` when the workload sets it (a workload file's phase).
+    fn phase_duration(&self, _op: usize) -> Option<Duration> {
+        None
+    }
+    /// The pacing of operation `op` when the workload sets it (a phase's rate).
+    fn phase_pacing(&self, _op: usize) -> Option<Pacing> {
+        None
+    }
+    /// Printed instead of running (sqlbench's --dry-run): nothing is connected.
+    fn preview(&self) -> Option<String> {
+        None
+    }
+    /// The run's plan line, when the generic one (operations x threads x runs) does not fit.
+    fn plan_line(&self) -> Option<String> {
+        None
+    }
+    /// The run: by default a sweep of operations x thread counts on the shared runner; a
+    /// workload with phases of its own (iibench, schema-change, compression, sqlbench) builds
+    /// them from the harness's pieces.
+    fn run(&self, h: &mut Harness) -> Result<()> {
+        h.sweep()
+    }
+    /// Its derived figures of one measured run (TPC-C: tpmC and its constraints), from the
+    /// run's common record; returns lines to print after the run's line.
+    fn derive(&self, _run: &mut RunRecord) -> Vec<String> {
+        Vec::new()
+    }
+    /// Its figures of one interval (TPC-C: tpmC), from the per-kind counts.
+    fn interval_figures(&self, _kinds: &[KindTick], _len_s: f64) -> Vec<(String, f64)> {
+        Vec::new()
+    }
+}
+
+/// The built-in workloads, in `list` order.
+pub fn builtins() -> Vec<&'static dyn Entry> {
+    vec![
+        &micro_read::ENTRY,
+        &oltp::ENTRY,
+        &tpcc::ENTRY,
+        &linkbench::ENTRY,
+        &custom::ENTRY,
+        &iibench::ENTRY,
+        &compression::ENTRY,
+        &schema_change::ENTRY,
+        &sqlbench::ENTRY,
+    ]
+}
+
+/// The workloads a command can find by name: the built-in ones, and any a program that embeds
+/// enginebench adds (`Registry::with`).
+#[derive(Clone)]
+pub struct Registry {
+    entries: Vec<&'static dyn Entry>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry {
+            entries: builtins(),
         }
     }
+}
 
-    /// The length of operation `op` when the workload sets it (a workload file's phase),
-    /// else `None` (--duration).
-    pub fn phase_duration(&self, op: usize) -> Option<std::time::Duration> {
-        match self {
-            Workload::Custom(s) => s.phase_duration(op),
-            _ => None,
-        }
+impl Registry {
+    /// The built-in workloads plus `entry`.
+    pub fn with(mut self, entry: &'static dyn Entry) -> Self {
+        self.entries.push(entry);
+        self
     }
-
-    /// The pacing of operation `op` when the workload sets it (a phase's rate), else `None`.
-    pub fn phase_pacing(&self, op: usize) -> Option<crate::runner::Pacing> {
-        match self {
-            Workload::Custom(s) => s.phase_pacing(op),
-            _ => None,
-        }
+    pub fn entries(&self) -> &[&'static dyn Entry] {
+        &self.entries
+    }
+    /// Every workload name, in `list` order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.entries.iter().flat_map(|e| e.names()).collect()
+    }
+    pub fn find(&self, name: &str) -> Option<&'static dyn Entry> {
+        self.entries
+            .iter()
+            .copied()
+            .find(|e| e.names().contains(&name))
+    }
+    /// The report sections of every workload that has some.
+    pub fn owners(&self) -> Vec<&'static dyn SectionOwner> {
+        self.entries.iter().filter_map(|e| e.report()).collect()
     }
 }
 

@@ -6,6 +6,9 @@
 //! full scan 1 aggregate row.
 
 pub mod data;
+mod entry;
+
+pub use entry::{MicroArgs, ENTRY};
 
 use serde::Serialize;
 

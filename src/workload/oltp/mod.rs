@@ -3,6 +3,7 @@
 //! pad char(60)), value format, options, defaults and statements per transaction. What differs
 //! on purpose is listed in docs/oltp.md and in `Spec::notes`.
 
+pub mod args;
 pub mod data;
 pub mod driver;
 pub mod rand;
@@ -14,6 +15,8 @@ use crate::load::{self, LoadOptions, LoadStats};
 use crate::db::{Conn, Dbms, TargetSpec};
 
 pub use driver::OltpDriver;
+mod entry;
+pub use entry::{SysbenchArgs, ENTRY};
 use rand::{Dist, RandType};
 
 /// The workloads, by sysbench's script names.

@@ -1,0 +1,558 @@
+//! The run harness: one lifecycle for every workload. It starts the private server, connects,
+//! loads, opens the result folder and writes the result's header, hands the workload a
+//! `Harness` to run its shape in (the sweep, or phases of its own), saves after every finished
+//! point, and turns the outcome into the result's status and the exit code. No workload writes
+//! result files itself, and nothing here knows any workload.
+
+mod sweep;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::SystemTime;
+
+use crate::cli::{Format, RunArgs};
+use crate::config::RunConfig;
+use crate::db::{Conn, Dbms, TargetSpec};
+use crate::error::{Context, Error, Failure, Result};
+use crate::load::{LoadMethod, LoadOptions, LoadStats};
+use crate::measure::host::HostFacts;
+use crate::measure::proc;
+use crate::report::{self, ResultDoc, ServerInfo, Status, TargetInfo, ToolInfo};
+use crate::runner::admin::Admin;
+use crate::runner::interrupt;
+use crate::server::{capture, Server};
+use crate::workload::{PrepareCx, Registry, Workload};
+
+pub use sweep::{delta, host_cpu, record, server_process, DISTURBED_CPUS};
+
+/// What a workload's run shape works with: the configuration, the admin connection, the
+/// loader's options and the result being written.
+pub struct Harness<'a> {
+    pub cfg: &'a RunConfig,
+    pub rt: &'a tokio::runtime::Runtime,
+    pub admin: Admin,
+    /// The loader's options, for workloads that load during the run.
+    pub load: LoadOptions,
+    /// `--engine` as the server spells it.
+    pub engine: Option<String>,
+    /// The result so far; `save` writes it.
+    pub doc: ResultDoc,
+    path: PathBuf,
+    /// The server process to sample per run (managed, or --server-pid).
+    pub server_pid: Option<u32>,
+    /// The benchmark table's engine, for SHOW ENGINE ... STATUS.
+    pub table_engine: String,
+}
+
+impl Harness<'_> {
+    /// Write the result as it is now (atomically: a reader never sees half a file).
+    pub fn save(&self) -> Result<()> {
+        report::json::write_atomic(&self.path, &self.doc)
+    }
+    /// The result file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+    /// The admin connection (an error once it was lost).
+    pub fn conn(&mut self) -> Result<&mut Conn> {
+        self.admin
+            .conn_mut()
+            .ok_or_else(|| Error::run("the admin connection to the target was lost"))
+    }
+    /// The run's workload swept: every operation x thread count on the shared runner.
+    pub fn sweep(&mut self) -> Result<()> {
+        let w = self.cfg.workload_spec.clone();
+        sweep::sweep(self, w.as_ref())
+    }
+    /// The sweep of another workload value (compression: one storage format at a time).
+    pub fn sweep_of(&mut self, w: &dyn Workload) -> Result<()> {
+        sweep::sweep(self, w)
+    }
+}
+
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}
+
+pub(crate) fn warn_password(spec: &TargetSpec) {
+    if spec.password_in_url {
+        let var = if spec.dbms == Dbms::Postgres {
+            "PGPASSWORD"
+        } else {
+            "MYSQL_PWD"
+        };
+        eprintln!("warning: a password on the command line can be seen by other users of this machine; set {var} instead");
+    }
+}
+
+/// Open a connection for the command: failures here are the user's to fix (exit 2).
+pub async fn connect(spec: &TargetSpec) -> Result<Conn> {
+    Conn::connect(spec)
+        .await
+        .map_err(|e| Error::usage(format!("cannot connect to {}: {}", spec.display, e.message)))
+}
+
+/// The engine to create tables with (validated against the server), if one was asked for.
+pub(crate) async fn engine(conn: &mut Conn, wanted: Option<&str>) -> Result<Option<String>> {
+    match wanted {
+        Some(e) => crate::workload::resolve_engine(conn, e).await.map(Some),
+        None => Ok(None),
+    }
+}
+
+pub(crate) fn load_options(spec: &TargetSpec, connections: usize, method: LoadMethod) -> LoadOptions {
+    LoadOptions {
+        method,
+        connections,
+        batch_rows: if spec.dbms == Dbms::Sqlite {
+            10_000
+        } else {
+            1_000
+        },
+        session_sql: match spec.dbms {
+            // Session-level only: global durability settings stay as the server has them.
+            Dbms::Mysql => vec!["SET SESSION unique_checks=0, foreign_key_checks=0".into()],
+            _ => vec![],
+        },
+        progress: true,
+        journal: Default::default(),
+    }
+}
+
+/// A workload's prepare that a signal ends within moments, also while the admin connection
+/// builds an index or analyzes a table after the load (the loader itself stops on its own).
+pub(crate) async fn prepare_interruptibly(
+    w: &dyn Workload,
+    conn: &mut Conn,
+    spec: &TargetSpec,
+    engine: Option<&str>,
+    opts: &LoadOptions,
+) -> Result<Vec<LoadStats>> {
+    let cx = PrepareCx {
+        conn,
+        target: spec,
+        engine,
+        load: opts,
+    };
+    match crate::load::unless_interrupted(w.prepare(cx)).await {
+        Some(r) => r,
+        None => Err(Error {
+            failure: Failure::Interrupted(interrupt::signal().unwrap_or(libc::SIGINT)),
+            message: "interrupted while preparing the tables".into(),
+        }),
+    }
+}
+
+pub(crate) fn report_loads(loaded: &[LoadStats]) {
+    for s in loaded {
+        eprintln!(
+            "loaded {} rows into {} in {:.1} s ({:.0} rows/s, {} connection(s))",
+            s.rows, s.table, s.elapsed_s, s.rows_per_s, s.connections
+        );
+    }
+}
+
+pub fn now_rfc3339() -> String {
+    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
+}
+
+/// A new folder for this invocation's results: DIR/YYYYMMDDTHHMMSS-workload-dbms[-n].
+fn result_folder(dir: &str, workload: &str, dbms: Dbms) -> Result<PathBuf> {
+    let stamp: String = now_rfc3339()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .take(15)
+        .collect();
+    let base = Path::new(dir);
+    for n in 0..1000 {
+        let name = if n == 0 {
+            format!("{stamp}-{workload}-{}", dbms.name())
+        } else {
+            format!("{stamp}-{workload}-{}-{n}", dbms.name())
+        };
+        let p = base.join(name);
+        match std::fs::create_dir_all(base).and_then(|_| std::fs::create_dir(&p)) {
+            Ok(()) => return Ok(p),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(Error::usage(format!(
+                    "--results-dir: cannot create {}: {e}",
+                    p.display()
+                )))
+            }
+        }
+    }
+    Err(Error::usage(format!(
+        "--results-dir: too many result folders for {stamp} in {dir}"
+    )))
+}
+
+/// Connections the run needs at once: the largest thread count plus the admin connection.
+async fn check_connection_limit(conn: &mut Conn, cfg: &RunConfig) -> Result<Option<u64>> {
+    let need = cfg.threads.iter().copied().max().unwrap_or(1) as u64 + 1;
+    let (limit, how) = match conn.dbms() {
+        Dbms::Mysql => {
+            let v = conn
+                .query_one("SELECT @@max_connections")
+                .await
+                .ctx("reading max_connections")?;
+            (
+                v.and_then(|s| s.parse::<u64>().ok()),
+                "start mariadbd with --max-connections=N (or SET GLOBAL max_connections=N)",
+            )
+        }
+        Dbms::Postgres => {
+            let v = conn
+                .query_one("SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int")
+                .await
+                .ctx("reading max_connections")?;
+            (
+                v.and_then(|s| s.parse::<u64>().ok()),
+                "set max_connections=N in postgresql.conf (or -c max_connections=N) and restart",
+            )
+        }
+        Dbms::Sqlite => return Ok(None),
+    };
+    if let Some(l) = limit {
+        if need > l {
+            return Err(Error::usage(format!(
+                "--threads {} needs {need} connections but the server allows {l}: {how}, with N at least {need}",
+                cfg.threads.iter().max().unwrap_or(&1)
+            )));
+        }
+    }
+    Ok(limit)
+}
+
+/// `enginebench run`: the whole lifecycle of one run of `cfg`'s workload.
+pub fn run(a: &RunArgs, mut cfg: RunConfig, reg: &Registry) -> Result<ExitCode> {
+    if let Some(text) = cfg.workload_spec.preview() {
+        print!("{text}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    interrupt::install();
+    let server = match &cfg.server {
+        Some(s) => {
+            eprintln!(
+                "starting a private {} server (profile {})",
+                s.kind.name(),
+                s.profile
+            );
+            let sv = Server::start(s)?;
+            eprintln!(
+                "{} server pid {} on 127.0.0.1:{}, folder {}{}",
+                sv.kind.name(),
+                sv.pid,
+                sv.port,
+                sv.root.display(),
+                if s.keep_datadir {
+                    " (kept)"
+                } else {
+                    " (removed afterwards)"
+                }
+            );
+            cfg.target_spec = TargetSpec::parse(&sv.url, |_| None).map_err(Error::usage)?;
+            cfg.target = sv.url.clone();
+            Some(sv)
+        }
+        None => None,
+    };
+    let out = run_on(a, &cfg, server.as_ref(), reg);
+    // Stop the throwaway server whatever happened; a server that died is named in the error.
+    let out = out.map_err(|e| name_dead_server(e, server.as_ref()));
+    if let Some(mut sv) = server {
+        if sv.pid != 0 && !sv.alive() {
+            // Keep the log of a server that died: it says why.
+            sv.keep_folder();
+            eprintln!(
+                "the server ended on its own; its folder is kept for the log: {}",
+                sv.root.display()
+            );
+        }
+        let stopped = sv.stop();
+        if cfg.server.as_ref().is_some_and(|s| s.keep_datadir) {
+            eprintln!("server folder kept: {}", sv.root.display());
+        }
+        stopped?;
+    }
+    out
+}
+
+/// When the managed server is gone, say so (and which one): the driver's message alone
+/// ("connection lost") does not tell the user why.
+fn name_dead_server(e: Error, server: Option<&Server>) -> Error {
+    match server {
+        Some(sv)
+            if !sv.alive()
+                && !matches!(e.failure, Failure::Interrupted(_))
+                && !e.message.contains(&sv.describe()) =>
+        {
+            Error::run(format!(
+                "the {} ended during the run: {}",
+                sv.describe(),
+                e.message
+            ))
+        }
+        _ => e,
+    }
+}
+
+fn run_on(a: &RunArgs, cfg: &RunConfig, server: Option<&Server>, reg: &Registry) -> Result<ExitCode> {
+    let spec = cfg.target_spec.clone();
+    let workload = cfg.workload_spec.clone();
+    warn_password(&spec);
+    let server_pid = server.map(|s| s.pid).or(cfg.server_pid);
+    if let Some(pin) = &cfg.pin {
+        // Client: the calling thread; every client thread started later inherits the mask.
+        if let Some(c) = &pin.client_cpus {
+            proc::set_affinity(0, c).map_err(|e| Error::usage(format!("--pin client: {e}")))?;
+        }
+        if let (Some(c), Some(pid)) = (&pin.server_cpus, server_pid) {
+            proc::pin_tree(pid, c).map_err(|e| Error::usage(format!("--pin server: {e}")))?;
+        }
+    }
+    let rt = runtime();
+    let mut admin = rt.block_on(connect(&spec))?;
+    let (version, engine, max_conn) = rt.block_on(async {
+        let version = admin
+            .server_version()
+            .await
+            .ctx("reading the server version")?;
+        let engine = engine(&mut admin, cfg.engine.as_deref()).await?;
+        let max_conn = check_connection_limit(&mut admin, cfg).await?;
+        Ok::<_, Error>((version, engine, max_conn))
+    })?;
+    let settings = rt.block_on(capture::settings(&mut admin));
+    if cfg.method == crate::cli::Method::Classic {
+        eprintln!(
+            "classic method: the 2007 report's settings; {} per engine",
+            human(cfg.estimate())
+        );
+    } else if a.threads.is_none() && a.duration.is_none() && a.warmup.is_none() && a.runs.is_none()
+    {
+        eprintln!("quick method: a small table and short runs for a first look (use --method classic for the report's method)");
+    }
+
+    let opts = load_options(&spec, cfg.load_connections, cfg.load_method);
+    let loaded = if workload.loads_in_run() {
+        Ok(Vec::new())
+    } else {
+        rt.block_on(prepare_interruptibly(
+            workload.as_ref(),
+            &mut admin,
+            &spec,
+            engine.as_deref(),
+            &opts,
+        ))
+    };
+    // Interrupted while loading: the result file is still written (the loads so far, no
+    // points) before the tool exits 130 / 143; other load failures end the command here.
+    let (loaded, load_interrupted) = match loaded {
+        Ok(l) => (l, None),
+        Err(e) if matches!(e.failure, Failure::Interrupted(_)) => (opts.journal.entries(), Some(e)),
+        Err(e) => return Err(e),
+    };
+    report_loads(&loaded);
+    let main_table = workload.main_table().to_string();
+    let table_engine = match spec.dbms {
+        // The admin connection may be mid-statement (an index build it abandoned).
+        _ if load_interrupted.is_some() => cfg.engine.clone().unwrap_or_default(),
+        // No single benchmark table (each format or engine has its own).
+        _ if main_table.is_empty() => String::new(),
+        Dbms::Mysql => rt
+            .block_on(admin.query_one(&format!(
+                "SELECT ENGINE FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '{main_table}'"
+            )))
+            .ctx("reading the table's engine")?
+            .unwrap_or_default(),
+        Dbms::Postgres => "heap".to_string(),
+        Dbms::Sqlite => "sqlite-btree".to_string(),
+    };
+
+    let folder = result_folder(&cfg.results_dir, &cfg.workload, spec.dbms)?;
+    let mut notes = notes(cfg);
+    if let Conn::Mysql(m) = &admin {
+        // The lean client falls back to mysql_async silently; say which one ran.
+        notes.push(format!(
+            "MySQL client: {} (connections use the same client as this admin connection).",
+            m.driver()
+        ));
+    }
+    if let Conn::Postgres(p) = &admin {
+        notes.push(format!(
+            "PostgreSQL client: {} (connections use the same client as this admin connection).",
+            p.driver()
+        ));
+    }
+    let doc = ResultDoc {
+        schema_version: report::SCHEMA_VERSION,
+        tool: ToolInfo {
+            name: "enginebench".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
+        status: Status::Running,
+        started_at: now_rfc3339(),
+        config: serde_json::to_value(cfg).expect("config serializes"),
+        target: TargetInfo {
+            dbms: spec.dbms.name().into(),
+            url: spec.display.clone(),
+            server_version: version,
+            engine: table_engine.clone(),
+            max_connections: max_conn,
+            settings: settings.values,
+            settings_non_default: settings.non_default,
+            server: match (server, server_pid) {
+                (Some(sv), _) => Some(ServerInfo {
+                    managed: true,
+                    profile: Some(format!("{}:{}", sv.kind.name(), sv.profile)),
+                    pid: Some(sv.pid),
+                    options_file: Some(sv.options_text.clone()),
+                    pinned_cpus: cfg.pin.as_ref().and_then(|p| p.server_cpus.clone()),
+                }),
+                (None, Some(pid)) => Some(ServerInfo {
+                    managed: false,
+                    profile: cfg.server_label.clone(),
+                    pid: Some(pid),
+                    options_file: None,
+                    pinned_cpus: cfg.pin.as_ref().and_then(|p| p.server_cpus.clone()),
+                }),
+                _ => None,
+            },
+        },
+        host: HostFacts::collect(),
+        load: loaded,
+        notes,
+        ..ResultDoc::default()
+    };
+    let mut h = Harness {
+        cfg,
+        rt: &rt,
+        admin: Admin::new(admin, spec.clone(), cfg.faults()),
+        load: opts,
+        engine,
+        doc,
+        path: folder.join("result.json"),
+        server_pid,
+        table_engine,
+    };
+    h.save()?;
+    match workload.plan_line() {
+        Some(line) => eprintln!("{line}; results in {}", folder.display()),
+        None => eprintln!(
+            "{}: {} operation(s) x threads {:?}, warm-up {} + {} x {} per point, about {}; results in {}",
+            cfg.workload,
+            cfg.operations.len(),
+            cfg.threads,
+            human_s(cfg.warmup_s),
+            cfg.runs,
+            match cfg.events {
+                Some(n) if cfg.duration_s == 0.0 => format!("{n} events"),
+                Some(n) => format!("({n} events or {})", human_s(cfg.duration_s)),
+                None => human_s(cfg.duration_s),
+            },
+            human(cfg.estimate()),
+            folder.display()
+        ),
+    }
+
+    let outcome = match load_interrupted {
+        Some(e) => {
+            h.doc.notes.push(interrupt::load_note());
+            Err(e)
+        }
+        None => workload.run(&mut h),
+    }
+    .map_err(|e| name_dead_server(e, server));
+    finish(&mut h, outcome, a.format, reg)
+}
+
+/// Status and exit code from the outcome; the result is on disk before anything is printed.
+fn finish(
+    h: &mut Harness,
+    outcome: Result<()>,
+    format: Format,
+    reg: &Registry,
+) -> Result<ExitCode> {
+    let spec = &h.cfg.target_spec;
+    h.doc.finished_at = Some(now_rfc3339());
+    let code = match &outcome {
+        Ok(()) if interrupt::signal().is_some() => {
+            h.doc.status = Status::Interrupted;
+            h.doc.error =
+                Some("interrupted by a signal; the points that finished are kept".into());
+            h.doc.notes.push(interrupt::note());
+            ExitCode::from(128 + interrupt::signal().unwrap_or(2) as u8)
+        }
+        Ok(()) => {
+            h.doc.status = Status::Complete;
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            h.doc.status = if matches!(e.failure, Failure::Interrupted(_)) {
+                Status::Interrupted
+            } else {
+                Status::Failed
+            };
+            h.doc.error = Some(spec.scrub(&e.message));
+            ExitCode::from(e.exit_code())
+        }
+    };
+    // Results first: whatever happened, what was measured is on disk before anything is reported.
+    h.save()?;
+    let owners = reg.owners();
+    let folder = h.path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let html = folder.join("report.html");
+    if let Err(e) = report::json::write_text_atomic(
+        &html,
+        &report::html::render(std::slice::from_ref(&h.doc), &owners),
+    ) {
+        eprintln!("warning: cannot write {}: {e}", html.display());
+    }
+    // A signal that arrived while the files were written: every point had finished (the
+    // status stays complete), but the run did not end normally: say so and exit 128 + N.
+    let mut code = code;
+    if let (Some(sig), Status::Complete) = (interrupt::signal(), h.doc.status) {
+        h.doc.notes.push(format!(
+            "{} arrived while the result files were written: every point finished; report.html may be missing.",
+            interrupt::name(sig)
+        ));
+        h.save()?;
+        code = ExitCode::from(128 + sig as u8);
+    }
+    match format {
+        Format::Table => print!("{}", report::table::render(&h.doc, h.cfg.aggregate, &owners)),
+        Format::Json => println!("{}", report::json::to_string(&h.doc)),
+        Format::Csv => print!("{}", report::csv::to_string(&h.doc)),
+    }
+    eprintln!("result: {}", h.path.display());
+    outcome.map(|()| code)
+}
+
+fn notes(cfg: &RunConfig) -> Vec<String> {
+    let mut n = vec![
+        "A measured run counts every operation started before its deadline; elapsed_s runs from the start of the run to the end of its last operation.".to_string(),
+        "client_cpu is the whole client process (all threads) over the run window, from getrusage.".to_string(),
+    ];
+    if cfg.target_spec.dbms == Dbms::Postgres {
+        n.push("PostgreSQL statistics counters are flushed lazily by the server; their per-run deltas are approximate.".into());
+    }
+    n.extend(cfg.workload_spec.notes(&cfg.target_spec));
+    n
+}
+
+fn human(d: std::time::Duration) -> String {
+    human_s(d.as_secs_f64())
+}
+
+fn human_s(s: f64) -> String {
+    if s >= 3600.0 {
+        format!("{:.1} h", s / 3600.0)
+    } else if s >= 120.0 {
+        format!("{:.1} min", s / 60.0)
+    } else {
+        format!("{s:.0} s")
+    }
+}

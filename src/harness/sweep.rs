@@ -1,0 +1,360 @@
+//! The sweep: operations x thread counts on the shared runner, and the record of one measured
+//! run (its counters, CPU and latencies) that every run shape builds its results from.
+
+use std::collections::BTreeMap;
+
+use super::Harness;
+use crate::error::{Error, Result};
+use crate::measure::proc::{self, ProcSample};
+use crate::measure::LatencyHist;
+use crate::report::{
+    Aggregate, ClientCpu, HostCpu, KindRecord, OpenLoop, PhaseSummary, Point, RunRecord,
+    ServerProcess,
+};
+use crate::runner::{interrupt, IntervalSample, KindTick, Pacing, PhaseResult, SessionConfig};
+use crate::workload::Workload;
+
+/// Other processes using more than this many CPUs during a run flag it `disturbed`.
+pub const DISTURBED_CPUS: f64 = 0.10;
+
+/// Every (operation, thread count) point of `w` on the shared runner: a warm-up, then the
+/// measured runs, each recorded with the server's counters and CPU over exactly that run;
+/// the result is saved after every point.
+pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
+    let (cfg, rt) = (h.cfg, h.rt);
+    let spec = &cfg.target_spec;
+    let kinds = w.kinds();
+    for (op_index, op_name) in w.operations().iter().enumerate() {
+        let op_name = op_name.as_str();
+        for &threads in &cfg.threads {
+            if interrupt::signal().is_some() {
+                return Ok(());
+            }
+            // A workload file's phase may set its own rate and length.
+            let pacing = w.phase_pacing(op_index).unwrap_or(cfg.pacing);
+            let duration = w.phase_duration(op_index).unwrap_or(cfg.duration());
+            let scfg = SessionConfig {
+                threads,
+                client_threads: cfg.client_threads,
+                sched_batch: cfg.sched_batch && pacing == Pacing::ClosedLoop,
+                pacing,
+                faults: cfg.faults(),
+            };
+            let mut session = w
+                .start(op_index, threads, spec, &scfg)
+                .map_err(|e| e.context(format!("{op_name} at {threads} threads")))?;
+            let interval = cfg.report_interval();
+            let warmup = if cfg.warmup_s > 0.0 {
+                let wu = session.phase(cfg.warmup(), None, interval, |_| {})?;
+                if let Some(why) = wu.lost_all {
+                    return Err(Error::run(format!("{why} (in the warm-up)")));
+                }
+                Some(PhaseSummary {
+                    ops: wu.ops,
+                    elapsed_s: wu.elapsed.as_secs_f64(),
+                    ops_per_s: wu.ops as f64 / wu.elapsed.as_secs_f64().max(1e-9),
+                    errors: wu.errors.total(),
+                })
+            } else {
+                None
+            };
+            let mut runs = Vec::new();
+            let mut merged = LatencyHist::new();
+            let mut merged_response: Option<LatencyHist> = None;
+            // Set when every connection was lost: the run so far is kept, then the run fails.
+            let mut lost_all: Option<String> = None;
+            for r in 1..=cfg.runs {
+                if interrupt::signal().is_some() {
+                    break;
+                }
+                let before = h.admin.counters(rt);
+                let proc0 = h.server_pid.and_then(ProcSample::of_tree);
+                let busy0 = proc::host_busy_s();
+                let live = cfg.live_report;
+                let label = format!("{} thds: {threads} run {r}", op_name);
+                let res = session.phase(duration, cfg.events, interval, |s: &IntervalSample| {
+                    if live {
+                        eprintln!(
+                            "[ {:>6.1}s ] {label}  ops/s: {:.1}  p95: {} us  err/s: {:.1}",
+                            s.t_s,
+                            s.ops_per_s,
+                            s.latency_us.p95_us,
+                            s.errors as f64 / cfg.report_interval_s
+                        );
+                    }
+                })?;
+                let busy1 = proc::host_busy_s();
+                let proc1 = h.server_pid.and_then(ProcSample::of_tree);
+                let after = h.admin.counters(rt);
+                if res.interrupted && res.ops == 0 && res.errors.total() == 0 {
+                    break;
+                }
+                lost_all = res.lost_all.clone();
+                merged.add(&res.hist);
+                let open_loop = open_loop_record(pacing, &res, &mut merged_response);
+                let elapsed_s = res.elapsed.as_secs_f64();
+                let mut rec = record(r, &res, (proc0, proc1), busy1 - busy0);
+                if let Some((response, schedule)) = open_loop {
+                    rec.response_us = Some(response);
+                    rec.open_loop = Some(schedule);
+                }
+                // Counters that reset with a server restart, or missing on one side (the
+                // admin connection failed), give no honest delta.
+                if res.reconnects == 0 && !before.is_empty() && !after.is_empty() {
+                    rec.server_counters = delta(&before, &after);
+                }
+                rec.intervals = name_interval_kinds(res.intervals, w, &kinds);
+                rec.percentiles_us = res.hist.percentiles_us(&cfg.extra_percentiles);
+                let server_part = match (&rec.server_process, rec.client_cpu_share) {
+                    (Some(p), Some(share)) => format!(
+                        "  server {:.1} us/op  client share {:.0}%",
+                        p.cpu_us_per_op,
+                        share * 100.0
+                    ),
+                    _ => String::new(),
+                };
+                if kinds.len() > 1 {
+                    for (k, name) in kinds.iter().enumerate() {
+                        let ks = res.by_kind.get(k);
+                        rec.by_kind.insert(
+                            name.to_string(),
+                            KindRecord {
+                                ops: ks.map_or(0, |s| s.ops),
+                                rolled_back: ks.map_or(0, |s| s.rolled_back),
+                                errors: ks.map_or(0, |s| s.errors),
+                                latency_us: ks.map_or_else(
+                                    || LatencyHist::new().summary(),
+                                    |s| s.hist.summary(),
+                                ),
+                            },
+                        );
+                    }
+                }
+                for line in w.derive(&mut rec) {
+                    eprintln!("{line}");
+                }
+                let extra: String = rec
+                    .percentiles_us
+                    .iter()
+                    .map(|(k, v)| format!("  {} {v:>7} us", k.replace('_', ".")))
+                    .collect();
+                eprintln!(
+                    "{:<30} threads {:>4}  run {r}/{}  {:>10.1} ops/s  p95 {:>7} us{extra}  {:.1} rows/op  client {:.1} us/op{server_part}{}{}{}",
+                    op_name,
+                    threads,
+                    cfg.runs,
+                    rec.ops_per_s,
+                    rec.latency_us.p95_us,
+                    rec.rows_per_op,
+                    rec.client_cpu.us_per_op,
+                    if rec.disturbed { format!("  DISTURBED (others {:.2} CPU)", rec.host_cpu.others_cpus) } else { String::new() },
+                    if rec.errors_total > 0 { format!("  errors {}", rec.errors_total) } else { String::new() },
+                    if rec.reconnects > 0 { format!("  reconnects {}", rec.reconnects) } else { String::new() }
+                );
+                if let (Some(r), Some(o)) = (&rec.response_us, &rec.open_loop) {
+                    eprintln!(
+                        "{:<30} open loop at {:.1} ops/s: response p95 {} us  max lag {} us  late {}  backlog {}",
+                        "", o.rate_ops_per_s, r.p95_us, o.max_lag_us, o.late_ops, o.backlog_ops
+                    );
+                }
+                runs.push(rec);
+                if lost_all.is_some() {
+                    break;
+                }
+            }
+            drop(session);
+            if runs.is_empty() {
+                return Ok(());
+            }
+            let mut aggregate = Aggregate::of(&runs, merged.summary());
+            aggregate.response_us = merged_response.map(|h| h.summary());
+            aggregate.percentiles_us = merged.percentiles_us(&cfg.extra_percentiles);
+            // After the point's last run, with every worker idle.
+            let (engine_status, table_sizes, disk_usage) = if lost_all.is_some() {
+                (None, Vec::new(), None)
+            } else {
+                (
+                    h.admin.engine_status(rt, &h.table_engine),
+                    h.admin.table_sizes(rt),
+                    // The forced flush can take many seconds: not after a signal, which must
+                    // stop the client within a few.
+                    if interrupt::signal().is_none() {
+                        h.admin.disk_usage(rt)
+                    } else {
+                        None
+                    },
+                )
+            };
+            h.doc.points.push(Point {
+                workload: w.name().to_string(),
+                operation: op_name.into(),
+                threads,
+                warmup,
+                runs,
+                aggregate,
+                engine_status,
+                table_sizes,
+                disk_usage,
+                sections: BTreeMap::new(),
+            });
+            h.save()?;
+            if let Some(why) = lost_all {
+                return Err(Error::run(why));
+            }
+        }
+    }
+    Ok(())
+}
+
+
+/// The common record of one measured run: counts, latencies, errors, and the CPU of the
+/// client, of the server (`procs`: its samples before and after, when its pid is known) and
+/// of everything else on the host (`host_busy_s`: the host's busy CPU over the run).
+pub fn record(
+    run: u32,
+    res: &PhaseResult,
+    procs: (Option<ProcSample>, Option<ProcSample>),
+    host_busy_s: f64,
+) -> RunRecord {
+    let elapsed_s = res.elapsed.as_secs_f64();
+    let server_process = server_process(procs.0, procs.1, res.ops);
+    let client_s = res.client_cpu.total_s();
+    let server_s = server_process.as_ref().map(|p| p.user_s + p.sys_s);
+    let host_cpu = host_cpu(host_busy_s, client_s, server_s, elapsed_s);
+    RunRecord {
+        run,
+        ops: res.ops,
+        rows: res.rows,
+        rows_per_op: res.rows as f64 / res.ops.max(1) as f64,
+        statements: res.statements,
+        elapsed_s,
+        ops_per_s: res.ops as f64 / elapsed_s.max(1e-9),
+        statements_per_s: res.statements as f64 / elapsed_s.max(1e-9),
+        errors_total: res.errors.total(),
+        errors: res
+            .errors
+            .to_map()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        error_samples: res.error_samples.clone(),
+        latency_us: res.hist.summary(),
+        client_cpu: ClientCpu::new(res.client_cpu, res.ops),
+        client_cpu_share: server_s
+            .filter(|sv| client_s + sv > 0.0)
+            .map(|sv| client_s / (client_s + sv)),
+        server_process,
+        // Noise guard: others using > 10 % of one CPU may have taken CPU from the run.
+        disturbed: host_cpu.others_cpus > DISTURBED_CPUS,
+        host_cpu,
+        workers_lost: res.workers_lost,
+        interrupted: res.interrupted,
+        histogram_hdr_v2: res.hist.encode(),
+        workload_counters: res.counters.clone(),
+        reconnects: res.reconnects,
+        reconnect_failures: res.reconnect_failures,
+        ..RunRecord::default()
+    }
+}
+
+/// The host's busy CPU over a run, and what processes other than the client and the server
+/// used of it.
+pub fn host_cpu(busy_s: f64, client_s: f64, server_s: Option<f64>, elapsed_s: f64) -> HostCpu {
+    let busy_s = busy_s.max(0.0);
+    let others_s = (busy_s - client_s - server_s.unwrap_or(0.0)).max(0.0);
+    HostCpu {
+        busy_s,
+        others_s,
+        others_cpus: others_s / elapsed_s.max(1e-9),
+    }
+}
+
+/// The server process over a run, from its samples before and after.
+pub fn server_process(
+    a: Option<ProcSample>,
+    b: Option<ProcSample>,
+    ops: u64,
+) -> Option<ServerProcess> {
+    let (a, b) = (a?, b?);
+    let user_s = (b.user_s - a.user_s).max(0.0);
+    let sys_s = (b.sys_s - a.sys_s).max(0.0);
+    let written = b.write_bytes.saturating_sub(a.write_bytes);
+    Some(ServerProcess {
+        user_s,
+        sys_s,
+        cpu_us_per_op: (user_s + sys_s) * 1e6 / ops.max(1) as f64,
+        read_bytes: b.read_bytes.saturating_sub(a.read_bytes),
+        written_bytes: written,
+        written_bytes_per_op: written as f64 / ops.max(1) as f64,
+        rss_bytes: b.rss_bytes,
+    })
+}
+
+/// Counters that moved between two reads (after minus before).
+pub fn delta(
+    before: &BTreeMap<String, f64>,
+    after: &BTreeMap<String, f64>,
+) -> BTreeMap<String, f64> {
+    after
+        .iter()
+        .filter_map(|(k, a)| {
+            let d = a - before.get(k).copied().unwrap_or(0.0);
+            (d != 0.0).then(|| (k.clone(), d))
+        })
+        .collect()
+}
+
+/// Name each interval's per-kind counts after the workload's kinds, and add the workload's
+/// own figures of the interval (TPC-C: its tpmC).
+fn name_interval_kinds(
+    mut intervals: Vec<IntervalSample>,
+    w: &dyn Workload,
+    kinds: &[&'static str],
+) -> Vec<IntervalSample> {
+    if kinds.len() < 2 {
+        return intervals;
+    }
+    for i in &mut intervals {
+        let ticks: Vec<KindTick> = std::mem::take(&mut i.kind_ticks);
+        for (k, name) in kinds.iter().enumerate() {
+            i.by_kind
+                .insert(name.to_string(), ticks.get(k).copied().unwrap_or_default());
+        }
+        if i.len_s > 0.0 {
+            i.figures.extend(w.interval_figures(&ticks, i.len_s));
+        }
+    }
+    intervals
+}
+
+/// The open-loop part of a run record (response time and schedule), if the run was paced;
+/// adds the run's response histogram to `merged`.
+fn open_loop_record(
+    pacing: Pacing,
+    res: &PhaseResult,
+    merged: &mut Option<LatencyHist>,
+) -> Option<(
+    crate::measure::LatencySummary,
+    OpenLoop,
+)> {
+    let (response, sched) = res.open_loop.as_ref()?;
+    let Pacing::FixedRate {
+        ops_per_s,
+        arrivals,
+    } = pacing
+    else {
+        return None;
+    };
+    merged.get_or_insert_with(LatencyHist::new).add(response);
+    Some((
+        response.summary(),
+        OpenLoop {
+            rate_ops_per_s: ops_per_s,
+            arrivals: arrivals.name().to_string(),
+            intended_ops: sched.intended,
+            backlog_ops: sched.backlog,
+            late_ops: sched.late,
+            max_lag_us: sched.max_lag.as_micros() as u64,
+        },
+    ))
+}

@@ -1,0 +1,114 @@
+//! The sysbench OLTP family in the registry: eleven names, one set of options.
+
+use std::sync::Arc;
+
+use clap::Args;
+use futures_util::future::{FutureExt, LocalBoxFuture};
+
+use super::args::{spec, OltpArgs};
+use super::{Kind, OltpDriver, Spec};
+use crate::db::{Conn, TargetSpec};
+use crate::error::Result;
+use crate::load::LoadStats;
+use crate::runner::{Session, SessionConfig};
+use crate::workload::args::{self, SizeArgs, TextArgs};
+use crate::workload::{Entry, Listing, PrepareCx, ResolveCx, Workload};
+
+/// sysbench's default rows per table.
+const SYSBENCH_TABLE_SIZE: u64 = 10_000;
+
+/// The OLTP workloads' options: sysbench's, and the table size and text.
+#[derive(Debug, Clone, Args)]
+pub struct SysbenchArgs {
+    #[command(flatten)]
+    pub size: SizeArgs,
+    #[command(flatten)]
+    pub text: TextArgs,
+    #[command(flatten)]
+    pub oltp: OltpArgs,
+}
+
+pub struct OltpEntry;
+
+/// The registry's line.
+pub static ENTRY: OltpEntry = OltpEntry;
+
+impl Entry for OltpEntry {
+    fn names(&self) -> Vec<&'static str> {
+        Kind::NAMES.to_vec()
+    }
+    fn listing(&self) -> Listing {
+        Listing {
+            heading: "sysbench OLTP workloads (sysbench 1.0.20's names, schema and queries; docs/oltp.md)".into(),
+            operations: Kind::ALL
+                .iter()
+                .map(|k| (k.name().to_string(), k.describe().to_string()))
+                .collect(),
+        }
+    }
+    fn label(&self) -> &'static str {
+        "the sysbench OLTP workloads (oltp_*, select_random_*, bulk_insert)"
+    }
+    fn args(&self, cmd: clap::Command) -> clap::Command {
+        SysbenchArgs::augment_args(cmd)
+    }
+    fn resolve(
+        &self,
+        name: &str,
+        m: &clap::ArgMatches,
+        cx: &mut ResolveCx,
+    ) -> Result<Arc<dyn Workload>> {
+        let a: SysbenchArgs = args::of(m)?;
+        let kind = Kind::parse(name).expect("the registry found this name");
+        if kind == Kind::BulkInsert && a.text.compressed_fraction.is_some() {
+            return Err(crate::error::Error::usage(
+                "--compressed-fraction: bulk_insert does not generate text with it",
+            ));
+        }
+        let rows = a.size.rows(SYSBENCH_TABLE_SIZE)?;
+        cx.shape.size = rows;
+        Ok(Arc::new(spec(
+            kind,
+            &a.oltp,
+            rows,
+            cx.seed,
+            cx.engine.as_deref(),
+            a.text.compressed_fraction.as_deref(),
+        )?))
+    }
+}
+
+impl Workload for Spec {
+    fn name(&self) -> &str {
+        self.kind.name()
+    }
+    /// One point per thread count: the event (transaction) is the operation.
+    fn operations(&self) -> Vec<String> {
+        vec![self.kind.name().to_string()]
+    }
+    fn main_table(&self) -> &str {
+        "sbtest1"
+    }
+    fn options(&self) -> serde_json::Value {
+        self.options_json()
+    }
+    fn notes(&self, _target: &TargetSpec) -> Vec<String> {
+        Spec::notes(self)
+    }
+    fn prepare<'a>(&'a self, cx: PrepareCx<'a>) -> LocalBoxFuture<'a, Result<Vec<LoadStats>>> {
+        super::prepare(self, cx.conn, cx.target, cx.engine, cx.load).boxed_local()
+    }
+    fn cleanup<'a>(&'a self, conn: &'a mut Conn) -> LocalBoxFuture<'a, Result<()>> {
+        super::cleanup(self, conn).boxed_local()
+    }
+    fn start(
+        &self,
+        _op: usize,
+        threads: usize,
+        target: &TargetSpec,
+        cfg: &SessionConfig,
+    ) -> Result<Session> {
+        let spec = self.clone();
+        Session::start(target, cfg, move |w| OltpDriver::new(&spec, w, threads))
+    }
+}
