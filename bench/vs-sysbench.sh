@@ -9,8 +9,20 @@
 #   bench/vs-sysbench.sh [mysql|pgsql]      (default mysql: MariaDB over its Unix socket)
 #
 # Environment (all optional):
-#   EB_BIN         enginebench binary (default: target/release/enginebench, built if missing)
-#   EB_PAIRS       A/B pairs (default 3)
+#   EB_BIN         enginebench binary (default: target/release/enginebench, built if missing;
+#                  a given EB_BIN must exist: nothing is built then)
+#   EB_BIN_OLD     a second enginebench binary, e.g. the build from before a refactor: it runs
+#                  as one more tool in every round, labelled `enginebench-old`, with exactly
+#                  the arguments of the default enginebench run (same target, table, threads,
+#                  times, EB_EXTRA; not the EB_VARIANTS), and summary.md adds new/old ratios.
+#                  Tables are prepared by EB_BIN only. Order within a round: odd rounds run
+#                  sysbench, enginebench, enginebench-old, variants; even rounds the reverse.
+#                  So the new build runs before the old one in half the rounds and after it in
+#                  the other half (the two always back to back), and a drift of the machine
+#                  over a round (page cache, other load, the server's buffer pool, thermals)
+#                  favours neither build. Use an even EB_PAIRS for an exact balance.
+#   EB_PAIRS       rounds (default 3): A/B pairs, or more runs per round with EB_BIN_OLD or
+#                  EB_VARIANTS
 #   EB_THREADS     connections of each tool (default 16)
 #   EB_TIME        seconds each tool runs (default 20; enginebench adds a 2 s warm-up)
 #   EB_TABLE_SIZE  rows (default 100000)
@@ -69,11 +81,18 @@ rows=${EB_TABLE_SIZE:-100000}
 read -r win_start win_len <<<"${EB_WINDOW:-5 12}"
 (( win_start + win_len <= time_s )) || die "EB_WINDOW must end before EB_TIME"
 command -v sysbench >/dev/null || die "sysbench is not installed (apt-get install sysbench)"
-bin=${EB_BIN:-$repo/target/release/enginebench}
-if [[ ! -x $bin ]]; then
-    log "building $bin"
-    (cd "$repo" && cargo build --release >&2)
+if [[ -n ${EB_BIN:-} ]]; then
+    bin=$EB_BIN
+    [[ -x $bin ]] || die "EB_BIN=$bin is not an executable file"
+else
+    bin=$repo/target/release/enginebench
+    if [[ ! -x $bin ]]; then
+        log "building $bin"
+        (cd "$repo" && cargo build --release >&2)
+    fi
 fi
+bin_old=${EB_BIN_OLD:-}
+[[ -z $bin_old || -x $bin_old ]] || die "EB_BIN_OLD=$bin_old is not an executable file"
 out=${EB_OUT:-$repo/enginebench-results/vs-sysbench-$dbms-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$out"
 
@@ -142,7 +161,7 @@ if ! "${sb[@]}" prepare >"$out/sysbench-prepare.log" 2>&1; then
     "${sb[@]}" cleanup >/dev/null 2>&1 || true
     "${sb[@]}" prepare >"$out/sysbench-prepare.log" 2>&1 || die "sysbench prepare failed: see $out/sysbench-prepare.log"
 fi
-"$bin" prepare ${eb_workload[0]} --target "$eb_target" --table-size "$rows" >"$out/eb-prepare.log" 2>&1 ||
+"$bin" prepare "${eb_workload[0]}" --target "$eb_target" --table-size "$rows" >"$out/eb-prepare.log" 2>&1 ||
     die "enginebench prepare failed: see $out/eb-prepare.log"
 if [[ $dbms == pgsql ]]; then
     for db in sbtest ebvs; do
@@ -158,8 +177,10 @@ measure() { # tool run
     if [[ $tool == sysbench ]]; then
         "${sb[@]}" --threads="$threads" --time="$time_s" run >"$logf" 2>&1 &
     else
-        local target=$eb_target variant="" flag=()
-        if [[ $tool == enginebench\[*\] ]]; then
+        local target=$eb_target variant="" flag=() exe=$bin
+        if [[ $tool == enginebench-old ]]; then
+            exe=$bin_old
+        elif [[ $tool == enginebench\[*\] ]]; then
             variant=${tool#enginebench\[}
             variant=${variant%]}
             if [[ $variant == --* ]]; then
@@ -169,7 +190,7 @@ measure() { # tool run
             fi
         fi
         # shellcheck disable=SC2086
-        "$bin" run "${eb_workload[@]}" --target "$target" --table-size "$rows" \
+        "$exe" run "${eb_workload[@]}" --target "$target" --table-size "$rows" \
             --threads "$threads" --warmup 2s --duration "${time_s}s" --runs 1 \
             --results-dir "$out/eb-results" ${EB_EXTRA:-} "${flag[@]}" >"$logf" 2>&1 &
     fi
@@ -194,13 +215,25 @@ measure() { # tool run
 }
 
 printf 'tool\trun\tqps\tclient_us_per_q\tserver_us_per_q\tctxsw_per_q\tother_cores\n' >"$out/runs.tsv"
+# The tools of one round, in the order of the odd rounds.
+round=(sysbench enginebench)
+[[ -n $bin_old ]] && round+=(enginebench-old)
+for v in ${EB_VARIANTS:-}; do
+    round+=("enginebench[$v]")
+done
 log "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((i = 1; i <= pairs; i++)); do
-    measure sysbench "$i"
-    measure enginebench "$i"
-    for v in ${EB_VARIANTS:-}; do
-        measure "enginebench[$v]" "$i"
-    done
+    if [[ -n $bin_old ]] && ((i % 2 == 0)); then
+        # Even rounds reversed (see EB_BIN_OLD above). Without EB_BIN_OLD the order is
+        # unchanged, so older result sets stay comparable.
+        for ((j = ${#round[@]} - 1; j >= 0; j--)); do
+            measure "${round[j]}" "$i"
+        done
+    else
+        for t in "${round[@]}"; do
+            measure "$t" "$i"
+        done
+    fi
 done
 log "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -215,16 +248,17 @@ for r in rows_:
     by.setdefault(r[0], []).append([float(x) for x in r[2:]])
 med = {t: [st.median(v[i] for v in vs) for i in range(len(cols))] for t, vs in by.items()}
 print(f"## enginebench vs sysbench: {sys.argv[8]}, {dbms}, {threads} threads, {rows} rows, "
-      f"{time_s} s runs, window {ws}+{wl} s, {len(by.get('sysbench', []))} pairs\n")
+      f"{time_s} s runs, window {ws}+{wl} s, {len(by.get('sysbench', []))} "
+      f"{'rounds' if 'enginebench-old' in by else 'pairs'}\n")
 print("| tool | QPS | client µs/query | server µs/query | ctx switches/query | other busy cores |")
 print("|---|---|---|---|---|---|")
-for t in ["sysbench", "enginebench"] + sorted(t for t in med if t.startswith("enginebench[")):
+for t in ["sysbench", "enginebench", "enginebench-old"] + sorted(t for t in med if t.startswith("enginebench[")):
     if t in med:
         m = med[t]
         print(f"| {t} (median) | {m[0]:.0f} | {m[1]:.2f} | {m[2]:.2f} | {m[3]:.2f} | {m[4]:.2f} |")
 if "sysbench" in med and "enginebench" in med:
     s, e = med["sysbench"], med["enginebench"]
-    print(f"| ratio of medians | {e[0]/s[0]:.3f} | {e[1]/s[1]:.3f} | {e[2]/s[2]:.3f} | {e[3]/s[3]:.3f} | |")
+    print(f"| ratio of medians, enginebench / sysbench | {e[0]/s[0]:.3f} | {e[1]/s[1]:.3f} | {e[2]/s[2]:.3f} | {e[3]/s[3]:.3f} | |")
     pq = [b[0] / a[0] for a, b in zip(by["sysbench"], by["enginebench"])]
     pc = [b[1] / a[1] for a, b in zip(by["sysbench"], by["enginebench"])]
     print(f"\nPer pair: QPS ratio {', '.join(f'{x:.3f}' for x in pq)}; "
@@ -236,6 +270,25 @@ if "sysbench" in med and "enginebench" in med:
         print(f"\n{t} / sysbench: QPS {v[0]/s[0]:.3f}, client CPU/query {v[1]/s[1]:.3f} by medians; "
               f"per pair QPS {', '.join(f'{x:.3f}' for x in pq)}; "
               f"client CPU/query {', '.join(f'{x:.3f}' for x in pc)}")
+if "enginebench" in by and "enginebench-old" in by:
+    # New build / old build, per round (matched by run number), then the median of those.
+    new = {int(r[1]): [float(x) for x in r[2:]] for r in rows_ if r[0] == "enginebench"}
+    old = {int(r[1]): [float(x) for x in r[2:]] for r in rows_ if r[0] == "enginebench-old"}
+    runs = sorted(set(new) & set(old))
+    def ratios(i):
+        return [new[n][i] / old[n][i] for n in runs]
+    def line(name, i):
+        v = ratios(i)
+        return (f"- {name} new/old: median {st.median(v):.3f} (min {min(v):.3f}, max {max(v):.3f}; "
+                f"rounds {', '.join(f'{x:.3f}' for x in v)})")
+    print(f"\n### enginebench (new, EB_BIN) vs enginebench-old (EB_BIN_OLD), {len(runs)} rounds\n")
+    print(line("QPS", 0))
+    print(line("client µs/query", 1))
+    print(line("server µs/query", 2))
+    q, c = st.median(ratios(0)), st.median(ratios(1))
+    ok = q >= 0.97 and c <= 1.03
+    print(f"\nAcceptance (median per-round ratios: QPS ≥ 0.97, client µs/query ≤ 1.03): "
+          f"{'pass' if ok else 'FAIL'} (QPS {q:.3f}, client µs/query {c:.3f})")
 EOF
 cat "$out/summary.md"
 log "results in $out"
