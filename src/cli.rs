@@ -441,7 +441,8 @@ pub fn parse_workload<A: Args + clap::FromArgMatches>(
 /// The command of one workload before its own options are added.
 fn workload_command<A: Args>(sub: &str, name: &str) -> clap::Command {
     A::augment_args(
-        clap::Command::new(format!("enginebench {sub} {name}"))
+        clap::Command::new("enginebench")
+            .bin_name(format!("enginebench {sub} {name}"))
             .no_binary_name(true)
             .max_term_width(100),
     )

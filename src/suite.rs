@@ -123,7 +123,14 @@ impl Plan {
     }
 
     fn validate(&self, path: &str) -> Result<()> {
-        crate::config::check_workload(&self.workload)?;
+        let reg = crate::workload::Registry::default();
+        if reg.find(&self.workload).is_none() {
+            return Err(Error::usage(format!(
+                "plan {path}: unknown workload '{}'; known workloads: {} (see `enginebench list`)",
+                self.workload,
+                reg.names().join(", ")
+            )));
+        }
         if self.servers.is_empty() || self.threads.is_empty() {
             return Err(Error::usage(format!(
                 "plan {path}: needs at least one [[servers]] entry and one thread count"
@@ -274,10 +281,10 @@ fn cell_result(dir: &Path) -> Option<serde_json::Value> {
 
 /// The suite's HTML report: the cells of one (server, variant, engine) differ only in their
 /// thread count, so their points are merged into one series named after the cell group.
-fn write_report(cells: &[Cell], out_dir: &Path) {
+fn write_report(cells: &[Cell], out_dir: &Path, owners: crate::report::Owners) {
     let mut groups: Vec<(String, crate::report::ResultDoc)> = Vec::new();
     for c in cells {
-        let Some(doc) = cell_dir_result(&out_dir.join(&c.name)) else {
+        let Some(doc) = cell_dir_result(&out_dir.join(&c.name), owners) else {
             continue;
         };
         let group = c
@@ -298,7 +305,7 @@ fn write_report(cells: &[Cell], out_dir: &Path) {
     }
     let (labels, docs): (Vec<String>, Vec<crate::report::ResultDoc>) = groups.into_iter().unzip();
     let path = out_dir.join("report.html");
-    let html = crate::report::html::render_labeled(&docs, labels);
+    let html = crate::report::html::render_labeled(&docs, labels, owners);
     match crate::report::json::write_text_atomic(&path, &html) {
         Ok(()) => eprintln!(
             "report: {} ({} KiB)",
@@ -309,11 +316,11 @@ fn write_report(cells: &[Cell], out_dir: &Path) {
     }
 }
 
-fn cell_dir_result(dir: &Path) -> Option<crate::report::ResultDoc> {
+fn cell_dir_result(dir: &Path, owners: crate::report::Owners) -> Option<crate::report::ResultDoc> {
     for e in std::fs::read_dir(dir).ok()?.flatten() {
         let p = e.path().join("result.json");
         if p.exists() {
-            return crate::report::load(&p).ok();
+            return crate::report::load(&p, owners).ok();
         }
     }
     None
@@ -325,7 +332,7 @@ enum CellEnd {
     Interrupted,
 }
 
-pub fn run(a: &SuiteArgs) -> Result<ExitCode> {
+pub fn run(a: &SuiteArgs, reg: &crate::workload::Registry) -> Result<ExitCode> {
     let plan = Plan::load(&a.plan, a.quick)?;
     let out_dir = PathBuf::from(a.results_dir.clone().unwrap_or_else(|| {
         format!(
@@ -438,7 +445,7 @@ pub fn run(a: &SuiteArgs) -> Result<ExitCode> {
     let _ = crate::report::json::write_text_atomic(&path, &summary);
     print!("{summary}");
     eprintln!("summary: {}", path.display());
-    write_report(&cells, &out_dir);
+    write_report(&cells, &out_dir, &reg.owners());
     if interrupted {
         eprintln!("suite interrupted: run the same command again to resume");
         return Ok(ExitCode::from(128 + interrupt::signal().unwrap_or(2) as u8));

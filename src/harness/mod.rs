@@ -326,7 +326,9 @@ fn run_on(a: &RunArgs, cfg: &RunConfig, server: Option<&Server>, reg: &Registry)
         Ok::<_, Error>((version, engine, max_conn))
     })?;
     let settings = rt.block_on(capture::settings(&mut admin));
-    if cfg.method == crate::cli::Method::Classic {
+    if workload.plan_line().is_some() {
+        // The workload says what it will run (sqlbench: tests per operation, not timed runs).
+    } else if cfg.method == crate::cli::Method::Classic {
         eprintln!(
             "classic method: the 2007 report's settings; {} per engine",
             human(cfg.estimate())
@@ -492,6 +494,10 @@ fn finish(
         }
         Err(e) => {
             h.doc.status = if matches!(e.failure, Failure::Interrupted(_)) {
+                let note = interrupt::note();
+                if !h.doc.notes.iter().any(|n| n.starts_with("This run was interrupted")) {
+                    h.doc.notes.push(note);
+                }
                 Status::Interrupted
             } else {
                 Status::Failed

@@ -92,7 +92,6 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                 lost_all = res.lost_all.clone();
                 merged.add(&res.hist);
                 let open_loop = open_loop_record(pacing, &res, &mut merged_response);
-                let elapsed_s = res.elapsed.as_secs_f64();
                 let mut rec = record(r, &res, (proc0, proc1), busy1 - busy0);
                 if let Some((response, schedule)) = open_loop {
                     rec.response_us = Some(response);
@@ -130,7 +129,7 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                         );
                     }
                 }
-                for line in w.derive(&mut rec) {
+                for line in w.derive(threads, &mut rec) {
                     eprintln!("{line}");
                 }
                 let extra: String = rec

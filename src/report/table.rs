@@ -15,6 +15,12 @@ pub enum Pick {
 
 /// The table of one result, then each owner's lines for it.
 pub fn render(doc: &ResultDoc, pick: Pick, owners: Owners) -> String {
+    // A workload whose results are not points (sqlbench: seconds per operation) has only its
+    // own lines.
+    let sections: String = owners.iter().map(|o| o.terminal(doc, pick)).collect();
+    if doc.points.is_empty() && !sections.is_empty() {
+        return sections;
+    }
     let mut ops: Vec<&str> = Vec::new();
     let mut threads: Vec<usize> = Vec::new();
     for p in &doc.points {
@@ -101,9 +107,7 @@ pub fn render(doc: &ResultDoc, pick: Pick, owners: Owners) -> String {
             out.push('\n');
         }
     }
-    for o in owners {
-        out.push_str(&o.terminal(doc, pick));
-    }
+    out.push_str(&sections);
     out
 }
 

@@ -205,9 +205,9 @@ pub trait Workload: Send + Sync + 'static {
     fn run(&self, h: &mut Harness) -> Result<()> {
         h.sweep()
     }
-    /// Its derived figures of one measured run (TPC-C: tpmC and its constraints), from the
-    /// run's common record; returns lines to print after the run's line.
-    fn derive(&self, _run: &mut RunRecord) -> Vec<String> {
+    /// Its derived figures of one measured run at `threads` connections (TPC-C: tpmC and its
+    /// constraints), from the run's common record; returns lines to print with the run's line.
+    fn derive(&self, _threads: usize, _run: &mut RunRecord) -> Vec<String> {
         Vec::new()
     }
     /// Its figures of one interval (TPC-C: tpmC), from the per-kind counts.

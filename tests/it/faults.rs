@@ -58,13 +58,13 @@ fn wait_gone(pid: u32, within: Duration) -> bool {
     false
 }
 
-fn signal(pid: u32, sig: i32) {
+pub(crate) fn signal(pid: u32, sig: i32) {
     // SAFETY: kill with a pid this test started (directly or through the tool).
     unsafe { libc::kill(pid as i32, sig) };
 }
 
 /// The binary with stderr in a file the test can watch.
-fn spawn(dir: &Path, args: &[&str]) -> (Child, PathBuf) {
+pub(crate) fn spawn(dir: &Path, args: &[&str]) -> (Child, PathBuf) {
     let err = dir.join("stderr.txt");
     let c = Command::new(BIN)
         .args(args)
@@ -91,14 +91,14 @@ fn wait_for(what: &str, within: Duration, mut f: impl FnMut() -> bool) {
     panic!("timed out waiting for {what}");
 }
 
-fn wait_text(err: &Path, needle: &str, within: Duration) {
+pub(crate) fn wait_text(err: &Path, needle: &str, within: Duration) {
     wait_for(needle, within, || {
         std::fs::read_to_string(err).is_ok_and(|t| t.contains(needle))
     });
 }
 
 /// Exit status within `within`: Ok(code) or Err(signal); panics (after killing) if it hangs.
-fn wait_exit(c: &mut Child, within: Duration) -> Result<i32, i32> {
+pub(crate) fn wait_exit(c: &mut Child, within: Duration) -> Result<i32, i32> {
     use std::os::unix::process::ExitStatusExt;
     let end = Instant::now() + within;
     while Instant::now() < end {
@@ -112,7 +112,7 @@ fn wait_exit(c: &mut Child, within: Duration) -> Result<i32, i32> {
     panic!("the client did not exit within {within:?}");
 }
 
-fn results_under(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn results_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let p = e.path().join("result.json");
@@ -123,11 +123,11 @@ fn results_under(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn read_json(p: &Path) -> Json {
+pub(crate) fn read_json(p: &Path) -> Json {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
-fn has_note(doc: &Json, needle: &str) -> bool {
+pub(crate) fn has_note(doc: &Json, needle: &str) -> bool {
     doc["notes"]
         .as_array()
         .unwrap()
@@ -139,11 +139,11 @@ fn has_note(doc: &Json, needle: &str) -> bool {
 /// starting at once would stretch the few seconds each one allows.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn serial() -> std::sync::MutexGuard<'static, ()> {
+pub(crate) fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn sqlite(dir: &Path) -> String {
+pub(crate) fn sqlite(dir: &Path) -> String {
     format!("sqlite://{}", dir.join("t.db").display())
 }
 

@@ -11,8 +11,8 @@
 //! (src/workload/textgen.rs) instead, calibrated so that the params values compress to F with
 //! zstd-3; the names, timestamps and numbers keep their log vocabulary.
 
-use crate::load::RowSource;
 use crate::db::Value;
+use crate::load::RowSource;
 use crate::workload::rng::Rng;
 use crate::workload::textgen::TextGen;
 

@@ -7,17 +7,22 @@
 //! available with the server's reason, never as a failure. What is approximate is in
 //! docs/compression.md and in `notes()`.
 
+mod entry;
 pub mod formats;
 pub mod logrows;
+mod report;
+
+pub use entry::{CompressionArgs, CompressionEntry, ENTRY};
+pub use report::Report;
 
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use crate::db::{Conn, DbResult, Dbms, StmtId, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
 use crate::load::{self, LoadOptions, LoadStats};
 use crate::runner::{Driver, Step};
-use crate::db::{Conn, DbResult, Dbms, StmtId, TargetSpec, Value};
 use crate::workload::rng::Rng;
 
 pub use formats::Format;

@@ -1,19 +1,71 @@
-//! The compression part of the HTML report: bars of on-disk size ÷ raw size per format, load
-//! rows/s per format, and the short read/write run's throughput per format when it ran; one bar
-//! per result in each format; and the table (CSV from the same rows).
+//! The compression part of the outputs, from the result's `sections["compression"]`: in HTML,
+//! bars of on-disk size ÷ raw size per format, load rows/s per format, and the short
+//! read/write run's throughput per format when it ran, one bar per result in each format, and
+//! the table (CSV from the same rows); in the terminal, one line per format.
 
 use std::fmt::Write;
 
-use super::html::Labeled;
-use super::svg_bar::BarChart;
-use super::tables::{Cell, Table};
-use crate::workload::compression::FormatResult;
+use serde_json::Value;
+
+use super::{CompressionReport, FormatResult, NAME};
+use crate::report::html::Labeled;
+use crate::report::svg_bar::BarChart;
+use crate::report::table::Pick;
+use crate::report::tables::{Cell, Table};
+use crate::report::{ResultDoc, SectionOwner};
+
+/// The compression workload's part of every output.
+pub struct Report;
+
+impl SectionOwner for Report {
+    fn key(&self) -> &'static str {
+        NAME
+    }
+
+    fn html(&self, results: &[Labeled]) -> String {
+        let mut h = String::new();
+        section(&mut h, &of(results));
+        h
+    }
+
+    fn tables(&self, results: &[Labeled]) -> Vec<Table> {
+        tables(&of(results))
+    }
+
+    fn terminal(&self, doc: &ResultDoc, _pick: Pick) -> String {
+        doc.section::<CompressionReport>(NAME)
+            .map(|c| super::render(&c))
+            .unwrap_or_default()
+    }
+
+    /// v1 kept the table in the document's `compression` field.
+    fn upgrade_v1(&self, doc: &mut Value) {
+        crate::report::move_into(doc, "compression", "sections", NAME);
+    }
+}
+
+/// A result's label with its compression table, for the results that have one.
+struct Of {
+    label: String,
+    c: CompressionReport,
+}
+
+fn of(rs: &[Labeled]) -> Vec<Of> {
+    rs.iter()
+        .filter_map(|r| {
+            Some(Of {
+                label: r.label.clone(),
+                c: r.doc.section(NAME)?,
+            })
+        })
+        .collect()
+}
 
 /// Formats measured in any result, in first-seen order.
-fn formats(rs: &[Labeled]) -> Vec<String> {
+fn formats(rs: &[Of]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for r in rs {
-        for f in r.doc.compression.iter().flat_map(|c| &c.formats) {
+        for f in &r.c.formats {
             if f.available && !out.contains(&f.format) {
                 out.push(f.format.clone());
             }
@@ -23,13 +75,13 @@ fn formats(rs: &[Labeled]) -> Vec<String> {
 }
 
 fn bars(
-    rs: &[Labeled],
+    rs: &[Of],
     cats: &[String],
     v: impl Fn(&FormatResult) -> Option<f64>,
 ) -> Vec<(String, Vec<Option<f64>>)> {
     rs.iter()
         .filter_map(|r| {
-            let c = r.doc.compression.as_ref()?;
+            let c = &r.c;
             let vals: Vec<Option<f64>> = cats
                 .iter()
                 .map(|name| {
@@ -47,24 +99,23 @@ fn bars(
 }
 
 /// Writes the section when any result holds a compression table; nothing otherwise.
-pub fn section(h: &mut String, rs: &[Labeled]) {
-    if !rs.iter().any(|r| r.doc.compression.is_some()) {
+fn section(h: &mut String, rs: &[Of]) {
+    if rs.is_empty() {
         return;
     }
     let cats = formats(rs);
     h.push_str("<h2>Compression</h2>");
     for r in rs {
-        if let Some(c) = &r.doc.compression {
-            let _ = write!(
-                h,
-                "<p class=note>{}: {} rows of {:.1} raw bytes each ({:.2} MB raw, seed {}).</p>",
-                super::svg::escape(&r.label),
-                c.rows,
-                c.raw_bytes_per_row,
-                c.raw_bytes as f64 / 1e6,
-                c.seed
-            );
-        }
+        let c = &r.c;
+        let _ = write!(
+            h,
+            "<p class=note>{}: {} rows of {:.1} raw bytes each ({:.2} MB raw, seed {}).</p>",
+            crate::report::svg::escape(&r.label),
+            c.rows,
+            c.raw_bytes_per_row,
+            c.raw_bytes as f64 / 1e6,
+            c.seed
+        );
     }
     h.push_str("<p class=note>Size: allocated bytes on disk after a forced flush (how each was measured is in the table) divided by the raw bytes of the rows; below the dashed line the format is smaller than the raw data. Load: rows per second of the parallel load. Read/write: median ops/s of the short mixed run on the format's table at its highest thread count.</p><div class=charts>");
     let charts = [
@@ -100,7 +151,7 @@ pub fn section(h: &mut String, rs: &[Labeled]) {
 }
 
 /// One row per result and format (formats not available here too, with the reason).
-pub fn tables(rs: &[Labeled]) -> Vec<Table> {
+fn tables(rs: &[Of]) -> Vec<Table> {
     let mut t = Table::new(
         "compression",
         &[
@@ -120,7 +171,7 @@ pub fn tables(rs: &[Labeled]) -> Vec<Table> {
         ],
     );
     for r in rs {
-        for f in r.doc.compression.iter().flat_map(|c| &c.formats) {
+        for f in &r.c.formats {
             t.rows.push(vec![
                 Cell::text(&r.label),
                 Cell::text(&f.format),

@@ -5,6 +5,7 @@
 //! schema/workload-v1.schema.json.
 
 pub mod driver;
+mod entry;
 pub mod expr;
 pub mod file;
 pub mod gen;
@@ -13,14 +14,15 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::db::{Conn, Dbms, ErrorClass, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
 use crate::load::{self, LoadOptions, LoadStats, RowSource};
 use crate::runner::Pacing;
-use crate::db::{Conn, Dbms, ErrorClass, TargetSpec, Value};
 use crate::workload::rng::Rng;
 use crate::workload::textgen::TextGen;
 
 pub use driver::CustomDriver;
+pub use entry::{CustomArgs, CustomEntry, ENTRY};
 pub use gen::{Format, Gen};
 
 /// The built-in workload files, by name.
@@ -173,31 +175,18 @@ pub fn parse_var(s: &str) -> Result<(String, i64)> {
     Ok((k.trim().to_string(), if neg { -n } else { n }))
 }
 
-/// The workload's name when it comes from a file (`--workload-file`) or is a built-in file.
-pub fn name_of(name: &str, file: Option<&str>) -> Result<Option<String>> {
-    match file {
-        Some(path) => {
-            if !name.is_empty() {
-                return Err(Error::usage(format!(
-                    "give either a workload name ('{name}') or --workload-file, not both"
-                )));
-            }
-            let text = read(path)?;
-            Ok(Some(
-                file::parse(path, &text, &[], 0).map_err(Error::usage)?.name,
-            ))
-        }
-        None => Ok(builtin(name).map(|_| name.to_string())),
-    }
-}
-
 fn read(path: &str) -> Result<String> {
     std::fs::read_to_string(path)
         .map_err(|e| Error::usage(format!("--workload-file: cannot read {path}: {e}")))
 }
 
-/// Resolve a workload file (`file`) or a built-in one (`name`).
+/// Resolve a workload file (`file`, with `name` "") or a built-in one (`name`).
 pub fn resolve(name: &str, file: Option<&str>, vars: &[String], seed: u64) -> Result<Spec> {
+    if file.is_some() && !name.is_empty() {
+        return Err(Error::usage(format!(
+            "give either a workload name ('{name}') or --workload-file, not both"
+        )));
+    }
     let overrides = vars
         .iter()
         .map(|v| parse_var(v))
@@ -211,14 +200,7 @@ pub fn resolve(name: &str, file: Option<&str>, vars: &[String], seed: u64) -> Re
                 .to_string(),
         ),
     };
-    let spec = file::parse(&label, &text, &overrides, seed).map_err(Error::usage)?;
-    // `run` passes the file's own name along with the file; anything else is a second choice.
-    if file.is_some() && !name.is_empty() && name != spec.name {
-        return Err(Error::usage(format!(
-            "give either a workload name ('{name}') or --workload-file, not both"
-        )));
-    }
-    Ok(spec)
+    file::parse(&label, &text, &overrides, seed).map_err(Error::usage)
 }
 
 impl Spec {

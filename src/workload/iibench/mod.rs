@@ -8,17 +8,22 @@
 //! (`run.rs`, `wear.rs`). It has its own run loop: iiBench is one long run bounded by rows or
 //! time, not a sweep of timed phases. What differs from iibench.py is in docs/iibench.md.
 
-pub mod driver;
+mod entry;
 pub mod options;
+mod report;
 pub mod result;
 pub mod run;
 pub mod wear;
 
+pub use entry::{IibenchEntry, ENTRY};
+pub use options::IibenchArgs;
+pub use report::Report;
+
 use std::time::{Duration, SystemTime};
 
+use crate::db::{Conn, DbResult, Dbms, StmtId, Value};
 use crate::error::{Context, Result};
 use crate::load::LoadStats;
-use crate::db::{Conn, DbResult, Dbms, StmtId, Value};
 use crate::workload::rng::Rng;
 use crate::workload::textgen::TextGen;
 

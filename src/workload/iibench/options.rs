@@ -2,9 +2,12 @@
 
 use std::time::Duration;
 
-use crate::cli::{IibenchArgs, Method};
+use clap::Args;
+
+use crate::cli::Method;
 use crate::config::parse;
 use crate::error::{Error, Result};
+use crate::workload::args::TextArgs;
 use crate::workload::textgen::{self, TextGen};
 
 use super::{Spec, DEFAULT_DATA_LENGTH, DEFAULT_ROWS_PER_COMMIT, DEFAULT_TIME_WINDOW_ROWS};
@@ -28,19 +31,36 @@ pub fn text_gen(fraction: Option<&str>, seed: u64, lo: usize, hi: usize) -> Resu
     Ok(TextGen::new(f, seed, lo, hi))
 }
 
-/// Whether any iibench-only flag was given (other workloads reject them).
-pub fn any_given(a: &IibenchArgs) -> Option<&'static str> {
-    [
-        (a.max_rows.is_some(), "--max-rows"),
-        (a.rows_per_commit.is_some(), "--rows-per-commit"),
-        (a.window_rows.is_some(), "--window-rows"),
-        (a.query_threads.is_some(), "--query-threads"),
-        (a.data_length_min.is_some(), "--data-length-min"),
-        (a.data_length_max.is_some(), "--data-length-max"),
-        (a.max_table_rows.is_some(), "--max-table-rows"),
-    ]
-    .into_iter()
-    .find_map(|(given, flag)| given.then_some(flag))
+/// iiBench's options, with iibench.py's names and defaults (docs/iibench.md maps them).
+#[derive(Debug, Clone, Args, Default)]
+#[command(next_help_heading = "iibench options")]
+pub struct IibenchArgs {
+    /// Rows to insert (k/M/G suffixes); the run also stops at --duration when that is given.
+    /// Default without --duration: 100k with --method quick, 1G (the report's billion) with classic.
+    #[arg(long, value_name = "ROWS")]
+    pub max_rows: Option<String>,
+    /// Rows per INSERT statement, each its own transaction [default: 1000, as iibench.py].
+    #[arg(long, value_name = "N")]
+    pub rows_per_commit: Option<u64>,
+    /// The insert rate is reported per last N rows [default: 2 % of --max-rows, or 100000 when
+    /// the run is bounded by --duration].
+    #[arg(long, value_name = "ROWS")]
+    pub window_rows: Option<String>,
+    /// Connections running the three iiBench queries while the inserts run [default: 0].
+    #[arg(long, value_name = "N")]
+    pub query_threads: Option<usize>,
+    /// Shortest value of the data column [default: 10, as iibench.py].
+    #[arg(long, value_name = "BYTES")]
+    pub data_length_min: Option<usize>,
+    /// Longest value of the data column, at most 4000 [default: 10, as iibench.py].
+    #[arg(long, value_name = "BYTES")]
+    pub data_length_max: Option<usize>,
+    /// Keep the table at N rows: after each batch delete the rows inserted N rows earlier, by
+    /// primary-key range (iibench.py's --with_max_table_rows --max_table_rows N) [default: no deletes].
+    #[arg(long, value_name = "ROWS")]
+    pub max_table_rows: Option<String>,
+    #[command(flatten)]
+    pub text: TextArgs,
 }
 
 /// Build the spec. `time`: `--duration` when given explicitly (a time bound).
@@ -195,13 +215,5 @@ mod tests {
         }
         assert!(spec(&args(), 1, Some("0"), None, None).is_err());
         assert!(spec(&args(), 1, Some("abc"), None, None).is_err());
-        assert_eq!(
-            any_given(&IibenchArgs {
-                query_threads: Some(1),
-                ..args()
-            }),
-            Some("--query-threads")
-        );
-        assert_eq!(any_given(&args()), None);
     }
 }

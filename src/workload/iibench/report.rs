@@ -1,15 +1,44 @@
-//! The iiBench part of the HTML report: the insert rate against cumulative rows inserted (the
-//! report's curve, one line per result), bytes written per row per window when the server's
-//! writes were sampled, the query rate when query threads ran, and the summary and per-window
-//! tables (CSV from the same rows).
+//! The iiBench part of the HTML report, from each point's `sections["iibench"]`: the insert
+//! rate against cumulative rows inserted (the report's curve, one line per result), bytes
+//! written per row per window when the server's writes were sampled, the query rate when query
+//! threads ran, and the summary and per-window tables (CSV from the same rows).
 
 use std::fmt::Write;
 
-use super::html::Labeled;
-use super::model::Point;
-use super::svg::{auto_scale, escape, Chart, Series};
-use super::tables::{Cell, Table};
-use crate::workload::iibench::result::{IibenchResult, Window};
+use serde_json::Value;
+
+use super::result::{IibenchResult, Window};
+use super::NAME;
+use crate::report::html::Labeled;
+use crate::report::svg::{auto_scale, escape, Chart, Series};
+use crate::report::tables::{Cell, Table};
+use crate::report::{Point, SectionOwner};
+
+/// iiBench's part of every output.
+pub struct Report;
+
+impl SectionOwner for Report {
+    fn key(&self) -> &'static str {
+        NAME
+    }
+
+    fn html(&self, results: &[Labeled]) -> String {
+        let mut h = String::new();
+        section(&mut h, results);
+        h
+    }
+
+    fn tables(&self, results: &[Labeled]) -> Vec<Table> {
+        tables(results)
+    }
+
+    /// v1 kept each point's section in its `iibench` field.
+    fn upgrade_v1(&self, doc: &mut Value) {
+        for p in crate::report::points_mut(doc) {
+            crate::report::move_into(p, "iibench", "sections", NAME);
+        }
+    }
+}
 
 /// Points plotted per line at most: longer curves are merged in runs of consecutive windows
 /// (rows and time added, so a merged point's rate is exact for its span).
@@ -18,22 +47,23 @@ const MAX_POINTS: usize = 300;
 const MAX_HTML_WINDOWS: usize = 100;
 
 /// (result, point, its iibench section) for every iibench point, with the line's name.
-fn curves<'a>(rs: &'a [Labeled]) -> Vec<(String, &'a Point, &'a IibenchResult)> {
+fn curves<'a>(rs: &'a [Labeled]) -> Vec<(String, &'a Point, IibenchResult)> {
     let mut out = Vec::new();
     for r in rs {
-        let pts: Vec<&Point> = r
+        let pts: Vec<(&Point, IibenchResult)> = r
             .doc
             .points
             .iter()
-            .filter(|p| p.iibench.is_some())
+            .filter_map(|p| Some((p, p.section(NAME)?)))
             .collect();
-        for p in &pts {
-            let name = if pts.len() > 1 {
+        let several = pts.len() > 1;
+        for (p, ii) in pts {
+            let name = if several {
                 format!("{} {} thr", r.label, p.threads)
             } else {
                 r.label.clone()
             };
-            out.push((name, *p, p.iibench.as_ref().expect("filtered")));
+            out.push((name, p, ii));
         }
     }
     out
@@ -89,7 +119,7 @@ fn chart(title: &str, y_label: &str, series: Vec<Series>) -> Chart {
 }
 
 /// Writes the section when any result holds iibench points; nothing otherwise.
-pub fn section(h: &mut String, rs: &[Labeled]) {
+fn section(h: &mut String, rs: &[Labeled]) {
     let cs = curves(rs);
     if cs.is_empty() {
         return;
@@ -148,7 +178,7 @@ pub fn section(h: &mut String, rs: &[Labeled]) {
 }
 
 /// The summary (one row per result and point) and every window.
-pub fn tables(rs: &[Labeled]) -> Vec<Table> {
+fn tables(rs: &[Labeled]) -> Vec<Table> {
     let mut sum = Table::new(
         "iibench",
         &[

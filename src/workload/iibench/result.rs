@@ -1,4 +1,4 @@
-//! The iibench section of a result point (`points[].iibench`): the window curve, the queries
+//! The iibench section of a result point (`points[].sections["iibench"]`): the window curve, the queries
 //! and the write amplification. Counts add across clients; rates are derived from them.
 
 use serde::{Deserialize, Serialize};

@@ -16,35 +16,22 @@ use std::sync::{mpsc, Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use crate::config::RunConfig;
+use crate::db::{Conn, DbError, Dbms, ErrorClass, TargetSpec, Value};
 use crate::error::{Error, Result};
+use crate::harness::{delta, host_cpu, runtime, server_process, Harness, DISTURBED_CPUS};
 use crate::measure::proc::{self, ProcSample};
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};
-use crate::report::{Aggregate, ClientCpu, HostCpu, Point, RunRecord, ServerProcess};
+use crate::report::{Aggregate, ClientCpu, Point, RunRecord};
 use crate::runner::{interrupt, IntervalSample};
 use crate::server::capture::{self, DiskUsage};
-use crate::db::{Conn, DbError, Dbms, ErrorClass, TargetSpec, Value};
 
 use super::result::{Deletes, IibenchResult, Queries, Wear, Window};
 use super::{wear, Query, Spec};
 
-/// Other processes using more than this many CPUs during the run flag it `disturbed` (the
-/// same guard as the shared runner's).
-const DISTURBED_CPUS: f64 = 0.10;
 /// Keep at most this many distinct error messages.
 const ERROR_SAMPLES: usize = 5;
 /// Save the partial result at most this often while running.
 const SAVE_EVERY: Duration = Duration::from_secs(2);
-
-/// What the coordinator needs from the command.
-pub struct Ctx<'a> {
-    pub cfg: &'a RunConfig,
-    pub spec: &'a Spec,
-    pub rt: &'a tokio::runtime::Runtime,
-    pub admin: &'a mut Conn,
-    pub server_pid: Option<u32>,
-    /// The table's engine as the server reports it (for SHOW ENGINE ... STATUS).
-    pub engine: &'a str,
-}
 
 enum Msg {
     Ready,
@@ -89,18 +76,14 @@ struct QueryStats {
     errors: ErrorCounts,
 }
 
-/// Run iiBench on the prepared (empty) table; `save` stores the point (called while running
-/// with the part measured so far, and at the end).
-pub fn measure(cx: Ctx, save: &mut dyn FnMut(Point) -> Result<()>) -> Result<()> {
-    let Ctx {
-        cfg,
-        spec,
-        rt,
-        admin,
-        server_pid,
-        engine,
-    } = cx;
+/// Run iiBench on the prepared (empty) table; the point is saved while running (the part
+/// measured so far, at most every `SAVE_EVERY`) and at the end.
+pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
+    let (cfg, rt, server_pid) = (h.cfg, h.rt, h.server_pid);
+    // The table's engine as the server reports it (for SHOW ENGINE ... STATUS).
+    let engine = h.table_engine.clone();
     let target = &cfg.target_spec;
+    let admin = h.conn()?;
     // Space before: the empty table after a forced flush, so that growth is the rows'.
     let disk_before = rt.block_on(disk_now(admin, target));
     let device = disk_before
@@ -124,11 +107,10 @@ pub fn measure(cx: Ctx, save: &mut dyn FnMut(Point) -> Result<()>) -> Result<()>
             tx.clone(),
             go.clone(),
         );
-        let sched_batch = cfg.sched_batch;
         inserters.push(
             std::thread::Builder::new()
                 .name(format!("eb-iib-ins-{w}"))
-                .spawn(move || inserter(target, spec, shared, tx, go, sched_batch))
+                .spawn(move || inserter(target, spec, shared, tx, go))
                 .map_err(|e| Error::run(format!("cannot start a client thread: {e}")))?,
         );
     }
@@ -158,7 +140,11 @@ pub fn measure(cx: Ctx, save: &mut dyn FnMut(Point) -> Result<()>) -> Result<()>
     if failure.is_some() {
         shared.stop.store(true, Ordering::SeqCst);
     }
-    let before = rt.block_on(capture::counters(admin));
+    // The admin connection is only lost by a failed read, and none ran since the one above.
+    let before = match h.conn() {
+        Ok(c) => rt.block_on(capture::counters(c)),
+        Err(_) => BTreeMap::new(),
+    };
     let proc0 = server_pid.and_then(ProcSample::of_tree);
     let disk0 = device
         .as_ref()
@@ -221,7 +207,7 @@ pub fn measure(cx: Ctx, save: &mut dyn FnMut(Point) -> Result<()>) -> Result<()>
         }
         if last_save.elapsed() >= SAVE_EVERY {
             last_save = Instant::now();
-            save(st.point(cfg, spec, None))?;
+            save(h, st.point(cfg, spec, None))?;
         }
     }
     // The run ends with the last committed batch; the query threads stop now.
@@ -236,6 +222,7 @@ pub fn measure(cx: Ctx, save: &mut dyn FnMut(Point) -> Result<()>) -> Result<()>
     let disk_run = device
         .as_ref()
         .and_then(|(_, ma, mi)| wear::sample(*ma, *mi));
+    let admin = h.conn()?;
     let after = rt.block_on(capture::counters(admin));
     let qstats = join_all(inserters, queriers);
 
@@ -255,7 +242,7 @@ pub fn measure(cx: Ctx, save: &mut dyn FnMut(Point) -> Result<()>) -> Result<()>
     };
     let (engine_status, table_sizes) = rt.block_on(async {
         (
-            capture::engine_status(admin, engine).await,
+            capture::engine_status(admin, &engine).await,
             capture::table_sizes(admin).await,
         )
     });
@@ -322,7 +309,7 @@ pub fn measure(cx: Ctx, save: &mut dyn FnMut(Point) -> Result<()>) -> Result<()>
     point.table_sizes = table_sizes;
     point.disk_usage = disk_after;
     print_summary(&point);
-    save(point)?;
+    save(h, point)?;
     if st.workers_lost == spec.inserters && st.workers_lost > 0 {
         let why = lost.map(|e| e.message).unwrap_or_default();
         return Err(Error::run(format!(
@@ -331,6 +318,12 @@ pub fn measure(cx: Ctx, save: &mut dyn FnMut(Point) -> Result<()>) -> Result<()>
         )));
     }
     Ok(())
+}
+
+/// The result's one point, as measured so far.
+fn save(h: &mut Harness, p: Point) -> Result<()> {
+    h.doc.points = vec![p];
+    h.save()
 }
 
 fn join_all(
@@ -369,31 +362,6 @@ async fn disk_now(admin: &mut Conn, target: &TargetSpec) -> Option<DiskUsage> {
     })
 }
 
-fn delta(before: &BTreeMap<String, f64>, after: &BTreeMap<String, f64>) -> BTreeMap<String, f64> {
-    after
-        .iter()
-        .filter_map(|(k, a)| {
-            let d = a - before.get(k).copied().unwrap_or(0.0);
-            (d != 0.0).then(|| (k.clone(), d))
-        })
-        .collect()
-}
-
-fn set_sched_batch() {
-    // SAFETY: sched_setscheduler on the calling thread (pid 0) with a zeroed, valid param.
-    unsafe {
-        let param: libc::sched_param = std::mem::zeroed();
-        libc::sched_setscheduler(0, libc::SCHED_BATCH, &param);
-    }
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime")
-}
-
 /// Retried with the same rows: the batch was rolled back whole.
 fn inserter(
     target: TargetSpec,
@@ -401,11 +369,7 @@ fn inserter(
     shared: Arc<Shared>,
     tx: mpsc::Sender<Msg>,
     go: Arc<Barrier>,
-    sched_batch: bool,
 ) {
-    if sched_batch {
-        set_sched_batch();
-    }
     runtime().block_on(async {
         let mut conn = match Conn::connect(&target).await {
             Ok(c) => {
@@ -687,7 +651,7 @@ impl State {
             ops_per_s: self.cur_ops as f64 / span,
             latency_us: self.cur_hist.summary(),
             by_kind: BTreeMap::new(),
-            tpm_c: None,
+            figures: BTreeMap::new(),
             kind_ticks: Vec::new(),
             len_s: span,
         };
@@ -809,35 +773,19 @@ impl State {
                 ops_per_s: self.cur_ops as f64 / span,
                 latency_us: self.cur_hist.summary(),
                 by_kind: BTreeMap::new(),
-                tpm_c: None,
+                figures: BTreeMap::new(),
                 kind_ticks: Vec::new(),
                 len_s: span,
             });
         }
         let cpu = fin.map(|f| f.cpu).unwrap_or_default();
-        let server_process = fin.and_then(|f| f.server).map(|(a, b)| {
-            let user_s = (b.user_s - a.user_s).max(0.0);
-            let sys_s = (b.sys_s - a.sys_s).max(0.0);
-            let written = b.write_bytes.saturating_sub(a.write_bytes);
-            ServerProcess {
-                user_s,
-                sys_s,
-                cpu_us_per_op: (user_s + sys_s) * 1e6 / self.batches.max(1) as f64,
-                read_bytes: b.read_bytes.saturating_sub(a.read_bytes),
-                written_bytes: written,
-                written_bytes_per_op: written as f64 / self.batches.max(1) as f64,
-                rss_bytes: b.rss_bytes,
-            }
-        });
+        let server = fin.and_then(|f| f.server);
+        let server_process =
+            server_process(server.map(|(a, _)| a), server.map(|(_, b)| b), self.batches);
         let client_s = cpu.total_s();
         let server_s = server_process.as_ref().map(|p| p.user_s + p.sys_s);
         let busy_s = fin.map_or(0.0, |f| f.busy_s);
-        let others_s = (busy_s - client_s - server_s.unwrap_or(0.0)).max(0.0);
-        let host_cpu = HostCpu {
-            busy_s,
-            others_s,
-            others_cpus: others_s / elapsed_s,
-        };
+        let host_cpu = host_cpu(busy_s, client_s, server_s, elapsed_s);
         let rec = RunRecord {
             run: 1,
             ops: self.batches,
@@ -871,27 +819,25 @@ impl State {
             interrupted: interrupt::signal().is_some(),
             histogram_hdr_v2: self.hist.encode(),
             by_kind: BTreeMap::new(),
-            tpm_c: None,
-            tpm_total: None,
             workload_counters: BTreeMap::new(),
             percentiles_us: self.hist.percentiles_us(&cfg.extra_percentiles),
             reconnects: 0,
             reconnect_failures: 0,
-            constraints: None,
+            ..Default::default()
         };
         let aggregate = Aggregate::of(std::slice::from_ref(&rec), self.hist.summary());
         let last_full = self.windows.iter().rev().find(|w| !w.partial);
-        Point {
+        let mut point = Point {
             workload: cfg.workload.clone(),
             operation: "insert".into(),
             threads: spec.inserters,
-            warmup: None,
             runs: vec![rec],
             aggregate,
-            engine_status: None,
-            table_sizes: Vec::new(),
-            disk_usage: None,
-            iibench: Some(IibenchResult {
+            ..Default::default()
+        };
+        point.set_section(
+            super::NAME,
+            &IibenchResult {
                 rows: self.rows,
                 batches: self.batches,
                 rows_per_commit: spec.rows_per_commit,
@@ -912,13 +858,16 @@ impl State {
                     histogram_hdr_v2: self.del_hist.encode(),
                     table_rows_end: fin.and_then(|f| f.table_rows_end),
                 }),
-            }),
-        }
+            },
+        );
+        point
     }
 }
 
 fn print_summary(p: &Point) {
-    let Some(ii) = &p.iibench else { return };
+    let Some(ii) = p.section::<IibenchResult>(super::NAME) else {
+        return;
+    };
     let w = &ii.wear;
     eprintln!(
         "iibench: {} rows in {:.1} s = {:.0} rows/s{}; {} windows, last full window {}",

@@ -1,8 +1,8 @@
 //! `enginebench check linkbench`: counttable holds, for every (id1, link_type), the number of
 //! visible links in linktable (LinkStoreMysql's testCount, for the whole graph at once).
 
-use crate::error::{Error, Result};
 use crate::db::Conn;
+use crate::error::{Error, Result};
 
 /// Pairs whose visible links and count disagree: visible pairs with a wrong or missing count,
 /// then counts > 0 with no visible link.

@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use super::dist::{self, Shuffle};
 use super::props::{Motif, Props};
-use crate::load::RowSource;
 use crate::db::Value;
+use crate::load::RowSource;
 use crate::workload::rng::Rng;
 
 /// LinkBench's constants (LinkStore.java).

@@ -8,8 +8,8 @@ use super::dist::{self, Geometric, Shuffle, Zipf};
 use super::ops::{self, Stmts};
 use super::props::*;
 use super::Spec;
-use crate::runner::{Driver, Step};
 use crate::db::{Conn, DbResult, Dbms, ErrorClass};
+use crate::runner::{Driver, Step};
 use crate::workload::rng::Rng;
 
 // Streams of the request phase.

@@ -11,12 +11,17 @@ pub mod check;
 pub mod data;
 pub mod dist;
 pub mod driver;
+mod entry;
 pub mod ops;
 pub mod props;
+mod report;
 
+pub use entry::{LinkbenchArgs, ENTRY};
+pub use report::Report;
+
+use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Context, Error, Result};
 use crate::load::{self, LoadOptions, LoadStats};
-use crate::db::{Conn, Dbms, TargetSpec};
 
 pub use driver::LinkbenchDriver;
 pub use props::{Props, KINDS};

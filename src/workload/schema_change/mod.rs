@@ -9,7 +9,12 @@
 //! to end on T1/T2 boundaries); the per-interval samples of all phases form the throughput
 //! series. docs/schema-change.md says what this approximates.
 
+mod entry;
+mod report;
 pub mod timeline;
+
+pub use entry::{SchemaChangeArgs, SchemaChangeEntry, ENTRY};
+pub use report::Report;
 
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -17,13 +22,13 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::config::RunConfig;
+use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Error, Result};
-use crate::load::LoadOptions;
+use crate::harness::{host_cpu, server_process, Harness, DISTURBED_CPUS};
 use crate::measure::proc::{self, ProcSample};
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};
-use crate::report::{Aggregate, ClientCpu, HostCpu, Point, ResultDoc, RunRecord, ServerProcess};
+use crate::report::{Aggregate, ClientCpu, Point, RunRecord};
 use crate::runner::{interrupt, IntervalSample, Session, SessionConfig};
-use crate::db::{Conn, Dbms, TargetSpec};
 use crate::workload::oltp;
 use timeline::Slot;
 
@@ -336,18 +341,10 @@ struct Measured {
 }
 
 /// Run every (algorithm, thread count) timeline; each point is saved as soon as it is done.
-#[allow(clippy::too_many_arguments)]
-pub fn measure(
-    spec: &Spec,
-    cfg: &RunConfig,
-    rt: &tokio::runtime::Runtime,
-    admin: &mut Conn,
-    doc: &mut ResultDoc,
-    path: &std::path::Path,
-    server_pid: Option<u32>,
-    engine: Option<&str>,
-    opts: &LoadOptions,
-) -> Result<()> {
+pub fn measure(spec: &Spec, h: &mut Harness) -> Result<()> {
+    let (cfg, rt, server_pid) = (h.cfg, h.rt, h.server_pid);
+    let engine = h.engine.clone();
+    let opts = h.load.clone();
     let target = &cfg.target_spec;
     let mut timelines: Vec<Timeline> = Vec::new();
     for alg in &spec.algorithms {
@@ -356,9 +353,17 @@ pub fn measure(
                 return Ok(());
             }
             // A fresh table for every timeline: the same size whatever ran before.
+            let admin = h.conn()?;
             rt.block_on(oltp::cleanup(&spec.oltp, admin))?;
-            let loaded = rt.block_on(oltp::prepare(&spec.oltp, admin, target, engine, opts))?;
-            doc.load.extend(loaded);
+            let loaded = rt.block_on(oltp::prepare(
+                &spec.oltp,
+                admin,
+                target,
+                engine.as_deref(),
+                &opts,
+            ))?;
+            h.doc.load.extend(loaded);
+            let admin = h.conn()?;
             let table_engine = match target.dbms {
                 Dbms::Mysql => rt
                     .block_on(admin.query_one(&format!(
@@ -416,22 +421,19 @@ pub fn measure(
             let rec = record(&m, proc0, proc1, busy1 - busy0);
             let runs = vec![rec];
             let aggregate = Aggregate::of(&runs, m.hist.summary());
-            let table_sizes = rt.block_on(crate::server::capture::table_sizes(admin));
-            doc.points.push(Point {
+            let table_sizes = rt.block_on(crate::server::capture::table_sizes(h.conn()?));
+            h.doc.points.push(Point {
                 workload: NAME.into(),
                 operation: alg.name.into(),
                 threads,
-                warmup: None,
                 runs,
                 aggregate,
-                engine_status: None,
                 table_sizes,
-                disk_usage: None,
-                iibench: None,
+                ..Default::default()
             });
             timelines.push(tl);
-            doc.schema_change = Some(timelines.clone());
-            crate::report::json::write_atomic(path, doc)?;
+            h.doc.set_section(NAME, &timelines);
+            h.save()?;
         }
     }
     Ok(())
@@ -557,27 +559,12 @@ fn run_timeline(
     Ok((m, events, status))
 }
 
+/// The timeline's run record: the common one, from its chain of phases.
 fn record(m: &Measured, p0: Option<ProcSample>, p1: Option<ProcSample>, busy_s: f64) -> RunRecord {
-    let server_process = match (p0, p1) {
-        (Some(a), Some(b)) => {
-            let user_s = (b.user_s - a.user_s).max(0.0);
-            let sys_s = (b.sys_s - a.sys_s).max(0.0);
-            let written = b.write_bytes.saturating_sub(a.write_bytes);
-            Some(ServerProcess {
-                user_s,
-                sys_s,
-                cpu_us_per_op: (user_s + sys_s) * 1e6 / m.ops.max(1) as f64,
-                read_bytes: b.read_bytes.saturating_sub(a.read_bytes),
-                written_bytes: written,
-                written_bytes_per_op: written as f64 / m.ops.max(1) as f64,
-                rss_bytes: b.rss_bytes,
-            })
-        }
-        _ => None,
-    };
+    let server_process = server_process(p0, p1, m.ops);
     let client_s = m.cpu.total_s();
     let server_s = server_process.as_ref().map(|p| p.user_s + p.sys_s);
-    let others_s = (busy_s.max(0.0) - client_s - server_s.unwrap_or(0.0)).max(0.0);
+    let host_cpu = host_cpu(busy_s, client_s, server_s, m.elapsed_s);
     let elapsed = m.elapsed_s.max(1e-9);
     RunRecord {
         run: 1,
@@ -597,36 +584,22 @@ fn record(m: &Measured, p0: Option<ProcSample>, p1: Option<ProcSample>, busy_s: 
             .collect(),
         error_samples: m.samples.clone(),
         latency_us: m.hist.summary(),
-        response_us: None,
-        open_loop: None,
         client_cpu: ClientCpu::new(m.cpu, m.ops),
-        server_counters: Default::default(),
         client_cpu_share: server_s
             .filter(|s| client_s + s > 0.0)
             .map(|s| client_s / (client_s + s)),
         server_process,
-        host_cpu: HostCpu {
-            busy_s: busy_s.max(0.0),
-            others_s,
-            others_cpus: others_s / elapsed,
-        },
-        disturbed: others_s / elapsed > 0.10,
+        disturbed: host_cpu.others_cpus > DISTURBED_CPUS,
+        host_cpu,
         intervals: m.intervals.clone(),
         workers_lost: m.lost_workers,
         interrupted: m.interrupted,
         histogram_hdr_v2: m.hist.encode(),
-        by_kind: Default::default(),
-        tpm_c: None,
-        tpm_total: None,
-        workload_counters: Default::default(),
-        percentiles_us: Default::default(),
-        reconnects: 0,
-        reconnect_failures: 0,
-        constraints: None,
+        ..Default::default()
     }
 }
 
-fn render_one(t: &Timeline) -> String {
+pub(crate) fn render_one(t: &Timeline) -> String {
     use std::fmt::Write;
     let mut out = format!(
         "{:<22} {:>3} thr  {:<8} {}  stall {:.1} s at {:.1} s\n",
@@ -654,71 +627,16 @@ fn render_one(t: &Timeline) -> String {
     out
 }
 
-/// For the HTML throughput chart: each DDL of the point's timeline as a box from its start to
-/// its end, as high as the run's highest interval rate.
-pub fn ddl_markers(doc: &ResultDoc, p: &Point) -> Vec<crate::report::svg::Series> {
-    let Some(t) = doc.schema_change.as_ref().and_then(|ts| {
-        ts.iter()
-            .find(|t| t.algorithm == p.operation && t.threads == p.threads)
-    }) else {
-        return Vec::new();
-    };
-    let top = p
-        .runs
-        .iter()
-        .flat_map(|r| &r.intervals)
-        .map(|i| i.ops_per_s)
-        .fold(0.0, f64::max);
-    t.ddl
-        .iter()
-        .map(|d| crate::report::svg::Series {
-            name: if d.statement.contains(" ADD ") {
-                "ADD COLUMN".into()
-            } else {
-                "DROP COLUMN".into()
-            },
-            points: vec![
-                (d.start_s, 0.0),
-                (d.start_s, top),
-                (d.end_s, top),
-                (d.end_s, 0.0),
-            ],
-        })
-        .collect()
-}
-
-/// The terminal summary of every timeline.
-pub fn render(ts: &[Timeline]) -> String {
-    let mut out = String::from("\nschema-change timelines (DDL issued while the workload runs)\n");
-    for t in ts {
-        out.push_str(&render_one(t));
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn algorithms_by_name() {
-        use clap::Parser;
-        let cli = crate::cli::Cli::try_parse_from(["enginebench", "run", "oltp_insert"]).unwrap();
-        let crate::cli::Command::Run(a) = cli.command else {
-            panic!("run expected")
-        };
-        let crate::workload::Workload::Oltp(o) = crate::config::workload(
-            "oltp_insert",
-            1000,
-            1,
-            None,
-            &a.oltp,
-            None,
-            &crate::config::Extra::default(),
-        )
-        .unwrap() else {
-            panic!("oltp expected")
-        };
+        use clap::{Args, FromArgMatches};
+        let m = oltp::args::OltpArgs::augment_args(clap::Command::new("x")).get_matches_from(["x"]);
+        let a = oltp::args::OltpArgs::from_arg_matches(&m).unwrap();
+        let o = oltp::args::spec(oltp::Kind::OltpInsert, &a, 1000, 1, None, None).unwrap();
         let s = Spec::new(
             o.clone(),
             Dbms::Mysql,

@@ -7,9 +7,9 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::Spec;
+use crate::db::{Conn, DbError, DbResult, Dbms, ErrorClass, StmtId, TargetSpec, Value};
 use crate::measure::proc::ProcSample;
 use crate::measure::{CpuTimes, ErrorCounts};
-use crate::db::{Conn, DbError, DbResult, Dbms, ErrorClass, StmtId, TargetSpec, Value};
 
 /// What happened to one operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

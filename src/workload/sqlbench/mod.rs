@@ -4,19 +4,25 @@
 //! wall seconds, client user/system CPU, server CPU when the server is local.
 //!
 //! It does not fit the duration-based thread-sweep runner (every operation is a count, not a
-//! time), so it has its own sequential executor (`exec`); results still go into the standard
-//! result document, in its `sqlbench` section. docs/sqlbench.md says what each operation does
-//! and where it differs from the Perl scripts.
+//! time), so it has its own sequential executor (`exec`) and its own run shape in the
+//! harness (`run`); results still go into the standard result document, in its `sqlbench`
+//! section. docs/sqlbench.md says what each operation does and where it differs from the Perl
+//! scripts.
 
 mod atis;
+mod entry;
 pub mod exec;
 mod insert;
 mod misc;
+mod report;
 pub mod run;
 mod select;
 pub mod table;
 mod trx;
 mod wisconsin;
+
+pub use entry::{Sqlbench, SqlbenchArgs, SqlbenchEntry, ENTRY};
+pub use report::Report;
 
 use serde::{Deserialize, Serialize};
 

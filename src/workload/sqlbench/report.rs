@@ -1,29 +1,71 @@
-//! The sql-bench part of the HTML report: the side-by-side table (operation × engine seconds,
-//! with a totals row), seconds per test group as bars, and each operation's detail (client and
-//! server CPU, status); CSV from the same rows.
+//! The sql-bench part of the outputs, from the result's `sections["sqlbench"]` (its results
+//! are not points). HTML: the side-by-side table (operation × engine seconds, with a totals
+//! row), seconds per test group as bars, and each operation's detail (client and server CPU,
+//! status), CSV from the same rows; `report --format table`: the terminal tables of
+//! [`super::table`].
 
 use std::fmt::Write;
 
-use super::html::Labeled;
-use super::svg_bar::BarChart;
-use super::tables::{Cell, Table};
-use crate::workload::sqlbench::exec::{EngineRun, OpResult, OpStatus};
+use serde_json::Value;
+
+use super::exec::{EngineRun, OpResult, OpStatus, Section};
+use super::NAME;
+use crate::report::html::Labeled;
+use crate::report::svg_bar::BarChart;
+use crate::report::table::Pick;
+use crate::report::tables::{Cell, Table};
+use crate::report::{ResultDoc, SectionOwner};
+
+/// sqlbench's part of every output.
+pub struct Report;
+
+impl SectionOwner for Report {
+    fn key(&self) -> &'static str {
+        NAME
+    }
+
+    fn html(&self, results: &[Labeled]) -> String {
+        let mut h = String::new();
+        section(&mut h, &sections(results));
+        h
+    }
+
+    fn tables(&self, results: &[Labeled]) -> Vec<Table> {
+        tables(&sections(results))
+    }
+
+    /// `run sqlbench`'s table on stdout: seconds per operation of every engine of the run.
+    fn terminal(&self, doc: &ResultDoc, _pick: Pick) -> String {
+        doc.section::<Section>(NAME)
+            .map(|s| super::table::render(std::slice::from_ref(&s)))
+            .unwrap_or_default()
+    }
+
+    fn side_by_side(&self, docs: &[ResultDoc]) -> Option<String> {
+        let ss: Vec<Section> = docs.iter().filter_map(|d| d.section(NAME)).collect();
+        if ss.iter().all(|s| s.engines.is_empty()) {
+            return None;
+        }
+        Some(super::table::render(&ss))
+    }
+
+    /// v1 kept the section in the document's `sqlbench` field.
+    fn upgrade_v1(&self, doc: &mut Value) {
+        crate::report::move_into(doc, "sqlbench", "sections", NAME);
+    }
+}
+
+/// The sqlbench section of every result that has one, in the results' order.
+fn sections(rs: &[Labeled]) -> Vec<Section> {
+    rs.iter().filter_map(|r| r.doc.section(NAME)).collect()
+}
 
 /// Every engine run of every result, with a column name unique on the page.
-fn engines<'a>(rs: &'a [Labeled]) -> Vec<(String, &'a EngineRun)> {
-    let runs: Vec<(&Labeled, &EngineRun)> = rs
-        .iter()
-        .flat_map(|r| {
-            r.doc
-                .sqlbench
-                .iter()
-                .flat_map(|s| s.engines.iter())
-                .map(move |e| (r, e))
-        })
-        .collect();
+fn engines(ss: &[Section]) -> Vec<(String, &EngineRun)> {
+    let runs: Vec<&EngineRun> = ss.iter().flat_map(|s| s.engines.iter()).collect();
     let base: Vec<String> = runs
         .iter()
-        .map(|(_, e)| match e.dbms.as_str() {
+        .map(|e| match e.dbms.as_str() {
             "postgres" => "PostgreSQL".into(),
             "sqlite" => "SQLite".into(),
             _ => e.engine.clone(),
@@ -31,7 +73,7 @@ fn engines<'a>(rs: &'a [Labeled]) -> Vec<(String, &'a EngineRun)> {
         .collect();
     runs.iter()
         .enumerate()
-        .map(|(i, (_, e))| {
+        .map(|(i, e)| {
             let name = if base.iter().filter(|b| **b == base[i]).count() > 1 {
                 format!("{} #{}", base[i], i + 1)
             } else {
@@ -70,16 +112,12 @@ fn seconds(o: Option<&OpResult>) -> Cell {
 }
 
 /// Writes the section when any result holds sqlbench runs; nothing otherwise.
-pub fn section(h: &mut String, rs: &[Labeled]) {
-    let es = engines(rs);
+fn section(h: &mut String, ss: &[Section]) {
+    let es = engines(ss);
     if es.is_empty() {
         return;
     }
-    let scales: Vec<String> = rs
-        .iter()
-        .filter_map(|r| r.doc.sqlbench.as_ref())
-        .map(|s| s.scale.to_string())
-        .collect();
+    let scales: Vec<String> = ss.iter().map(|s| s.scale.to_string()).collect();
     let _ = write!(
         h,
         "<h2>sql-bench</h2><p class=note>Wall seconds of each operation, one column per engine (scale {}); lower is better. n/s: not supported by the engine (no transactions: a rollback cannot undo); !: the operation failed (unexpected errors or a failed check); not run: the run stopped before it. Totals add the operations that ran.</p>",
@@ -118,7 +156,7 @@ pub fn section(h: &mut String, rs: &[Labeled]) {
     if chart.bar_count() > 0 {
         let _ = write!(h, "<div class=charts>{}</div>", chart.to_svg());
     }
-    let t = tables(rs);
+    let t = tables(ss);
     h.push_str(&t[0].to_html());
     let _ = write!(
         h,
@@ -129,8 +167,8 @@ pub fn section(h: &mut String, rs: &[Labeled]) {
 }
 
 /// The side-by-side table and the per-operation detail.
-pub fn tables(rs: &[Labeled]) -> Vec<Table> {
-    let es = engines(rs);
+fn tables(ss: &[Section]) -> Vec<Table> {
+    let es = engines(ss);
     let mut side = Table::new(
         "sqlbench",
         &[("operation", "operation"), ("group", "group")],

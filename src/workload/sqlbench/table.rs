@@ -4,8 +4,7 @@
 
 use std::fmt::Write;
 
-use super::exec::{EngineRun, OpResult, OpStatus};
-use crate::report::ResultDoc;
+use super::exec::{EngineRun, OpResult, OpStatus, Section};
 
 /// A column's name: the engine (MySQL family), or the DBMS for PostgreSQL and SQLite.
 fn label(e: &EngineRun) -> String {
@@ -29,16 +28,14 @@ fn cell(o: Option<&OpResult>, v: impl Fn(&OpResult) -> f64) -> String {
     }
 }
 
-/// Every engine run of every result (a result of `--engines` holds several).
-pub fn engines(docs: &[ResultDoc]) -> Vec<&EngineRun> {
-    docs.iter()
-        .filter_map(|d| d.sqlbench.as_ref())
-        .flat_map(|s| s.engines.iter())
-        .collect()
+/// Every engine run of every result's section (a result of `--engines` holds several).
+pub fn engines(sections: &[Section]) -> Vec<&EngineRun> {
+    sections.iter().flat_map(|s| s.engines.iter()).collect()
 }
 
-pub fn render(docs: &[ResultDoc]) -> String {
-    let runs = engines(docs);
+/// The sqlbench sections of results: one engine in detail, several side by side.
+pub fn render(sections: &[Section]) -> String {
+    let runs = engines(sections);
     if runs.is_empty() {
         return "no sqlbench results\n".into();
     }

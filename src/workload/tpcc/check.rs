@@ -2,8 +2,8 @@
 //! warehouse and district. Money is compared in integer cents.
 
 use super::sql_for;
-use crate::error::{Error, Result};
 use crate::db::Conn;
+use crate::error::{Error, Result};
 
 const WAREHOUSE_YTD: &str = "SELECT w_id, CAST(ROUND(w_ytd * 100) AS {int}), \
 (SELECT CAST(ROUND(SUM(d_ytd) * 100) AS {int}) FROM district WHERE d_w_id = w_id) \

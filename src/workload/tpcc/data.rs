@@ -7,8 +7,8 @@
 //! o_ol_cnt is left empty and the loader skips it. An order's o_ol_cnt comes from a generator
 //! keyed by the order alone, so `orders` and `order_line` agree without sharing state.
 
-use crate::load::RowSource;
 use crate::db::Value;
+use crate::load::RowSource;
 use crate::workload::rng::Rng;
 
 pub const ITEMS: u64 = 100_000;

@@ -4,8 +4,8 @@
 //! (tpcc-mysql reads MIN(no_o_id) without a lock).
 
 use super::{begin, commit, ints, prep, Ctx};
-use crate::runner::Step;
 use crate::db::{Conn, DbResult, StmtId, Value};
+use crate::runner::Step;
 use crate::workload::rng::Rng;
 
 const OLDEST_NEW_ORDER: &str = "SELECT no_o_id FROM new_orders WHERE no_d_id = ? AND no_w_id = ? ORDER BY no_o_id LIMIT 1{for_update}";

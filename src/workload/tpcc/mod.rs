@@ -12,15 +12,20 @@ pub mod check;
 pub mod constraints;
 pub mod data;
 pub mod delivery;
+mod entry;
 pub mod new_order;
 pub mod order_status;
 pub mod payment;
+mod report;
 pub mod stock_level;
 
+pub use entry::{TpccArgs, ENTRY};
+pub use report::{constraints as run_constraints, Report, RunSection, TPM_C, TPM_TOTAL};
+
+use crate::db::{Conn, DbError, DbResult, Dbms, ErrorClass, StmtId, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
 use crate::load::{self, LoadOptions, LoadStats};
 use crate::runner::{Driver, Step};
-use crate::db::{Conn, DbError, DbResult, Dbms, ErrorClass, StmtId, TargetSpec, Value};
 use crate::workload::rng::Rng;
 
 pub use data::CConst;
@@ -247,7 +252,6 @@ async fn commit(cx: &mut Ctx, conn: &mut Conn) -> DbResult<()> {
     cx.statements += 1;
     conn.execute("COMMIT").await
 }
-
 
 /// The mix: a deck with `weights[k]` cards of kind k, reshuffled when used up, so that
 /// every full deck has the configured shares exactly (like tpcc-mysql's card deck).

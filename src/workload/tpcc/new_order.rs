@@ -5,8 +5,8 @@
 //! n + 9 statements instead of 4n + 7, with the same reads, locks and writes.
 
 use super::{begin, commit, ints, prep, Ctx};
-use crate::runner::Step;
 use crate::db::{Conn, DbError, DbResult, ErrorClass, StmtId, Value};
+use crate::runner::Step;
 use crate::workload::rng::Rng;
 use crate::workload::tpcc::data::{nurand, CConst, ITEMS};
 

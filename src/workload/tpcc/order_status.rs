@@ -3,8 +3,8 @@
 
 use super::payment::Customer;
 use super::{begin, commit, ints, prep, Ctx};
-use crate::runner::Step;
 use crate::db::{Conn, DbResult, StmtId, Value};
+use crate::runner::Step;
 use crate::workload::rng::Rng;
 use crate::workload::tpcc::data::CConst;
 

@@ -3,8 +3,8 @@
 //! customer UPDATE (tpcc-mysql sends one of two UPDATEs after reading c_credit).
 
 use super::{begin, commit, ints, prep, Ctx};
-use crate::runner::Step;
 use crate::db::{Conn, DbError, DbResult, ErrorClass, StmtId, Value};
+use crate::runner::Step;
 use crate::workload::rng::Rng;
 use crate::workload::tpcc::data::{last_name, nurand, CConst};
 

@@ -1,18 +1,125 @@
-//! The TPC-C part of the HTML report: tpmC against threads, committed NewOrders per interval
-//! (the reports' curve over time), and per-transaction counts and latencies.
+//! TPC-C's part of the outputs. Its figures live in each run's `figures` (`tpm_c`,
+//! `tpm_total`; an interval's `figures.tpm_c`) and its checks in the run's
+//! `sections["tpcc"].constraints`. HTML: tpmC against threads, committed NewOrders per interval
+//! (the reports' curve over time), and per-transaction counts and latencies; terminal: tpmC,
+//! tpmTotal and the constraints line per thread count.
 
 use std::fmt::Write;
 
-use super::html::Labeled;
-use super::model::{Point, RunRecord};
-use super::svg::{escape, Chart, Scale, Series};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::constraints::Constraints;
+use super::NAME;
+use crate::report::html::Labeled;
+use crate::report::svg::{escape, Chart, Scale, Series};
+use crate::report::table::Pick;
+use crate::report::{Point, ResultDoc, RunRecord, SectionOwner};
+
+/// Committed NewOrders per minute (run and interval figure).
+pub const TPM_C: &str = "tpm_c";
+/// Finished transactions of every type per minute, user rollbacks included (run figure).
+pub const TPM_TOTAL: &str = "tpm_total";
+
+/// A run's `sections["tpcc"]`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RunSection {
+    /// Response-time limits (5.2.5.3) and mix minimums (5.2.3), pass/fail per type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constraints: Option<Constraints>,
+}
+
+/// TPC-C's part of every output.
+pub struct Report;
+
+impl SectionOwner for Report {
+    fn key(&self) -> &'static str {
+        NAME
+    }
+
+    fn html(&self, results: &[Labeled]) -> String {
+        let mut h = String::new();
+        section(&mut h, results);
+        h
+    }
+
+    fn terminal(&self, doc: &ResultDoc, pick: Pick) -> String {
+        terminal(doc, pick)
+    }
+
+    /// v1: `tpm_c`, `tpm_total` and `constraints` on each run, `tpm_c` on each interval.
+    fn upgrade_v1(&self, doc: &mut Value) {
+        use crate::report::move_into;
+        for run in crate::report::runs_mut(doc) {
+            move_into(run, "tpm_c", "figures", TPM_C);
+            move_into(run, "tpm_total", "figures", TPM_TOTAL);
+            if let Some(c) = run.as_object_mut().and_then(|o| o.remove("constraints")) {
+                if !c.is_null() {
+                    let s = serde_json::json!({ "constraints": c });
+                    let o = run.as_object_mut().expect("an object");
+                    let m = o
+                        .entry("sections")
+                        .or_insert_with(|| Value::Object(Default::default()));
+                    if let Some(m) = m.as_object_mut() {
+                        m.insert(NAME.into(), s);
+                    }
+                }
+            }
+            if let Some(is) = run.get_mut("intervals").and_then(Value::as_array_mut) {
+                for i in is {
+                    move_into(i, "tpm_c", "figures", TPM_C);
+                }
+            }
+        }
+    }
+}
+
+/// A run's constraints (None: not checked).
+pub fn constraints(run: &RunRecord) -> Option<Constraints> {
+    run.section::<RunSection>(NAME)?.constraints
+}
 
 /// Points of a result that carry tpmC.
 fn tpcc_points<'a>(r: &'a Labeled) -> impl Iterator<Item = &'a Point> {
     r.doc
         .points
         .iter()
-        .filter(|p| p.runs.iter().any(|run| run.tpm_c.is_some()))
+        .filter(|p| p.runs.iter().any(|run| run.figure(TPM_C).is_some()))
+}
+
+/// The terminal lines: tpmC and tpmTotal per thread count (the aggregate the table's cells
+/// use), and the constraints of TPC-C 5.2.5.3 and 5.2.3.
+fn terminal(doc: &ResultDoc, pick: Pick) -> String {
+    let mut out = String::new();
+    for p in &doc.points {
+        let tpm: Vec<(f64, f64)> = p
+            .runs
+            .iter()
+            .filter_map(|r| Some((r.figure(TPM_C)?, r.figure(TPM_TOTAL)?)))
+            .collect();
+        if tpm.is_empty() {
+            continue;
+        }
+        let c = pick.of(&tpm.iter().map(|t| t.0).collect::<Vec<_>>());
+        let t = pick.of(&tpm.iter().map(|t| t.1).collect::<Vec<_>>());
+        out.push_str(&format!(
+            "threads {:>4}: tpmC {c:.0}  tpmTotal {t:.0}\n",
+            p.threads
+        ));
+        // The first failing run's line, or the first run's.
+        let checks: Vec<Constraints> = p.runs.iter().filter_map(constraints).collect();
+        if let Some(first) = checks.first() {
+            let passed = checks.iter().filter(|c| c.pass).count();
+            let shown = checks.iter().find(|c| !c.pass).unwrap_or(first);
+            out.push_str(&format!(
+                "threads {:>4}: constraints {passed}/{} runs pass: {}\n",
+                p.threads,
+                checks.len(),
+                super::constraints::summary_line(shown)
+            ));
+        }
+    }
+    out
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -30,16 +137,23 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 /// The run whose tpmC is the median of the point's runs (the lower one for an even count).
 fn median_run(p: &Point) -> Option<&RunRecord> {
-    let mut runs: Vec<&RunRecord> = p.runs.iter().filter(|r| r.tpm_c.is_some()).collect();
-    runs.sort_by(|a, b| a.tpm_c.unwrap_or(0.0).total_cmp(&b.tpm_c.unwrap_or(0.0)));
+    let mut runs: Vec<&RunRecord> = p
+        .runs
+        .iter()
+        .filter(|r| r.figure(TPM_C).is_some())
+        .collect();
+    runs.sort_by(|a, b| {
+        let (x, y) = (a.figure(TPM_C), b.figure(TPM_C));
+        x.unwrap_or(0.0).total_cmp(&y.unwrap_or(0.0))
+    });
     runs.get(runs.len().saturating_sub(1) / 2).copied()
 }
 
 /// The run's TPC-C checks for one transaction type: the p90 limit and the mix minimum, each
 /// with its verdict (empty cells when the run has no checks).
 fn constraint_cells(run: &RunRecord, name: &str) -> (String, String) {
-    use crate::workload::tpcc::constraints::Verdict;
-    let Some(c) = &run.constraints else {
+    use super::constraints::Verdict;
+    let Some(c) = constraints(run) else {
         return Default::default();
     };
     let mark = |v: Verdict| match v {
@@ -66,7 +180,7 @@ fn constraint_cells(run: &RunRecord, name: &str) -> (String, String) {
 }
 
 /// Writes the section when any result holds TPC-C runs; nothing otherwise.
-pub fn section(h: &mut String, rs: &[Labeled]) {
+fn section(h: &mut String, rs: &[Labeled]) {
     if !rs.iter().any(|r| tpcc_points(r).next().is_some()) {
         return;
     }
@@ -78,7 +192,7 @@ pub fn section(h: &mut String, rs: &[Labeled]) {
             name: r.label.clone(),
             points: tpcc_points(r)
                 .map(|p| {
-                    let v = p.runs.iter().filter_map(|run| run.tpm_c).collect();
+                    let v = p.runs.iter().filter_map(|run| run.figure(TPM_C)).collect();
                     (p.threads as f64, median(v))
                 })
                 .collect(),
@@ -105,8 +219,8 @@ pub fn section(h: &mut String, rs: &[Labeled]) {
             .iter()
             .map(|run| Series {
                 name: format!("run {}", run.run),
-                points: super::html::full_intervals(run)
-                    .filter_map(|i| Some((i.t_s, i.tpm_c?)))
+                points: crate::report::html::full_intervals(run)
+                    .filter_map(|i| Some((i.t_s, *i.figures.get(TPM_C)?)))
                     .collect(),
             })
             .filter(|s| !s.points.is_empty())
@@ -138,7 +252,7 @@ pub fn section(h: &mut String, rs: &[Labeled]) {
                     (
                         escape(&r.label),
                         p.threads.to_string(),
-                        format!("{:.0}", run.tpm_c.unwrap_or(0.0)),
+                        format!("{:.0}", run.figure(TPM_C).unwrap_or(0.0)),
                     )
                 } else {
                     Default::default()

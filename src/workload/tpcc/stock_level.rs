@@ -2,8 +2,8 @@
 //! district's last 20 orders whose stock is below a threshold in 10..20.
 
 use super::{begin, commit, ints, prep, Ctx};
-use crate::runner::Step;
 use crate::db::{Conn, DbResult, StmtId, Value};
+use crate::runner::Step;
 use crate::workload::rng::Rng;
 
 const DISTRICT_NEXT: &str = "SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?";

@@ -1,0 +1,273 @@
+//! The registry is open: a workload defined here, in the test crate, registered with one call,
+//! gets `list`, `prepare`, `run` (as a sweep and as phases of its own), the JSON result and an
+//! HTML section from the harness, with no edit of enginebench itself.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, Parser};
+use futures_util::future::{FutureExt, LocalBoxFuture};
+
+use enginebench::db::{Conn, DbResult, StmtId, TargetSpec, Value};
+use enginebench::harness::{self, Harness};
+use enginebench::load::LoadStats;
+use enginebench::report::html::Labeled;
+use enginebench::report::{Aggregate, Point, ResultDoc, SectionOwner};
+use enginebench::runner::{Driver, Pacing, Session, SessionConfig, Step};
+use enginebench::workload::{self, Entry, Listing, PrepareCx, Registry, ResolveCx, Workload};
+
+use crate::common::tempdir;
+
+const ROWS: i64 = 500;
+
+/// The toy workloads' own option.
+#[derive(Debug, Clone, Args)]
+struct ToyArgs {
+    /// Rows in toy_kv.
+    #[arg(long, default_value_t = ROWS)]
+    toy_rows: i64,
+}
+
+struct ToyEntry;
+static TOY: ToyEntry = ToyEntry;
+
+/// `toy` sweeps point reads; `toy-phases` runs two phases of its own at 1 and 2 connections.
+#[derive(Debug, Clone)]
+struct Toy {
+    name: &'static str,
+    rows: i64,
+}
+
+impl Entry for ToyEntry {
+    fn names(&self) -> Vec<&'static str> {
+        vec!["toy", "toy-phases"]
+    }
+    fn listing(&self) -> Listing {
+        Listing {
+            heading: "toy          a key-value table read by key (defined in the test crate)".into(),
+            operations: vec![("get".into(), "SELECT v FROM toy_kv WHERE k = ?".into())],
+        }
+    }
+    fn label(&self) -> &'static str {
+        "the toy workloads"
+    }
+    fn args(&self, cmd: clap::Command) -> clap::Command {
+        ToyArgs::augment_args(cmd)
+    }
+    fn resolve(
+        &self,
+        name: &str,
+        m: &clap::ArgMatches,
+        cx: &mut ResolveCx,
+    ) -> enginebench::Result<Arc<dyn Workload>> {
+        let a: ToyArgs = workload::args::of(m)?;
+        cx.shape.size = a.toy_rows as u64;
+        let name = if name == "toy" { "toy" } else { "toy-phases" };
+        Ok(Arc::new(Toy {
+            name,
+            rows: a.toy_rows,
+        }))
+    }
+    fn report(&self) -> Option<&'static dyn SectionOwner> {
+        Some(&ToyReport)
+    }
+}
+
+struct ToyDriver {
+    rows: i64,
+    next: i64,
+    stmt: StmtId,
+}
+
+impl Driver for ToyDriver {
+    async fn setup(&mut self, conn: &mut Conn) -> DbResult<()> {
+        self.stmt = conn.prepare("SELECT v FROM toy_kv WHERE k = ?").await?;
+        Ok(())
+    }
+    async fn step(&mut self, conn: &mut Conn) -> DbResult<Step> {
+        self.next = (self.next + 7) % self.rows;
+        conn.exec_rows(self.stmt, &[Value::Int(self.next)])
+            .await
+            .map(Step::query)
+    }
+}
+
+impl Workload for Toy {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn operations(&self) -> Vec<String> {
+        vec!["get".into()]
+    }
+    fn main_table(&self) -> &str {
+        "toy_kv"
+    }
+    fn options(&self) -> serde_json::Value {
+        serde_json::json!({ "toy_rows": self.rows })
+    }
+    fn prepare<'a>(
+        &'a self,
+        cx: PrepareCx<'a>,
+    ) -> LocalBoxFuture<'a, enginebench::Result<Vec<LoadStats>>> {
+        async move {
+            let c = cx.conn;
+            let sql = |e: enginebench::db::DbError| enginebench::Error::run(e.message);
+            c.execute("DROP TABLE IF EXISTS toy_kv").await.map_err(sql)?;
+            c.execute("CREATE TABLE toy_kv (k integer PRIMARY KEY, v integer)")
+                .await
+                .map_err(sql)?;
+            let values: Vec<String> = (0..self.rows).map(|k| format!("({k}, {})", k * 2)).collect();
+            c.execute(&format!("INSERT INTO toy_kv VALUES {}", values.join(",")))
+                .await
+                .map_err(sql)?;
+            Ok(Vec::new())
+        }
+        .boxed_local()
+    }
+    fn cleanup<'a>(&'a self, conn: &'a mut Conn) -> LocalBoxFuture<'a, enginebench::Result<()>> {
+        async move {
+            conn.execute("DROP TABLE IF EXISTS toy_kv")
+                .await
+                .map_err(|e| enginebench::Error::run(e.message))
+        }
+        .boxed_local()
+    }
+    fn start(
+        &self,
+        _op: usize,
+        _threads: usize,
+        target: &TargetSpec,
+        cfg: &SessionConfig,
+    ) -> enginebench::Result<Session> {
+        let rows = self.rows;
+        Session::start(target, cfg, move |w| ToyDriver {
+            rows,
+            next: w as i64,
+            stmt: StmtId(0),
+        })
+    }
+    fn run(&self, h: &mut Harness) -> enginebench::Result<()> {
+        if self.name == "toy" {
+            return h.sweep();
+        }
+        // Phases of its own, built from the runner's pieces.
+        for (i, threads) in [1usize, 2].into_iter().enumerate() {
+            let scfg = SessionConfig {
+                threads,
+                client_threads: 1,
+                sched_batch: false,
+                pacing: Pacing::ClosedLoop,
+                faults: h.cfg.faults(),
+            };
+            let mut session = self.start(0, threads, &h.cfg.target_spec, &scfg)?;
+            let res = session.phase(
+                Duration::from_millis(300),
+                None,
+                Duration::from_millis(100),
+                |_| {},
+            )?;
+            let rec = harness::record(1, &res, (None, None), 0.0);
+            let aggregate = Aggregate::of(std::slice::from_ref(&rec), res.hist.summary());
+            h.doc.points.push(Point {
+                workload: self.name.into(),
+                operation: format!("phase{}", i + 1),
+                threads,
+                runs: vec![rec],
+                aggregate,
+                ..Default::default()
+            });
+            h.save()?;
+        }
+        h.doc
+            .set_section("toy-phases", &serde_json::json!({ "phases": 2 }));
+        Ok(())
+    }
+}
+
+struct ToyReport;
+
+impl SectionOwner for ToyReport {
+    fn key(&self) -> &'static str {
+        "toy-phases"
+    }
+    fn html(&self, results: &[Labeled]) -> String {
+        results
+            .iter()
+            .filter_map(|r| r.doc.sections.get("toy-phases"))
+            .map(|s| format!("<section id=\"toy-phases\"><h2>Toy phases</h2><p>{} phases</p></section>", s["phases"]))
+            .collect()
+    }
+}
+
+fn registry() -> Registry {
+    Registry::default().with(&TOY)
+}
+
+fn run(args: &[&str]) -> enginebench::Result<std::process::ExitCode> {
+    let mut argv = vec!["enginebench"];
+    argv.extend_from_slice(args);
+    let cli = enginebench::cli::Cli::try_parse_from(argv).expect("valid command line");
+    enginebench::run_with(cli, &registry())
+}
+
+fn result_of(results: &std::path::Path) -> ResultDoc {
+    let dir = std::fs::read_dir(results).unwrap().next().unwrap().unwrap().path();
+    let text = std::fs::read_to_string(dir.join("result.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn a_workload_registered_from_outside_gets_every_command() {
+    let dir = tempdir();
+    let db = dir.path().join("toy.db");
+    let target = format!("sqlite://{}", db.display());
+    assert!(registry().names().contains(&"toy-phases"));
+    assert!(run(&["list"]).is_ok());
+
+    // prepare, then a sweep on the shared runner.
+    run(&["prepare", "toy", "--target", &target, "--toy-rows", "300"]).unwrap();
+    let sweep = dir.path().join("sweep");
+    let code = run(&[
+        "run", "toy", "--target", &target, "--toy-rows", "300", "--threads", "1,2", "--warmup",
+        "0", "--duration", "300ms", "--runs", "1", "--results-dir", sweep.to_str().unwrap(),
+        "--format", "json",
+    ])
+    .unwrap();
+    assert_eq!(code, std::process::ExitCode::SUCCESS);
+    let doc = result_of(&sweep);
+    assert_eq!(doc.status, enginebench::report::Status::Complete);
+    assert_eq!(doc.points.len(), 2, "one point per thread count");
+    assert!(doc.points.iter().all(|p| p.operation == "get" && p.runs[0].ops > 0));
+    assert_eq!(doc.config["workload_options"]["toy_rows"], 300);
+    assert_eq!(doc.target.engine, "sqlite-btree");
+
+    // Phases of its own, its section in the result and on the page.
+    let phases = dir.path().join("phases");
+    run(&[
+        "run", "toy-phases", "--target", &target, "--toy-rows", "300", "--results-dir",
+        phases.to_str().unwrap(),
+    ])
+    .unwrap();
+    let doc = result_of(&phases);
+    assert_eq!(doc.status, enginebench::report::Status::Complete);
+    let ops: Vec<&str> = doc.points.iter().map(|p| p.operation.as_str()).collect();
+    assert_eq!(ops, ["phase1", "phase2"]);
+    assert_eq!(doc.points[1].threads, 2);
+    assert!(doc.points.iter().all(|p| p.runs[0].ops > 0));
+    assert_eq!(doc.sections["toy-phases"]["phases"], 2);
+    let folder = std::fs::read_dir(&phases).unwrap().next().unwrap().unwrap().path();
+    let html = std::fs::read_to_string(folder.join("report.html")).unwrap();
+    assert!(html.contains("<section id=\"toy-phases\">"), "the owner drew its section");
+
+    // cleanup through the same contract.
+    run(&["cleanup", "toy", "--target", &target]).unwrap();
+}
+
+#[test]
+fn a_registered_workload_has_its_own_help_and_options() {
+    // Another workload's option is refused, naming whose it is.
+    let e = run(&["run", "toy", "--warehouses", "2"]).unwrap_err();
+    assert!(e.message.contains("--warehouses") && e.message.contains("tpcc"), "{}", e.message);
+    let e = run(&["run", "micro-read", "--toy-rows", "2"]).unwrap_err();
+    assert!(e.message.contains("the toy workloads"), "{}", e.message);
+}
