@@ -364,7 +364,6 @@ pub struct RunArgs {
     pub reconnect: bool,
 }
 
-
 /// The first line of a clap error, without its "error: " prefix.
 pub fn first_line(e: &clap::Error) -> String {
     let text = e.render().to_string();
@@ -461,14 +460,17 @@ fn explain(reg: &crate::workload::Registry, name: &str, e: &clap::Error) -> Stri
                 .filter(|en| {
                     en.args(clap::Command::new("x")).get_arguments().any(|a| {
                         a.get_long() == Some(long)
-                            || a.get_all_aliases()
-                                .is_some_and(|v| v.contains(&long))
+                            || a.get_all_aliases().is_some_and(|v| v.contains(&long))
                     })
                 })
                 .map(|en| en.label())
                 .collect();
             if flag.starts_with("--") && !owners.is_empty() {
-                let what = if name.is_empty() { "a workload file" } else { name };
+                let what = if name.is_empty() {
+                    "a workload file"
+                } else {
+                    name
+                };
                 return format!(
                     "{flag} does not apply to {what}: {flag} applies to {} only",
                     owners.join(", ")

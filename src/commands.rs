@@ -367,4 +367,3 @@ pub fn server(a: &crate::cli::ServerArgs) -> Result<ExitCode> {
         }
     }
 }
-

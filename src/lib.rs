@@ -4,17 +4,17 @@
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod db;
 pub mod error;
-pub mod harness;
 #[doc(hidden)]
 pub mod fuzz;
+pub mod harness;
 pub mod load;
 pub mod measure;
 pub mod report;
 pub mod runner;
 pub mod server;
 pub mod suite;
-pub mod db;
 pub mod workload;
 
 use std::process::ExitCode;

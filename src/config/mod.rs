@@ -442,7 +442,6 @@ mod tests {
     use super::*;
 
     fn resolved(args: &[&str]) -> Result<RunConfig> {
-        use clap::Parser;
         let mut argv = vec!["enginebench", "run"];
         argv.extend_from_slice(args);
         let reg = crate::workload::Registry::default();

@@ -144,11 +144,9 @@ pub fn classify(e: &mysql_async::Error) -> ErrorClass {
     match e {
         mysql_async::Error::Server(s) => super::mysqlwire::class_of_code(s.code),
         mysql_async::Error::Io(_) => ErrorClass::ConnectionLost,
-        mysql_async::Error::Driver(d) => match d {
-            mysql_async::DriverError::ConnectionClosed
-            | mysql_async::DriverError::PoolDisconnected => ErrorClass::ConnectionLost,
-            _ => ErrorClass::Other,
-        },
+        mysql_async::Error::Driver(
+            mysql_async::DriverError::ConnectionClosed | mysql_async::DriverError::PoolDisconnected,
+        ) => ErrorClass::ConnectionLost,
         _ => ErrorClass::Other,
     }
 }

@@ -103,7 +103,11 @@ pub(crate) async fn engine(conn: &mut Conn, wanted: Option<&str>) -> Result<Opti
     }
 }
 
-pub(crate) fn load_options(spec: &TargetSpec, connections: usize, method: LoadMethod) -> LoadOptions {
+pub(crate) fn load_options(
+    spec: &TargetSpec,
+    connections: usize,
+    method: LoadMethod,
+) -> LoadOptions {
     LoadOptions {
         method,
         connections,
@@ -300,7 +304,12 @@ fn name_dead_server(e: Error, server: Option<&Server>) -> Error {
     }
 }
 
-fn run_on(a: &RunArgs, cfg: &RunConfig, server: Option<&Server>, reg: &Registry) -> Result<ExitCode> {
+fn run_on(
+    a: &RunArgs,
+    cfg: &RunConfig,
+    server: Option<&Server>,
+    reg: &Registry,
+) -> Result<ExitCode> {
     let spec = cfg.target_spec.clone();
     let workload = cfg.workload_spec.clone();
     warn_password(&spec);
@@ -483,8 +492,7 @@ fn finish(
     let code = match &outcome {
         Ok(()) if interrupt::signal().is_some() => {
             h.doc.status = Status::Interrupted;
-            h.doc.error =
-                Some("interrupted by a signal; the points that finished are kept".into());
+            h.doc.error = Some("interrupted by a signal; the points that finished are kept".into());
             h.doc.notes.push(interrupt::note());
             ExitCode::from(128 + interrupt::signal().unwrap_or(2) as u8)
         }
@@ -495,7 +503,12 @@ fn finish(
         Err(e) => {
             h.doc.status = if matches!(e.failure, Failure::Interrupted(_)) {
                 let note = interrupt::note();
-                if !h.doc.notes.iter().any(|n| n.starts_with("This run was interrupted")) {
+                if !h
+                    .doc
+                    .notes
+                    .iter()
+                    .any(|n| n.starts_with("This run was interrupted"))
+                {
                     h.doc.notes.push(note);
                 }
                 Status::Interrupted
@@ -529,7 +542,10 @@ fn finish(
         code = ExitCode::from(128 + sig as u8);
     }
     match format {
-        Format::Table => print!("{}", report::table::render(&h.doc, h.cfg.aggregate, &owners)),
+        Format::Table => print!(
+            "{}",
+            report::table::render(&h.doc, h.cfg.aggregate, &owners)
+        ),
         Format::Json => println!("{}", report::json::to_string(&h.doc)),
         Format::Csv => print!("{}", report::csv::to_string(&h.doc)),
     }

@@ -205,7 +205,6 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
     Ok(())
 }
 
-
 /// The common record of one measured run: counts, latencies, errors, and the CPU of the
 /// client, of the server (`procs`: its samples before and after, when its pid is known) and
 /// of everything else on the host (`host_busy_s`: the host's busy CPU over the run).
@@ -332,10 +331,7 @@ fn open_loop_record(
     pacing: Pacing,
     res: &PhaseResult,
     merged: &mut Option<LatencyHist>,
-) -> Option<(
-    crate::measure::LatencySummary,
-    OpenLoop,
-)> {
+) -> Option<(crate::measure::LatencySummary, OpenLoop)> {
     let (response, sched) = res.open_loop.as_ref()?;
     let Pacing::FixedRate {
         ops_per_s,

@@ -12,9 +12,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::db::{Conn, Dbms, ErrorClass, TargetSpec, Value};
 use crate::error::{Error, Result};
 use crate::runner::interrupt;
-use crate::db::{Conn, Dbms, ErrorClass, TargetSpec, Value};
 
 /// Where the rows of one table come from.
 pub trait RowSource: Send + Sync {

@@ -77,8 +77,12 @@ pub fn load(path: &Path, owners: Owners) -> Result<ResultDoc> {
     };
     let text = std::fs::read_to_string(&file)
         .map_err(|e| Error::usage(format!("cannot read {}: {e}", file.display())))?;
-    let not_result =
-        |e: serde_json::Error| Error::usage(format!("{} is not an enginebench result: {e}", file.display()));
+    let not_result = |e: serde_json::Error| {
+        Error::usage(format!(
+            "{} is not an enginebench result: {e}",
+            file.display()
+        ))
+    };
     let mut value: Value = serde_json::from_str(&text).map_err(not_result)?;
     match value.get("schema_version").and_then(Value::as_u64) {
         Some(1) => upgrade_v1(&mut value, owners),

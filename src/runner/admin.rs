@@ -8,8 +8,8 @@ use std::future::Future;
 
 use tokio::runtime::Runtime;
 
-use crate::server::capture::{self, DiskUsage, TableSize};
 use crate::db::{Conn, TargetSpec};
+use crate::server::capture::{self, DiskUsage, TableSize};
 
 use super::Faults;
 

@@ -23,9 +23,9 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
+use crate::db::{Conn, DbError, DbResult, Dbms, ErrorClass, TargetSpec};
 use crate::error::{Error, Result};
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist, LatencySummary};
-use crate::db::{Conn, DbError, DbResult, Dbms, ErrorClass, TargetSpec};
 
 pub use faults::Faults;
 pub use pacing::{Arrivals, Pacing, ScheduleStats};
@@ -157,7 +157,8 @@ enum Msg {
     },
     PhaseDone {
         worker: usize,
-        stats: WorkerStats,
+        /// Boxed: sent once per worker and phase, and it is by far the largest message.
+        stats: Box<WorkerStats>,
     },
 }
 
@@ -500,7 +501,7 @@ impl Session {
                         lost += 1;
                         total.lost = Some(error);
                     }
-                    merge_stats(&mut total, stats);
+                    merge_stats(&mut total, *stats);
                     done += 1;
                 }
                 Msg::Ready | Msg::ConnectFailed { .. } => {}
@@ -887,7 +888,10 @@ async fn worker<D: Driver>(
             reconnect_failures,
         };
         let was_lost = stats.lost.is_some();
-        let _ = tx.send(Msg::PhaseDone { worker: w, stats });
+        let _ = tx.send(Msg::PhaseDone {
+            worker: w,
+            stats: Box::new(stats),
+        });
         if was_lost {
             return;
         }

@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::db::{Conn, TargetSpec};
 use crate::error::{Error, Result};
 use crate::measure::proc;
-use crate::db::{Conn, TargetSpec};
 
 /// Bounded waits: start-up (InnoDB creates its files) and clean shutdown.
 const START_WAIT: Duration = Duration::from_secs(60);

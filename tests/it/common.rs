@@ -110,7 +110,7 @@ pub fn result_file(dir: &Path) -> PathBuf {
 /// Validate a result document against the JSON Schema in the repo.
 pub fn assert_schema_valid(doc: &serde_json::Value) {
     let schema: serde_json::Value =
-        serde_json::from_str(include_str!("../../schema/result-v1.schema.json"))
+        serde_json::from_str(include_str!("../../schema/result-v2.schema.json"))
             .expect("schema is JSON");
     let v = jsonschema::validator_for(&schema).expect("schema compiles");
     let errors: Vec<String> = v

@@ -51,12 +51,12 @@ fn run_with(url: Option<&str>, formats: Option<&str>, extra: &[&str]) -> (Json, 
 }
 
 fn format<'a>(doc: &'a Json, name: &str) -> &'a Json {
-    doc["compression"]["formats"]
+    doc["sections"]["compression"]["formats"]
         .as_array()
         .unwrap()
         .iter()
         .find(|f| f["format"] == name)
-        .unwrap_or_else(|| panic!("no format {name} in {}", doc["compression"]))
+        .unwrap_or_else(|| panic!("no format {name} in {}", doc["sections"]["compression"]))
 }
 
 fn size(doc: &Json, name: &str) -> f64 {
@@ -69,7 +69,7 @@ fn size(doc: &Json, name: &str) -> f64 {
 /// Every available format has a load time, a ratio that is its size over the raw bytes, and
 /// a read/write point with both kinds of operation.
 fn check_common(doc: &Json) {
-    let c = &doc["compression"];
+    let c = &doc["sections"]["compression"];
     let raw = c["raw_bytes"].as_f64().unwrap();
     let per_row = c["raw_bytes_per_row"].as_f64().unwrap();
     assert!((100.0..300.0).contains(&per_row), "{per_row} bytes/row");
@@ -125,18 +125,18 @@ fn mariadb_innodb_and_rocksdb_codecs() {
     assert!(
         size(&doc, "innodb-page-zlib") < plain * 0.8,
         "{}",
-        doc["compression"]
+        doc["sections"]["compression"]
     );
     assert!(
         size(&doc, "innodb-row-compressed-8k") < plain,
         "{}",
-        doc["compression"]
+        doc["sections"]["compression"]
     );
     // The codec took effect: zstd SST files are clearly smaller than uncompressed ones.
     assert!(
         size(&doc, "rocksdb-zstd") < size(&doc, "rocksdb-none") * 0.8,
         "{}",
-        doc["compression"]
+        doc["sections"]["compression"]
     );
     assert_eq!(
         format(&doc, "rocksdb-zstd")["size_method"],
@@ -205,7 +205,7 @@ fn mariadb_page_lz4_provider_and_compressed_fraction() {
     assert!(
         size(&doc, "innodb-page-lz4") < size(&doc, "innodb"),
         "{}",
-        doc["compression"]
+        doc["sections"]["compression"]
     );
     // The compressor's own per-page ratio, from the server's counters.
     let r = lz4["page_compressed_ratio"].as_f64().unwrap();

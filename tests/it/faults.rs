@@ -521,9 +521,7 @@ fn sigterm_while_loading_a_run_writes_the_load_so_far_mariadb() {
     // MariaDB 10.11 (seen here: the LOAD DATA and the COUNT both stuck, unkillable).
     let written = || -> u64 {
         block(async {
-            let mut c = enginebench::db::Conn::connect(&spec(&base))
-                .await
-                .ok()?;
+            let mut c = enginebench::db::Conn::connect(&spec(&base)).await.ok()?;
             let rows = c
                 .query("SHOW GLOBAL STATUS LIKE 'Handler_write'")
                 .await

@@ -54,7 +54,7 @@ fn count_rows(url: &str) -> i64 {
 /// The curve adds up: windows of whole batches, cumulative, ending at the rows inserted.
 fn check_curve(doc: &Json, with_server: bool) {
     let p = &doc["points"][0];
-    let ii = &p["iibench"];
+    let ii = &p["sections"]["iibench"];
     assert_eq!(ii["rows"].as_u64(), Some(ROWS));
     assert_eq!(ii["batches"].as_u64(), Some(ROWS / 200));
     assert_eq!(p["runs"][0]["rows"].as_u64(), Some(ROWS));
@@ -158,7 +158,7 @@ fn sqlite_time_bound_and_compressed_data() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let doc: Json = serde_json::from_str(&out.stdout).unwrap();
     assert_schema_valid(&doc);
-    let ii = &doc["points"][0]["iibench"];
+    let ii = &doc["points"][0]["sections"]["iibench"];
     let rows = ii["rows"].as_u64().unwrap();
     assert!(rows > 0);
     assert_eq!(count_rows(&url), rows as i64);
@@ -281,7 +281,7 @@ fn deletes(url: &str, extra: &[&str]) {
     args.extend_from_slice(extra);
     let doc = run(dir.path(), url, &args);
     assert_eq!(count_rows(url), 1000);
-    let ii = &doc["points"][0]["iibench"];
+    let ii = &doc["points"][0]["sections"]["iibench"];
     assert_eq!(ii["rows"].as_u64(), Some(ROWS));
     let d = &ii["deletes"];
     assert_eq!(d["max_table_rows"], 1000, "{d}");

@@ -44,7 +44,8 @@ impl Entry for ToyEntry {
     }
     fn listing(&self) -> Listing {
         Listing {
-            heading: "toy          a key-value table read by key (defined in the test crate)".into(),
+            heading: "toy          a key-value table read by key (defined in the test crate)"
+                .into(),
             operations: vec![("get".into(), "SELECT v FROM toy_kv WHERE k = ?".into())],
         }
     }
@@ -112,11 +113,15 @@ impl Workload for Toy {
         async move {
             let c = cx.conn;
             let sql = |e: enginebench::db::DbError| enginebench::Error::run(e.message);
-            c.execute("DROP TABLE IF EXISTS toy_kv").await.map_err(sql)?;
+            c.execute("DROP TABLE IF EXISTS toy_kv")
+                .await
+                .map_err(sql)?;
             c.execute("CREATE TABLE toy_kv (k integer PRIMARY KEY, v integer)")
                 .await
                 .map_err(sql)?;
-            let values: Vec<String> = (0..self.rows).map(|k| format!("({k}, {})", k * 2)).collect();
+            let values: Vec<String> = (0..self.rows)
+                .map(|k| format!("({k}, {})", k * 2))
+                .collect();
             c.execute(&format!("INSERT INTO toy_kv VALUES {}", values.join(",")))
                 .await
                 .map_err(sql)?;
@@ -194,7 +199,12 @@ impl SectionOwner for ToyReport {
         results
             .iter()
             .filter_map(|r| r.doc.sections.get("toy-phases"))
-            .map(|s| format!("<section id=\"toy-phases\"><h2>Toy phases</h2><p>{} phases</p></section>", s["phases"]))
+            .map(|s| {
+                format!(
+                    "<section id=\"toy-phases\"><h2>Toy phases</h2><p>{} phases</p></section>",
+                    s["phases"]
+                )
+            })
             .collect()
     }
 }
@@ -211,7 +221,12 @@ fn run(args: &[&str]) -> enginebench::Result<std::process::ExitCode> {
 }
 
 fn result_of(results: &std::path::Path) -> ResultDoc {
-    let dir = std::fs::read_dir(results).unwrap().next().unwrap().unwrap().path();
+    let dir = std::fs::read_dir(results)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
     let text = std::fs::read_to_string(dir.join("result.json")).unwrap();
     serde_json::from_str(&text).unwrap()
 }
@@ -228,23 +243,47 @@ fn a_workload_registered_from_outside_gets_every_command() {
     run(&["prepare", "toy", "--target", &target, "--toy-rows", "300"]).unwrap();
     let sweep = dir.path().join("sweep");
     let code = run(&[
-        "run", "toy", "--target", &target, "--toy-rows", "300", "--threads", "1,2", "--warmup",
-        "0", "--duration", "300ms", "--runs", "1", "--results-dir", sweep.to_str().unwrap(),
-        "--format", "json",
+        "run",
+        "toy",
+        "--target",
+        &target,
+        "--toy-rows",
+        "300",
+        "--threads",
+        "1,2",
+        "--warmup",
+        "0",
+        "--duration",
+        "300ms",
+        "--runs",
+        "1",
+        "--results-dir",
+        sweep.to_str().unwrap(),
+        "--format",
+        "json",
     ])
     .unwrap();
     assert_eq!(code, std::process::ExitCode::SUCCESS);
     let doc = result_of(&sweep);
     assert_eq!(doc.status, enginebench::report::Status::Complete);
     assert_eq!(doc.points.len(), 2, "one point per thread count");
-    assert!(doc.points.iter().all(|p| p.operation == "get" && p.runs[0].ops > 0));
+    assert!(doc
+        .points
+        .iter()
+        .all(|p| p.operation == "get" && p.runs[0].ops > 0));
     assert_eq!(doc.config["workload_options"]["toy_rows"], 300);
     assert_eq!(doc.target.engine, "sqlite-btree");
 
     // Phases of its own, its section in the result and on the page.
     let phases = dir.path().join("phases");
     run(&[
-        "run", "toy-phases", "--target", &target, "--toy-rows", "300", "--results-dir",
+        "run",
+        "toy-phases",
+        "--target",
+        &target,
+        "--toy-rows",
+        "300",
+        "--results-dir",
         phases.to_str().unwrap(),
     ])
     .unwrap();
@@ -255,9 +294,17 @@ fn a_workload_registered_from_outside_gets_every_command() {
     assert_eq!(doc.points[1].threads, 2);
     assert!(doc.points.iter().all(|p| p.runs[0].ops > 0));
     assert_eq!(doc.sections["toy-phases"]["phases"], 2);
-    let folder = std::fs::read_dir(&phases).unwrap().next().unwrap().unwrap().path();
+    let folder = std::fs::read_dir(&phases)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
     let html = std::fs::read_to_string(folder.join("report.html")).unwrap();
-    assert!(html.contains("<section id=\"toy-phases\">"), "the owner drew its section");
+    assert!(
+        html.contains("<section id=\"toy-phases\">"),
+        "the owner drew its section"
+    );
 
     // cleanup through the same contract.
     run(&["cleanup", "toy", "--target", &target]).unwrap();
@@ -267,7 +314,11 @@ fn a_workload_registered_from_outside_gets_every_command() {
 fn a_registered_workload_has_its_own_help_and_options() {
     // Another workload's option is refused, naming whose it is.
     let e = run(&["run", "toy", "--warehouses", "2"]).unwrap_err();
-    assert!(e.message.contains("--warehouses") && e.message.contains("tpcc"), "{}", e.message);
+    assert!(
+        e.message.contains("--warehouses") && e.message.contains("tpcc"),
+        "{}",
+        e.message
+    );
     let e = run(&["run", "micro-read", "--toy-rows", "2"]).unwrap_err();
     assert!(e.message.contains("the toy workloads"), "{}", e.message);
 }

@@ -568,11 +568,15 @@ fn write_path_report_in_headless_chromium() {
 
     // What the result files say the charts must hold.
     let iid = json(&ii);
-    let windows = iid["points"][0]["iibench"]["windows"].as_array().unwrap();
+    let windows = iid["points"][0]["sections"]["iibench"]["windows"]
+        .as_array()
+        .unwrap();
     let full = windows.iter().filter(|w| w["partial"] == false).count();
     assert!(full >= 5, "{windows:?}");
     let sbd = json(&sb);
-    let ops = sbd["sqlbench"]["engines"][0]["ops"].as_array().unwrap();
+    let ops = sbd["sections"]["sqlbench"]["engines"][0]["ops"]
+        .as_array()
+        .unwrap();
     let mut groups: Vec<&str> = ops
         .iter()
         .filter(|o| o["tests"].as_u64().unwrap() > 0)
@@ -618,7 +622,7 @@ fn write_path_report_in_headless_chromium() {
         .unwrap()
         .parse()
         .unwrap();
-    let expect = sbd["sqlbench"]["engines"][0]["totals"]["wall_s"]
+    let expect = sbd["sections"]["sqlbench"]["engines"][0]["totals"]["wall_s"]
         .as_f64()
         .unwrap();
     assert!((total - expect).abs() < 1e-9, "{total} vs {expect}");
@@ -760,13 +764,15 @@ fn mariadb_write_amplification_and_formats_in_the_report() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let html = std::fs::read_to_string(&page).unwrap();
     let iid = json(&ii);
-    let windows = iid["points"][0]["iibench"]["windows"].as_array().unwrap();
+    let windows = iid["points"][0]["sections"]["iibench"]["windows"]
+        .as_array()
+        .unwrap();
     let with_bytes = windows
         .iter()
         .filter(|w| w["partial"] == false && w["server_written_bytes"].is_u64())
         .count();
     assert!(with_bytes >= 5, "{windows:?}");
-    let formats = json(&comp)["compression"]["formats"]
+    let formats = json(&comp)["sections"]["compression"]["formats"]
         .as_array()
         .unwrap()
         .iter()
@@ -833,4 +839,104 @@ fn long_time_series_are_merged_exactly() {
         134,
         "every merged point has the exact rate"
     );
+}
+
+/// Results written before schema v2 (tests/data/v1, made by the build before it) are read
+/// as v2: the HTML report shows their TPC-C, iiBench and compression sections, their tables
+/// come out as CSV, and `compare` puts a v1 result next to a v2 one.
+#[test]
+fn v1_results_are_read() {
+    let dir = tempdir();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/v1");
+    let (tpcc, ii, comp) = (
+        data.join("tpcc.json"),
+        data.join("iibench.json"),
+        data.join("compression.json"),
+    );
+    let v1 = json(&tpcc);
+    assert_eq!(v1["schema_version"], 1);
+    let tpm_c = v1["points"][0]["runs"][0]["tpm_c"].as_f64().unwrap();
+
+    let page = dir.path().join("v1.html");
+    let out = eb(
+        dir.path(),
+        &[
+            "report",
+            tpcc.to_str().unwrap(),
+            ii.to_str().unwrap(),
+            comp.to_str().unwrap(),
+            "-o",
+            page.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let html = std::fs::read_to_string(&page).unwrap();
+    for h in ["<h2>TPC-C</h2>", "<h2>iiBench", "<h2>Compression</h2>"] {
+        assert!(html.contains(h), "no {h} in the page");
+    }
+    assert!(html.contains("tpmC vs threads"), "no tpmC chart");
+    // The per-transaction table gives the run's tpmC; the constraints columns are filled.
+    assert!(
+        html.contains(&format!("<td>{tpm_c:.0}</td>")),
+        "no tpmC {tpm_c:.0}"
+    );
+    assert!(html.contains("≤ 5 s: pass"), "no constraints verdict");
+    for (file, table) in [(&ii, "iibench"), (&comp, "compression")] {
+        let csv = csv_table(dir.path(), &[file], table);
+        assert_eq!(csv.code, 0, "{table}: {}", csv.stderr);
+        assert!(csv.stdout.lines().count() >= 2, "{table}: {}", csv.stdout);
+    }
+
+    // A v2 result of the same workload compares with the v1 one.
+    let url = format!("sqlite://{}/tpcc.db", dir.path().display());
+    let v2 = run_to(
+        dir.path(),
+        "v2",
+        &[
+            "run",
+            "tpcc",
+            "--target",
+            &url,
+            "--warehouses",
+            "1",
+            "--threads",
+            "1",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0",
+            "--runs",
+            "1",
+        ],
+    );
+    let doc = json(&v2);
+    assert_eq!(doc["schema_version"], 2);
+    assert_schema_valid(&doc);
+    let out = eb(
+        dir.path(),
+        &[
+            "compare",
+            tpcc.to_str().unwrap(),
+            v2.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let rows: Json = serde_json::from_str(&out.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert!(
+        rows.iter()
+            .any(|r| r["operation"] == "mix" && r["metric"] == "ops_per_s"),
+        "{rows:?}"
+    );
+
+    // Another version is refused with a clear usage error.
+    let mut v3 = v1.clone();
+    v3["schema_version"] = Json::from(3);
+    let f = dir.path().join("v3.json");
+    std::fs::write(&f, v3.to_string()).unwrap();
+    let out = eb(dir.path(), &["report", f.to_str().unwrap(), "-o", "-"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("schema_version 3"), "{}", out.stderr);
 }

@@ -56,7 +56,7 @@ fn run(url: &str, extra: &[&str]) -> Json {
 }
 
 fn timeline<'a>(doc: &'a Json, alg: &str) -> &'a Json {
-    doc["schema_change"]
+    doc["sections"]["schema-change"]
         .as_array()
         .unwrap()
         .iter()

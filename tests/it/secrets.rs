@@ -168,9 +168,7 @@ fn mariadb_password_never_written() {
     let marker = "Mk7q-SECRET-e1b9zz";
     let db = fresh_db(&root, "eb_secrets");
     block(async {
-        let mut c = enginebench::db::Conn::connect(&spec(&root))
-            .await
-            .unwrap();
+        let mut c = enginebench::db::Conn::connect(&spec(&root)).await.unwrap();
         for sql in [
             "DROP USER IF EXISTS 'eb_secret'@'localhost'".to_string(),
             format!("CREATE USER 'eb_secret'@'localhost' IDENTIFIED BY '{marker}'"),
@@ -241,9 +239,7 @@ fn postgres_password_never_written() {
         .unwrap()
         .to_string();
     block(async {
-        let mut c = enginebench::db::Conn::connect(&spec(&sock))
-            .await
-            .unwrap();
+        let mut c = enginebench::db::Conn::connect(&spec(&sock)).await.unwrap();
         c.execute(&format!(
             "CREATE USER eb_secret PASSWORD '{marker}'; GRANT ALL ON SCHEMA public TO eb_secret; ALTER DATABASE enginebench OWNER TO eb_secret"
         ))

@@ -217,9 +217,7 @@ fn start_stop(kind: &str) {
     assert_eq!(st.stdout.trim(), url);
     // The server answers on the URL it printed, with the profile's connection limit.
     let limit = block(async {
-        let mut c = enginebench::db::Conn::connect(&spec(&url))
-            .await
-            .unwrap();
+        let mut c = enginebench::db::Conn::connect(&spec(&url)).await.unwrap();
         c.query_one(if kind == "mariadb" {
             "SELECT @@max_connections"
         } else {

@@ -184,7 +184,7 @@ fn tiny_suite_on_sqlite() {
     let d = dir.path();
     let url = format!("sqlite://{}/sb.db", d.display());
     let doc = run(d, &["--scale", "0.001", "--target", &url]);
-    let engines = doc["sqlbench"]["engines"].as_array().unwrap();
+    let engines = doc["sections"]["sqlbench"]["engines"].as_array().unwrap();
     assert_eq!(engines.len(), 1);
     check_engine(&engines[0], &planned(d, "0.001", &[]));
     // The side-by-side table reads the result back.
@@ -227,7 +227,7 @@ fn tiny_suite_on_mariadb_innodb_and_myisam() {
             "InnoDB,MyISAM",
         ],
     );
-    let engines = doc["sqlbench"]["engines"].as_array().unwrap();
+    let engines = doc["sections"]["sqlbench"]["engines"].as_array().unwrap();
     assert_eq!(engines.len(), 2);
     assert_eq!(engines[0]["engine"], "InnoDB");
     assert_eq!(engines[1]["engine"], "MyISAM");
@@ -269,7 +269,7 @@ fn rollbacks_not_supported_on_myisam_and_aria_and_checked_on_innodb() {
     );
     let plan = planned(d, "0.01", &["--groups", "transactions"]);
     assert_eq!(plan["insert_rollback"], 1);
-    let engines = doc["sqlbench"]["engines"].as_array().unwrap();
+    let engines = doc["sections"]["sqlbench"]["engines"].as_array().unwrap();
     for e in engines {
         check_engine(e, &plan);
         let o = ops(e);
@@ -315,7 +315,7 @@ fn tiny_suite_on_postgres() {
     let dir = tempdir();
     let d = dir.path();
     let doc = run(d, &["--scale", "0.001", "--target", &url]);
-    let engines = doc["sqlbench"]["engines"].as_array().unwrap();
+    let engines = doc["sections"]["sqlbench"]["engines"].as_array().unwrap();
     assert_eq!(engines[0]["dbms"], "postgres");
     check_engine(&engines[0], &planned(d, "0.001", &[]));
 }

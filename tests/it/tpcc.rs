@@ -31,7 +31,7 @@ fn ytd_cents(url: &str) -> (i64, i64) {
 /// when its p90 is within its limit (5 s; StockLevel 20 s), and `pass` is every verdict and
 /// the mix together.
 fn assert_constraints_follow_the_run(run: &Json, mix_compliant: bool) {
-    let c = &run["constraints"];
+    let c = &run["sections"]["tpcc"]["constraints"];
     assert_eq!(c["mix_compliant"], Json::Bool(mix_compliant), "{c}");
     let checks = c["response_time"].as_array().unwrap();
     let mut any_fail = false;
@@ -149,7 +149,7 @@ fn whole_cycle(url: &str) {
             ops[k]
         );
     }
-    let tpmc = run["tpm_c"].as_f64().unwrap();
+    let tpmc = run["figures"]["tpm_c"].as_f64().unwrap();
     assert!(tpmc > 0.0);
     assert_constraints_follow_the_run(run, true);
     assert!(out.stderr.contains("constraints "), "{}", out.stderr);
@@ -175,13 +175,19 @@ fn whole_cycle(url: &str) {
         .map(|k| k["ops"].as_u64().unwrap())
         .sum();
     assert_eq!(kind_sum, run["ops"].as_u64().unwrap());
-    assert!(intervals.iter().all(|i| i["tpm_c"].is_number()), "{run}");
+    assert!(
+        intervals.iter().all(|i| i["figures"]["tpm_c"].is_number()),
+        "{run}"
+    );
     // The workload's own counters are reported (values depend on contention).
     let counters = run["workload_counters"].as_object().unwrap();
     assert!(
         counters.contains_key("retries") && counters.contains_key("delivery_skipped_districts")
     );
-    assert!(out.stderr.contains("tpmC") || doc["points"][0]["runs"][0]["tpm_total"].is_number());
+    assert!(
+        out.stderr.contains("tpmC")
+            || doc["points"][0]["runs"][0]["figures"]["tpm_total"].is_number()
+    );
 
     // Payment moved the money, and the money still adds up.
     let (w1, d1) = ytd_cents(url);
@@ -367,7 +373,7 @@ fn tpcc_non_compliant_mix_is_reported() {
     assert_schema_valid(&doc);
     let run = &doc["points"][0]["runs"][0];
     assert_constraints_follow_the_run(run, false);
-    let c = &run["constraints"];
+    let c = &run["sections"]["tpcc"]["constraints"];
     assert_eq!(c["pass"], Json::Bool(false));
     let mix = c["mix"].as_array().unwrap();
     let verdicts: Vec<&str> = mix

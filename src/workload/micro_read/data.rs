@@ -9,8 +9,8 @@
 //! - `dob` a date in 1930-01-01..2009-12-31, NULL for 2 % of rows.
 //! - `email` is unique by construction (it contains the row id).
 
-use crate::load::RowSource;
 use crate::db::Value;
+use crate::load::RowSource;
 use crate::workload::rng::Rng;
 
 pub const STATES: u64 = 20;
@@ -59,7 +59,7 @@ fn word(r: &mut Rng, min: u64, max: u64, out: &mut String) {
     let n = r.range(min, max);
     let start = out.len();
     for _ in 0..n {
-        let s: &str = *r.pick(&SYLLABLES);
+        let s = *r.pick(&SYLLABLES);
         out.push_str(s);
     }
     // Capitalize the first letter (all syllables are ASCII).
@@ -104,7 +104,7 @@ impl RowSource for NormalRows {
         let mut address = format!("{} ", r.range(1, 9999));
         word(r, 2, 4, &mut address);
         address.push(' ');
-        let street: &str = *r.pick(&STREETS);
+        let street = *r.pick(&STREETS);
         address.push_str(street);
         let mut city = String::with_capacity(12);
         word(r, 2, 3, &mut city);

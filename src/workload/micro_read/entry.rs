@@ -119,4 +119,3 @@ impl Workload for Spec {
         Session::start(target, cfg, move |w| MicroDriver::new(query, rows, seed, w))
     }
 }
-

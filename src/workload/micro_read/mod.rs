@@ -12,10 +12,10 @@ pub use entry::{MicroArgs, ENTRY};
 
 use serde::Serialize;
 
+use crate::db::{Conn, DbResult, Dbms, StmtId, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
 use crate::load::{self, LoadOptions, LoadStats};
 use crate::runner::{Driver, Step};
-use crate::db::{Conn, DbResult, Dbms, StmtId, TargetSpec, Value};
 use crate::workload::rng::Rng;
 
 pub use data::NormalRows;

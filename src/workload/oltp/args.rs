@@ -93,7 +93,6 @@ pub struct OltpArgs {
     pub bulk_rows: u32,
 }
 
-
 /// Build the spec of `kind` from its options (shared with schema-change, which runs one of
 /// these workloads while it alters the table).
 pub fn spec(

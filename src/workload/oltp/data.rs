@@ -4,8 +4,8 @@
 //! lengths from the shared generator (src/workload/textgen.rs) that compresses to F.
 
 use super::rand::{digit_groups, Dist};
-use crate::load::RowSource;
 use crate::db::Value;
+use crate::load::RowSource;
 use crate::workload::rng::Rng;
 use crate::workload::textgen::TextGen;
 

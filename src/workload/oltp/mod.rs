@@ -10,9 +10,9 @@ pub mod rand;
 
 use serde::Serialize;
 
+use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Context, Result};
 use crate::load::{self, LoadOptions, LoadStats};
-use crate::db::{Conn, Dbms, TargetSpec};
 
 pub use driver::OltpDriver;
 mod entry;
