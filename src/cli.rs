@@ -392,18 +392,21 @@ pub fn parse_workload<A: Args + clap::FromArgMatches>(
 ) -> crate::Result<Option<Parsed<A>>> {
     use crate::error::Error;
     let help = argv.iter().any(|a| a == "--help" || a == "-h");
-    let (entry, name, rest) = match argv.first() {
-        Some(n) if !n.starts_with('-') => {
+    let (entry, name, rest) = match workload_position::<A>(reg, sub, argv) {
+        Some(i) => {
+            let n = &argv[i];
             let entry = reg.find(n).ok_or_else(|| {
                 Error::usage(format!(
                     "unknown workload '{n}'; known workloads: {} (see `enginebench list`)",
                     reg.names().join(", ")
                 ))
             })?;
-            (entry, n.clone(), &argv[1..])
+            let mut rest = argv.to_vec();
+            rest.remove(i);
+            (entry, n.clone(), rest)
         }
-        _ => match reg.entries().iter().find(|e| e.claims_unnamed(argv)) {
-            Some(e) => (*e, String::new(), argv),
+        None => match reg.entries().iter().find(|e| e.claims_unnamed(argv)) {
+            Some(e) => (*e, String::new(), argv.to_vec()),
             None if help => {
                 let mut cmd = workload_command::<A>(sub, "WORKLOAD").after_help(format!(
                     "Workloads (`enginebench list` shows their operations; `enginebench {sub} WORKLOAD --help` their options):\n  {}",
@@ -420,7 +423,7 @@ pub fn parse_workload<A: Args + clap::FromArgMatches>(
         },
     };
     let cmd = entry.args(workload_command::<A>(sub, &name));
-    let matches = match cmd.try_get_matches_from(rest) {
+    let matches = match cmd.try_get_matches_from(&rest) {
         Ok(m) => m,
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
             let _ = e.print();
@@ -435,6 +438,52 @@ pub fn parse_workload<A: Args + clap::FromArgMatches>(
         common,
         matches,
     }))
+}
+
+/// Where the workload name stands in `argv`: the first word that is not an option or an
+/// option's value (any workload's options are known, so `--threads 4 tpcc` finds tpcc).
+fn workload_position<A: Args>(
+    reg: &crate::workload::Registry,
+    sub: &str,
+    argv: &[String],
+) -> Option<usize> {
+    let mut cmds = vec![workload_command::<A>(sub, "")];
+    cmds.extend(
+        reg.entries()
+            .iter()
+            .map(|e| e.args(clap::Command::new("x"))),
+    );
+    let takes_value = |word: &str| {
+        cmds.iter().flat_map(|c| c.get_arguments()).any(|a| {
+            let named = match word.strip_prefix("--") {
+                Some(long) => {
+                    a.get_long() == Some(long)
+                        || a.get_all_aliases().is_some_and(|v| v.contains(&long))
+                }
+                // `-t URL`: a short option alone, its value in the next word.
+                None => word.len() == 2 && word.chars().nth(1) == a.get_short(),
+            };
+            // An option whose value must follow `=` never takes the next word.
+            named && a.get_action().takes_values() && !a.is_require_equals_set()
+        })
+    };
+    let mut i = 0;
+    while i < argv.len() {
+        let w = argv[i].as_str();
+        if w == "--" {
+            return (i + 1 < argv.len()).then_some(i + 1);
+        }
+        if w.starts_with('-') && w.len() > 1 {
+            i += if !w.contains('=') && takes_value(w) {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        return Some(i);
+    }
+    None
 }
 
 /// The command of one workload before its own options are added.
