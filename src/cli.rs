@@ -422,7 +422,12 @@ pub fn parse_workload<A: Args + clap::FromArgMatches>(
             }
         },
     };
-    let cmd = entry.args(workload_command::<A>(sub, &name));
+    // The workload's line from `list` heads its help (an Args struct's doc comment would).
+    let heading = entry.listing().heading;
+    let cmd = entry
+        .args(workload_command::<A>(sub, &name))
+        .about(heading.split_whitespace().collect::<Vec<_>>().join(" "))
+        .long_about(clap::builder::Resettable::Reset);
     let matches = match cmd.try_get_matches_from(&rest) {
         Ok(m) => m,
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
@@ -441,7 +446,7 @@ pub fn parse_workload<A: Args + clap::FromArgMatches>(
 }
 
 /// Where the workload name stands in `argv`: the first word that is not an option or an
-/// option's value (any workload's options are known, so `--threads 4 tpcc` finds tpcc).
+/// option's value (any workload's options are known, so `--threads 4 NAME` finds NAME).
 fn workload_position<A: Args>(
     reg: &crate::workload::Registry,
     sub: &str,

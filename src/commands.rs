@@ -201,7 +201,7 @@ pub fn report(a: &ReportArgs, reg: &Registry) -> Result<ExitCode> {
             .find_map(|o| o.side_by_side(&docs))
             .ok_or_else(|| {
                 Error::usage(
-                    "--format table shows the results of workloads with a side-by-side view (sqlbench's seconds per operation); none of these results has one",
+                    "--format table shows the results of workloads with a side-by-side view (see `enginebench report --help`); none of these results has one",
                 )
             })?,
     };

@@ -64,7 +64,7 @@ impl Harness<'_> {
         let w = self.cfg.workload_spec.clone();
         sweep::sweep(self, w.as_ref())
     }
-    /// The sweep of another workload value (compression: one storage format at a time).
+    /// The sweep of another workload value (a part of it, e.g. one storage format at a time).
     pub fn sweep_of(&mut self, w: &dyn Workload) -> Result<()> {
         sweep::sweep(self, w)
     }
@@ -336,7 +336,7 @@ fn run_on(
     })?;
     let settings = rt.block_on(capture::settings(&mut admin));
     if workload.plan_line().is_some() {
-        // The workload says what it will run (sqlbench: tests per operation, not timed runs).
+        // The workload says what it will run (e.g. tests per operation instead of timed runs).
     } else if cfg.method == crate::cli::Method::Classic {
         eprintln!(
             "classic method: the 2007 report's settings; {} per engine",

@@ -15,7 +15,7 @@ pub enum Pick {
 
 /// The table of one result, then each owner's lines for it.
 pub fn render(doc: &ResultDoc, pick: Pick, owners: Owners) -> String {
-    // A workload whose results are not points (sqlbench: seconds per operation) has only its
+    // A workload whose results are not points (seconds per operation of a fixed suite) has only its
     // own lines.
     let sections: String = owners.iter().map(|o| o.terminal(doc, pick)).collect();
     if doc.points.is_empty() && !sections.is_empty() {

@@ -60,7 +60,7 @@ impl Admin {
         out
     }
 
-    /// The connection itself, for workloads that drive their own loop (iibench); `None` once
+    /// The connection itself, for workloads that drive their own loop; `None` once
     /// it was lost.
     pub fn conn_mut(&mut self) -> Option<&mut Conn> {
         self.conn.as_mut()
