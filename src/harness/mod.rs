@@ -488,6 +488,15 @@ fn finish(
     reg: &Registry,
 ) -> Result<ExitCode> {
     let spec = &h.cfg.target_spec;
+    // A failure after a signal is the signal's doing (a statement cut short, a server stopped
+    // by the same Ctrl-C): the run was interrupted, not failed.
+    let outcome = outcome.map_err(|e| match (interrupt::signal(), &e.failure) {
+        (Some(sig), Failure::Run | Failure::Usage) => Error {
+            failure: Failure::Interrupted(sig),
+            message: e.message,
+        },
+        _ => e,
+    });
     h.doc.finished_at = Some(now_rfc3339());
     let code = match &outcome {
         Ok(()) if interrupt::signal().is_some() => {

@@ -6,7 +6,7 @@
 use super::exec::{EngineRun, OpStatus, Runner, Section, Totals};
 use super::{Planned, Spec, NAME};
 use crate::db::{Conn, DbError, Dbms};
-use crate::error::{Context, Error, Failure, Result};
+use crate::error::{Context, Error, Result};
 use crate::harness::{connect, Harness};
 use crate::runner::interrupt;
 
@@ -39,18 +39,6 @@ async fn engine_facts(conn: &mut Conn, wanted: Option<&str>) -> Result<(String, 
 
 /// The suite on every engine (`--engines`, else `--engine`, else the server's default).
 pub fn run(spec: &Spec, h: &mut Harness) -> Result<()> {
-    // A failure after a signal is the signal's doing (a server that stopped on Ctrl-C, a
-    // statement cut short): the run was interrupted, not failed.
-    run_engines(spec, h).map_err(|e| match (interrupt::signal(), &e.failure) {
-        (_, Failure::Interrupted(_)) | (None, _) => e,
-        (Some(sig), _) => Error {
-            failure: Failure::Interrupted(sig),
-            message: e.message,
-        },
-    })
-}
-
-fn run_engines(spec: &Spec, h: &mut Harness) -> Result<()> {
     let (cfg, rt) = (h.cfg, h.rt);
     let plan = spec.plan();
     let wanted: Vec<Option<String>> = if spec.engines.is_empty() {

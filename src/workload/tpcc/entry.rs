@@ -110,7 +110,7 @@ impl Entry for TpccEntry {
 }
 
 /// TPC-C: the run's response-time and mix conditions, from its per-type records.
-fn run_constraints(run: &RunRecord, weights: &[u32; 5]) -> constraints::Constraints {
+fn check_constraints(run: &RunRecord, weights: &[u32; 5]) -> constraints::Constraints {
     let figures = std::array::from_fn(|k| {
         run.by_kind
             .get(KINDS[k])
@@ -194,7 +194,7 @@ impl Workload for Spec {
         let t = run.ops as f64 * per_min;
         run.figures.insert(TPM_C.into(), c);
         run.figures.insert(TPM_TOTAL.into(), t);
-        let k = run_constraints(run, &self.weights);
+        let k = check_constraints(run, &self.weights);
         let summary = constraints::summary_line(&k);
         run.set_section(
             NAME,
@@ -285,7 +285,7 @@ mod tests {
         let lines = spec.derive(8, &mut run);
         assert_eq!(run.figure(TPM_C), Some(200.0));
         assert_eq!(run.figure(TPM_TOTAL), Some(600.0));
-        assert!(super::super::run_constraints(&run).is_some());
+        assert!(super::super::constraints_of(&run).is_some());
         assert_eq!(
             lines[0],
             "tpcc threads 8 run 2: tpmC 200  tpmTotal 600  retries 4"

@@ -20,7 +20,7 @@ mod report;
 pub mod stock_level;
 
 pub use entry::{TpccArgs, ENTRY};
-pub use report::{constraints as run_constraints, Report, RunSection, TPM_C, TPM_TOTAL};
+pub use report::{constraints as constraints_of, Report, RunSection, TPM_C, TPM_TOTAL};
 
 use crate::db::{Conn, DbError, DbResult, Dbms, ErrorClass, StmtId, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
