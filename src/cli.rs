@@ -408,7 +408,11 @@ pub fn parse_workload<A: Args + clap::FromArgMatches>(
         None => match reg.entries().iter().find(|e| e.claims_unnamed(argv)) {
             Some(e) => (*e, String::new(), argv.to_vec()),
             None if help => {
-                let mut cmd = workload_command::<A>(sub, "WORKLOAD").after_help(format!(
+                let mut cmd = workload_command::<A>(sub, "WORKLOAD")
+                    .about(format!(
+                        "The common options of `{sub}`; each workload adds its own."
+                    ))
+                    .after_help(format!(
                     "Workloads (`enginebench list` shows their operations; `enginebench {sub} WORKLOAD --help` their options):\n  {}",
                     reg.names().join(", ")
                 ));
