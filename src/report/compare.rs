@@ -40,13 +40,17 @@ pub struct Row {
     pub disturbed: bool,
 }
 
-/// The per-run values of each compared metric.
-type Metric = (&'static str, fn(&super::RunRecord) -> f64);
-const METRICS: [Metric; 4] = [
-    ("ops_per_s", |r| r.ops_per_s),
-    ("p50_us", |r| r.latency_us.p50_us as f64),
-    ("p99_us", |r| r.latency_us.p99_us as f64),
-    ("client_cpu_us_per_op", |r| r.client_cpu.us_per_op),
+/// The per-run values of each compared metric; None where a run lacks it (the server's CPU
+/// of a run whose server process was not known).
+type Metric = (&'static str, fn(&super::RunRecord) -> Option<f64>);
+const METRICS: [Metric; 5] = [
+    ("ops_per_s", |r| Some(r.ops_per_s)),
+    ("p50_us", |r| Some(r.latency_us.p50_us as f64)),
+    ("p99_us", |r| Some(r.latency_us.p99_us as f64)),
+    ("client_cpu_us_per_op", |r| Some(r.client_cpu.us_per_op)),
+    ("server_cpu_us_per_op", |r| {
+        r.server_process.as_ref().map(|s| s.cpu_us_per_op)
+    }),
 ];
 
 fn mean_var(v: &[f64]) -> (f64, f64) {
@@ -116,8 +120,8 @@ pub fn compare(a: &ResultDoc, b: &ResultDoc) -> Vec<Row> {
             continue;
         };
         for (metric, f) in METRICS {
-            let va: Vec<f64> = pa.runs.iter().map(f).collect();
-            let vb: Vec<f64> = pb.runs.iter().map(f).collect();
+            let va: Vec<f64> = pa.runs.iter().filter_map(f).collect();
+            let vb: Vec<f64> = pb.runs.iter().filter_map(f).collect();
             if va.is_empty() || vb.is_empty() {
                 continue;
             }
