@@ -184,4 +184,49 @@ mod tests {
         assert_eq!(welch(&[5.0, 5.0], &[5.0, 5.0]), Verdict::WithinNoise);
         assert_eq!(welch(&[5.0, 5.0], &[6.0, 6.0]), Verdict::Significant);
     }
+
+    fn doc(server_us: &[Option<f64>]) -> ResultDoc {
+        let runs = server_us
+            .iter()
+            .map(|s| crate::report::RunRecord {
+                ops_per_s: 100.0,
+                server_process: s.map(|us| crate::report::ServerProcess {
+                    cpu_us_per_op: us,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+            .collect();
+        ResultDoc {
+            points: vec![Point {
+                operation: "op".into(),
+                threads: 2,
+                runs,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn server_cpu_only_where_both_have_it() {
+        let metrics = |a: &ResultDoc, b: &ResultDoc| -> Vec<&'static str> {
+            compare(a, b).iter().map(|r| r.metric).collect()
+        };
+        let with = doc(&[Some(40.0), Some(42.0)]);
+        let without = doc(&[None, None]);
+        assert!(metrics(&with, &with).contains(&"server_cpu_us_per_op"));
+        assert!(!metrics(&with, &without).contains(&"server_cpu_us_per_op"));
+        assert!(!metrics(&without, &with).contains(&"server_cpu_us_per_op"));
+        assert!(metrics(&without, &with).contains(&"client_cpu_us_per_op"));
+        let r = compare(&with, &doc(&[Some(80.0), Some(84.0)]));
+        let row = r
+            .iter()
+            .find(|r| r.metric == "server_cpu_us_per_op")
+            .unwrap();
+        assert_eq!(
+            (row.a, row.b, row.verdict),
+            (41.0, 82.0, Verdict::Significant)
+        );
+    }
 }
