@@ -53,9 +53,22 @@ pub fn find_server(conn: &Conn, spec: &TargetSpec) -> Lookup {
     if spec.dbms == Dbms::Sqlite {
         return Lookup::NotLocal;
     }
-    let found = |pid: u32, by| Lookup::Found {
-        pid: server_root(spec.dbms, pid),
-        by,
+    let found = |pid: u32, by: FoundBy| {
+        // A proxy in front of the server (docker-proxy publishing a container's port, a
+        // connection pooler) owns the socket too: its CPU is not the server's.
+        let name = proc::comm(pid).unwrap_or_default();
+        if !is_server(spec.dbms, &name) {
+            return Lookup::NotFound(format!(
+                "server CPU not recorded: the process found by {} is '{name}' (pid {pid}), not \
+                 a {} server (a proxy?); give --server-pid PID",
+                by.name(),
+                spec.dbms.name()
+            ));
+        }
+        Lookup::Found {
+            pid: server_root(spec.dbms, pid),
+            by,
+        }
     };
     if let Some(socket) = &spec.socket {
         // A Unix socket's peer is always on this machine (perhaps in another pid namespace).
@@ -132,7 +145,16 @@ fn server_root(dbms: Dbms, pid: u32) -> u32 {
 }
 
 fn is_postgres(comm: &str) -> bool {
-    matches!(comm, "postgres" | "postmaster")
+    comm.contains("postgres") || comm == "postmaster"
+}
+
+/// Whether a command name is a server of `dbms` (mysqld, mariadbd, mysqld-debug; postgres).
+fn is_server(dbms: Dbms, comm: &str) -> bool {
+    match dbms {
+        Dbms::Mysql => comm.contains("mysqld") || comm.contains("mariadb"),
+        Dbms::Postgres => is_postgres(comm),
+        Dbms::Sqlite => false,
+    }
 }
 
 /// 127.0.0.0/8, ::1 and `localhost`: the addresses whose server runs on this machine.
@@ -162,6 +184,15 @@ mod tests {
         for h in ["10.0.0.1", "db.example.com", "", "::2"] {
             assert!(!is_loopback(h), "{h}");
         }
+    }
+
+    #[test]
+    fn server_names() {
+        assert!(is_server(Dbms::Mysql, "mariadbd"));
+        assert!(is_server(Dbms::Mysql, "mysqld"));
+        assert!(!is_server(Dbms::Mysql, "docker-proxy"));
+        assert!(is_server(Dbms::Postgres, "postgres"));
+        assert!(!is_server(Dbms::Postgres, "pgbouncer"));
     }
 
     #[test]
