@@ -186,7 +186,8 @@ pub struct RunServerArgs {
     #[arg(long, value_name = "DIR", requires = "server")]
     pub datadir: Option<String>,
     /// Pid of the server behind --target (a server enginebench did not start), to record its
-    /// CPU, I/O and memory per run. PostgreSQL: the postmaster's pid.
+    /// CPU, I/O and memory per run. PostgreSQL: the postmaster's pid. Without it a server on
+    /// this machine is found from the connection's socket or its listening port.
     #[arg(long, value_name = "PID")]
     pub server_pid: Option<u32>,
     /// Pin the client and/or the server to CPUs, e.g. client=0,server=1 (lists as taskset -c:

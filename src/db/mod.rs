@@ -3,6 +3,7 @@
 
 pub mod mysql;
 pub mod mysqlwire;
+pub mod peer;
 pub mod pgwire;
 pub mod postgres;
 pub(crate) mod sock;

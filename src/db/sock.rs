@@ -45,6 +45,31 @@ impl Sock {
         }
     }
 
+    /// The pid of the process at the other end of a Unix socket (SO_PEERCRED: the process
+    /// that called listen(), fixed when we connected). None over TCP, and when the peer is in
+    /// a pid namespace we cannot see (the kernel then reports pid 0).
+    pub(crate) fn peer_pid(&self) -> Option<u32> {
+        let Sock::Unix(s) = self else { return None };
+        let mut cred = libc::ucred {
+            pid: 0,
+            uid: 0,
+            gid: 0,
+        };
+        let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+        // SAFETY: `cred` and `len` are valid for writes of the sizes given; the descriptor is
+        // open for as long as `s` is borrowed.
+        let rc = unsafe {
+            libc::getsockopt(
+                s.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_PEERCRED,
+                (&mut cred as *mut libc::ucred).cast(),
+                &mut len,
+            )
+        };
+        (rc == 0 && cred.pid > 0).then_some(cred.pid as u32)
+    }
+
     /// One non-blocking write (the caller's best-effort goodbye; `write_all` otherwise).
     pub(crate) fn write(&self, buf: &[u8]) -> std::io::Result<usize> {
         match self {

@@ -12,6 +12,7 @@ use std::time::SystemTime;
 
 use crate::cli::{Format, RunArgs};
 use crate::config::RunConfig;
+use crate::db::peer::{self, FoundBy, Lookup};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Context, Error, Failure, Result};
 use crate::load::{LoadMethod, LoadOptions, LoadStats};
@@ -334,6 +335,17 @@ fn run_on(
         let max_conn = check_connection_limit(&mut admin, cfg).await?;
         Ok::<_, Error>((version, engine, max_conn))
     })?;
+    // A third source of the server's pid, after --server and --server-pid: the server on this
+    // machine behind the admin connection, so every run records the server's CPU per op.
+    let (server_pid, found_by, lookup_note) = match (server, cfg.server_pid) {
+        (Some(sv), _) => (Some(sv.pid), Some(FoundBy::Managed), None),
+        (None, Some(pid)) => (Some(pid), Some(FoundBy::ServerPidFlag), None),
+        (None, None) => match peer::find_server(&admin, &spec) {
+            Lookup::Found { pid, by } => (Some(pid), Some(by), None),
+            Lookup::NotFound(why) => (None, None, Some(why)),
+            Lookup::NotLocal => (None, None, None),
+        },
+    };
     let settings = rt.block_on(capture::settings(&mut admin));
     if workload.plan_line().is_some() {
         // The workload says what it will run (e.g. tests per operation instead of timed runs).
@@ -385,6 +397,7 @@ fn run_on(
 
     let folder = result_folder(&cfg.results_dir, &cfg.workload, spec.dbms)?;
     let mut notes = notes(cfg);
+    notes.extend(lookup_note);
     if let Conn::Mysql(m) = &admin {
         // The lean client falls back to mysql_async silently; say which one ran.
         notes.push(format!(
@@ -422,6 +435,7 @@ fn run_on(
                     pid: Some(sv.pid),
                     options_file: Some(sv.options_text.clone()),
                     pinned_cpus: cfg.pin.as_ref().and_then(|p| p.server_cpus.clone()),
+                    found_by: found_by.map(|f| f.name().to_string()),
                 }),
                 (None, Some(pid)) => Some(ServerInfo {
                     managed: false,
@@ -429,6 +443,7 @@ fn run_on(
                     pid: Some(pid),
                     options_file: None,
                     pinned_cpus: cfg.pin.as_ref().and_then(|p| p.server_cpus.clone()),
+                    found_by: found_by.map(|f| f.name().to_string()),
                 }),
                 _ => None,
             },

@@ -45,6 +45,111 @@ pub fn children(pid: u32) -> Vec<u32> {
     out
 }
 
+/// The parent of `pid` (field 4 of /proc/PID/stat).
+pub fn parent(pid: u32) -> Option<u32> {
+    stat_fields(pid)?.get(1)?.parse().ok()
+}
+
+/// The command name of `pid` (/proc/PID/comm: the executable's name, 15 bytes at most).
+pub fn comm(pid: u32) -> Option<String> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+    Some(s.trim_end().to_string())
+}
+
+/// Inodes of the TCP sockets listening on `port` (any address, IPv4 and IPv6), from
+/// /proc/net/tcp and /proc/net/tcp6.
+pub fn tcp_listen_inodes(port: u16) -> Vec<u64> {
+    let mut out = Vec::new();
+    for f in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        out.extend(parse_tcp_listen(&text, port));
+    }
+    out
+}
+
+/// Lines of /proc/net/tcp{,6}: `sl local_address rem_address st ... uid timeout inode`, the
+/// local address as `HEXADDR:HEXPORT`, state 0A = LISTEN.
+fn parse_tcp_listen(text: &str, port: u16) -> Vec<u64> {
+    text.lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let local_port = u16::from_str_radix(f.get(1)?.rsplit_once(':')?.1, 16).ok()?;
+            (local_port == port && *f.get(3)? == "0A").then(|| f.get(9)?.parse().ok())?
+        })
+        .collect()
+}
+
+/// Inodes of the Unix sockets listening on `path`, from /proc/net/unix.
+pub fn unix_listen_inodes(path: &Path) -> Vec<u64> {
+    let text = std::fs::read_to_string("/proc/net/unix").unwrap_or_default();
+    // The kernel shows the path as it was bound; the URL may name it another way.
+    let canon = std::fs::canonicalize(path).ok();
+    parse_unix_listen(&text)
+        .into_iter()
+        .filter(|(p, _)| {
+            let p = Path::new(p);
+            p == path || canon.as_deref().is_some_and(|c| p == c)
+        })
+        .map(|(_, inode)| inode)
+        .collect()
+}
+
+/// Lines of /proc/net/unix: `Num RefCount Protocol Flags Type St Inode Path`; a listening
+/// socket has the accept flag (0x10000) in Flags.
+fn parse_unix_listen(text: &str) -> Vec<(String, u64)> {
+    text.lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let flags = u32::from_str_radix(f.get(3)?, 16).ok()?;
+            if flags & 0x10000 == 0 {
+                return None;
+            }
+            Some((f.get(7)?.to_string(), f.get(6)?.parse().ok()?))
+        })
+        .collect()
+}
+
+/// Who holds one of some sockets open, from a scan of /proc/*/fd.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SocketOwner {
+    /// The lowest pid that has one of the sockets among its descriptors.
+    Found(u32),
+    /// No readable process has it; `unreadable` processes' descriptors could not be read
+    /// (other users' processes, without the privilege to look).
+    NotFound { unreadable: usize },
+}
+
+/// Find the process that has a descriptor `socket:[INODE]` for one of `inodes`. Only the
+/// processes we may read are looked at.
+pub fn socket_owner(inodes: &[u64]) -> SocketOwner {
+    let wanted: Vec<String> = inodes.iter().map(|i| format!("socket:[{i}]")).collect();
+    let mut pids: Vec<u32> = std::fs::read_dir("/proc")
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    pids.sort_unstable();
+    let mut unreadable = 0;
+    for pid in pids {
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+            unreadable += 1;
+            continue;
+        };
+        for fd in fds.flatten() {
+            if let Ok(target) = std::fs::read_link(fd.path()) {
+                if wanted.iter().any(|w| target.as_os_str() == w.as_str()) {
+                    return SocketOwner::Found(pid);
+                }
+            }
+        }
+    }
+    SocketOwner::NotFound { unreadable }
+}
+
 /// Thread ids of a process.
 pub fn threads(pid: u32) -> Vec<u32> {
     std::fs::read_dir(format!("/proc/{pid}/task"))
@@ -240,5 +345,42 @@ mod tests {
         let s = ProcSample::of_tree(me).unwrap();
         assert!(s.rss_bytes > 0);
         assert!(host_busy_s() > 0.0);
+    }
+
+    #[test]
+    fn parses_listening_sockets() {
+        let tcp = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:5802 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 4242 1 0000000000000000 100 0 0 10 0
+   1: 0100007F:5802 0100007F:9C40 01 00000000:00000000 00:00000000 00000000  1000        0 4343 1 0000000000000000 20 4 30 10 -1
+   2: 00000000:0016 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 17 1 0000000000000000 100 0 0 10 0
+";
+        assert_eq!(parse_tcp_listen(tcp, 0x5802), vec![4242]);
+        assert_eq!(parse_tcp_listen(tcp, 22), vec![17]);
+        assert!(parse_tcp_listen(tcp, 1).is_empty());
+        let unix = "Num       RefCount Protocol Flags    Type St Inode Path
+0000000000000000: 00000002 00000000 00010000 0001 01 5151 /tmp/m.sock
+0000000000000000: 00000003 00000000 00000000 0001 03 5252 /tmp/m.sock
+0000000000000000: 00000003 00000000 00000000 0001 03 5353
+";
+        assert_eq!(
+            parse_unix_listen(unix),
+            vec![("/tmp/m.sock".to_string(), 5151)]
+        );
+    }
+
+    #[test]
+    fn finds_own_listening_socket() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let inodes = tcp_listen_inodes(port);
+        assert_eq!(inodes.len(), 1);
+        assert_eq!(
+            socket_owner(&inodes),
+            SocketOwner::Found(std::process::id())
+        );
+        assert_eq!(
+            parent(std::process::id()),
+            Some(std::os::unix::process::parent_id())
+        );
     }
 }

@@ -40,13 +40,17 @@ pub struct Row {
     pub disturbed: bool,
 }
 
-/// The per-run values of each compared metric.
-type Metric = (&'static str, fn(&super::RunRecord) -> f64);
-const METRICS: [Metric; 4] = [
-    ("ops_per_s", |r| r.ops_per_s),
-    ("p50_us", |r| r.latency_us.p50_us as f64),
-    ("p99_us", |r| r.latency_us.p99_us as f64),
-    ("client_cpu_us_per_op", |r| r.client_cpu.us_per_op),
+/// The per-run values of each compared metric; None where a run lacks it (the server's CPU
+/// of a run whose server process was not known).
+type Metric = (&'static str, fn(&super::RunRecord) -> Option<f64>);
+const METRICS: [Metric; 5] = [
+    ("ops_per_s", |r| Some(r.ops_per_s)),
+    ("p50_us", |r| Some(r.latency_us.p50_us as f64)),
+    ("p99_us", |r| Some(r.latency_us.p99_us as f64)),
+    ("client_cpu_us_per_op", |r| Some(r.client_cpu.us_per_op)),
+    ("server_cpu_us_per_op", |r| {
+        r.server_process.as_ref().map(|s| s.cpu_us_per_op)
+    }),
 ];
 
 fn mean_var(v: &[f64]) -> (f64, f64) {
@@ -116,8 +120,8 @@ pub fn compare(a: &ResultDoc, b: &ResultDoc) -> Vec<Row> {
             continue;
         };
         for (metric, f) in METRICS {
-            let va: Vec<f64> = pa.runs.iter().map(f).collect();
-            let vb: Vec<f64> = pb.runs.iter().map(f).collect();
+            let va: Vec<f64> = pa.runs.iter().filter_map(f).collect();
+            let vb: Vec<f64> = pb.runs.iter().filter_map(f).collect();
             if va.is_empty() || vb.is_empty() {
                 continue;
             }
@@ -179,5 +183,50 @@ mod tests {
         );
         assert_eq!(welch(&[5.0, 5.0], &[5.0, 5.0]), Verdict::WithinNoise);
         assert_eq!(welch(&[5.0, 5.0], &[6.0, 6.0]), Verdict::Significant);
+    }
+
+    fn doc(server_us: &[Option<f64>]) -> ResultDoc {
+        let runs = server_us
+            .iter()
+            .map(|s| crate::report::RunRecord {
+                ops_per_s: 100.0,
+                server_process: s.map(|us| crate::report::ServerProcess {
+                    cpu_us_per_op: us,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+            .collect();
+        ResultDoc {
+            points: vec![Point {
+                operation: "op".into(),
+                threads: 2,
+                runs,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn server_cpu_only_where_both_have_it() {
+        let metrics = |a: &ResultDoc, b: &ResultDoc| -> Vec<&'static str> {
+            compare(a, b).iter().map(|r| r.metric).collect()
+        };
+        let with = doc(&[Some(40.0), Some(42.0)]);
+        let without = doc(&[None, None]);
+        assert!(metrics(&with, &with).contains(&"server_cpu_us_per_op"));
+        assert!(!metrics(&with, &without).contains(&"server_cpu_us_per_op"));
+        assert!(!metrics(&without, &with).contains(&"server_cpu_us_per_op"));
+        assert!(metrics(&without, &with).contains(&"client_cpu_us_per_op"));
+        let r = compare(&with, &doc(&[Some(80.0), Some(84.0)]));
+        let row = r
+            .iter()
+            .find(|r| r.metric == "server_cpu_us_per_op")
+            .unwrap();
+        assert_eq!(
+            (row.a, row.b, row.verdict),
+            (41.0, 82.0, Verdict::Significant)
+        );
     }
 }

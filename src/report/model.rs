@@ -99,6 +99,10 @@ pub struct ServerInfo {
     /// CPUs the server's threads were pinned to (`--pin server=...`); absent: not pinned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pinned_cpus: Option<Vec<usize>>,
+    /// How `pid` was found: "managed", "--server-pid", "socket peer" or "listening port"
+    /// (`db::peer::FoundBy`); absent in results written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found_by: Option<String>,
 }
 
 /// One (operation, thread count) point: its warm-up and its measured runs.

@@ -20,6 +20,7 @@ mod registry;
 mod report;
 mod schema_change;
 mod secrets;
+mod server_cpu;
 mod servers;
 mod sqlbench;
 mod textgen;

@@ -298,6 +298,7 @@ fn run_managed(kind: &str) {
     assert_eq!(doc["status"], "complete");
     let t = &doc["target"];
     assert_eq!(t["server"]["managed"], true);
+    assert_eq!(t["server"]["found_by"], "managed");
     assert_eq!(t["server"]["profile"], server.as_str());
     assert_eq!(t["server"]["pinned_cpus"], serde_json::json!([0]));
     // The --server-opt is in the effective options and the server really has it.

@@ -175,6 +175,11 @@ fn native_password(password: &[u8], scramble: &[u8]) -> Vec<u8> {
 }
 
 impl WireConn {
+    /// The connected socket (the server's pid is its peer's on a Unix socket).
+    pub(crate) fn socket(&self) -> &Sock {
+        self.stream.get_ref()
+    }
+
     pub async fn connect(spec: &TargetSpec) -> Result<Self, ConnectError> {
         let stream = match &spec.socket {
             Some(sock) => sock::connect_unix(sock).await.map_err(|e| {

@@ -113,6 +113,11 @@ fn server_error(body: &[u8], in_session: bool) -> DbError {
 }
 
 impl PgWireConn {
+    /// The connected socket (the server's pid is its peer's on a Unix socket).
+    pub(crate) fn socket(&self) -> &Sock {
+        self.sock.get_ref()
+    }
+
     pub async fn connect(spec: &TargetSpec) -> Result<Self, ConnectError> {
         let sock = match &spec.socket {
             Some(dir) => {
