@@ -8,6 +8,7 @@
 //! (`run.rs`, `wear.rs`). It has its own run loop: iiBench is one long run bounded by rows or
 //! time, not a sweep of timed phases. What differs from iibench.py is in docs/iibench.md.
 
+mod driver;
 mod entry;
 pub mod options;
 mod report;
