@@ -120,7 +120,7 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
     drop(inserts);
 
     let t_end = st.last_end;
-    if st.w.batches + st.w.errors > 0 {
+    if st.w.rows > 0 {
         st.close_window(server_pid, &shared, true);
     }
     let cpu = CpuTimes::now().since(cpu0);
