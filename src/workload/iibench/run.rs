@@ -8,9 +8,10 @@
 //! the window's row boundary, so the window's rate is the phase's rows over its elapsed time,
 //! and the server's write counter is read between phases (no flush is forced during the
 //! run). Between two phases the inserters are idle for the runner's barrier: the windows are
-//! back to back with a gap of about 0.1-0.3 ms (measured on SQLite and MariaDB, 2 inserters;
-//! reading the server's /proc counters at the window's end is in it), which the windows'
-//! rates leave out and the run's rate (wall time) keeps. The query connections
+//! back to back with a gap of about 0.2-0.3 ms (median, release build, SQLite and MariaDB, 2
+//! inserters and a query connection; a few ms more when the partial result is saved there,
+//! every `SAVE_EVERY`), which the windows' rates leave out and the run's rate (wall time)
+//! keeps (docs/iibench.md). The query connections
 //! (`--query-threads`) are a second session whose one phase lasts as long as the inserts: it
 //! runs on a scoped thread and the inserts end it through the runner's `StopHandle`.
 
