@@ -31,6 +31,9 @@ impl Driver for Select {
 
 fn session(dir: &std::path::Path, threads: usize, left: Option<u64>) -> Session {
     let target = spec(&format!("sqlite://{}/stop.db", dir.display()));
+    // The database exists before the workers open it together (as after a prepare): two
+    // first connections at once may find it locked while one sets it up.
+    block(async { Conn::connect(&target).await.map(drop) }).unwrap();
     let cfg = SessionConfig {
         threads,
         client_threads: 1,
