@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::mpsc;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
@@ -50,6 +50,12 @@ pub trait Driver {
     /// the phase's end ends the worker's phase at the deadline.
     fn pause(&mut self) -> Option<Duration> {
         None
+    }
+    /// A driver with a bounded amount of work (rows numbered up to a limit) says it has none
+    /// left: its worker ends the phase without taking another operation. Asked before every
+    /// operation; the default (every other driver) never finishes, and compiles to nothing.
+    fn finished(&self) -> bool {
+        false
     }
 }
 
@@ -274,6 +280,37 @@ pub struct Session {
     handles: Vec<std::thread::JoinHandle<()>>,
     alive: Vec<bool>,
     next_phase: u64,
+    /// Set once `stop_handle` was asked for: the phases of this session can be ended early.
+    stop: Option<Arc<Mutex<StopState>>>,
+}
+
+/// Ends a session's running phase from another thread: for a phase that lasts as long as
+/// something the caller runs elsewhere (a second session's phases). The workers see it
+/// through the phase's operation budget (the `--events` ticket each takes before an
+/// operation), so a session that never asked for a handle pays nothing, and one that did pays
+/// that one ticket per operation, as with `--events`.
+#[derive(Clone)]
+pub struct StopHandle(Arc<Mutex<StopState>>);
+
+#[derive(Default)]
+struct StopState {
+    /// The running phase's budget (None between phases).
+    budget: Option<Arc<AtomicI64>>,
+    /// `stop` came while no phase was running: the next phase ends at once.
+    requested: bool,
+}
+
+impl StopHandle {
+    /// End the running phase: every worker finishes the operation it is in and starts no
+    /// other, and `Session::phase` returns what the phase measured. Called between phases,
+    /// it ends the next phase at once.
+    pub fn stop(&self) {
+        let mut s = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        match &s.budget {
+            Some(b) => b.store(0, Ordering::Relaxed),
+            None => s.requested = true,
+        }
+    }
 }
 
 /// Keep at most this many distinct error messages per phase (examples for the result).
@@ -339,6 +376,7 @@ impl Session {
             handles,
             alive: vec![true; n],
             next_phase: 1,
+            stop: None,
         };
         let mut answered = 0;
         let mut failure: Option<(usize, DbError)> = None;
@@ -377,6 +415,11 @@ impl Session {
         self.alive.iter().filter(|a| **a).count()
     }
 
+    /// A handle that ends this session's running phase early, from any thread.
+    pub fn stop_handle(&mut self) -> StopHandle {
+        StopHandle(self.stop.get_or_insert_with(Default::default).clone())
+    }
+
     /// Run one phase of `duration` (or until `events` operations have started over all
     /// workers, whichever comes first), collecting per-interval samples of `interval` length.
     /// `on_interval` sees each interval as soon as every worker has moved past it.
@@ -396,12 +439,26 @@ impl Session {
         let cpu0 = CpuTimes::now();
         let start = Instant::now();
         let interval = interval.max(Duration::from_millis(10));
+        // A stoppable session's phase always has a budget (unbounded without --events): the
+        // stop handle ends the phase by emptying it.
+        let budget = match (events, &self.stop) {
+            (Some(n), _) => Some(Arc::new(AtomicI64::new(n.min(i64::MAX as u64) as i64))),
+            (None, Some(_)) => Some(Arc::new(AtomicI64::new(i64::MAX))),
+            (None, None) => None,
+        };
+        if let (Some(st), Some(b)) = (&self.stop, &budget) {
+            let mut st = st.lock().unwrap_or_else(|e| e.into_inner());
+            if std::mem::take(&mut st.requested) {
+                b.store(0, Ordering::Relaxed);
+            }
+            st.budget = Some(b.clone());
+        }
         let _ = self.cmd.send(Command::Phase {
             id,
             start,
             deadline: start + duration,
             interval,
-            budget: events.map(|n| Arc::new(AtomicI64::new(n.min(i64::MAX as u64) as i64))),
+            budget,
         });
 
         // Latest interval index each worker has reported; u32::MAX once it has finished.
@@ -516,6 +573,9 @@ impl Session {
                     &mut intervals,
                 );
             }
+        }
+        if let Some(st) = &self.stop {
+            st.lock().unwrap_or_else(|e| e.into_inner()).budget = None;
         }
         let elapsed = total.end.duration_since(start);
         let hists = total.hists.take().expect("the collector's own");
@@ -765,7 +825,7 @@ async fn worker<D: Driver>(
             if t0 >= stop_at {
                 break;
             }
-            if interrupt::signal().is_some() {
+            if interrupt::signal().is_some() || driver.finished() {
                 ended_early = true;
                 break;
             }

@@ -5,9 +5,12 @@
 //! The result is a curve, not a point: the insert rate over each last `--window-rows` rows
 //! against the cumulative rows (the report's "average insertion rate for the last 2 million
 //! rows"), with the server's bytes written per row and the write amplification per window
-//! (`run.rs`, `wear.rs`). It has its own run loop: iiBench is one long run bounded by rows or
-//! time, not a sweep of timed phases. What differs from iibench.py is in docs/iibench.md.
+//! (`run.rs`, `wear.rs`). It has a run shape of its own: iiBench is one long run bounded by rows
+//! or time, not a sweep, so `run.rs` makes each window one phase of the shared runner
+//! (`driver.rs`: the insert and query drivers). What differs from iibench.py is in
+//! docs/iibench.md.
 
+mod driver;
 mod entry;
 pub mod options;
 mod report;
@@ -103,7 +106,7 @@ impl Spec {
         let r = self.text.ratios;
         let mut n = vec![
             "iibench: one operation is one multi-row INSERT of --rows-per-commit rows in its own transaction (autocommit; SQLite: one transaction of prepared inserts); latency is per batch. Query threads are counted apart, in the iibench section.".into(),
-            "iibench: a window closes at the first batch that reaches its row boundary, so windows hold whole batches; the last window may be partial (marked). The table starts empty every run.".into(),
+            "iibench: a window is one phase of the insert connections that ends at the first batch reaching its row boundary, so windows hold whole batches; windows are back to back with the runner's barrier between them (about 0.2-0.3 ms), outside their rates; the last window may be partial (marked). The table starts empty every run.".into(),
             "iibench: server bytes written come from /proc/PID/io write_bytes of the server (PostgreSQL: the postmaster and its live children) without forcing any flush during the run, so a window's figure is what reached the storage layer then; the total adds one forced flush at the end. Logical bytes per row are 32 + the data length (bigint key, datetime, three ints, a float).".into(),
             format!(
                 "iibench: data column compressibility: requested {:.2} of the raw size with zstd level 3; achieved on an independent 256 KiB sample of values: zstd-3 {:.3}, lz4 {:.3}, zlib-6 {:.3} (text of 64 symbols cannot go below about 0.76 of its size when random: docs/iibench.md).",
@@ -112,7 +115,7 @@ impl Spec {
             "iibench: values as iibench.py draws them (cash register 0..999, product 0..9999, customer 0..99999, price (random*500 + customer)/100), but from enginebench's generator and seed; dateandtime is the batch's start time in UTC seconds.".into(),
         ];
         if let Some(m) = self.max_table_rows {
-            n.push(format!("iibench: --max-table-rows {m}: after each committed batch of rows r..s the same connection deletes transactionid r-{m}..s-{m} (one DELETE by primary-key range), so the table holds about {m} rows once {m} are inserted (iibench.py --with_max_table_rows: it deletes the oldest --rows-per-commit rows after each batch once the table passes the limit; the same in steady state). Ids are the row numbers only while no insert fails: auto-increment gaps after a failed batch shift the ranges. Inserted rows, windows and rates count inserts only; the deletes' time is in them (same connection), their count and latency are in deletes."));
+            n.push(format!("iibench: --max-table-rows {m}: after each committed batch of rows r..s the same connection deletes transactionid r-{m}..s-{m} (one DELETE by primary-key range), so the table holds about {m} rows once {m} are inserted (iibench.py --with_max_table_rows: it deletes the oldest --rows-per-commit rows after each batch once the table passes the limit; the same in steady state). Ids are the row numbers only while no insert fails: auto-increment gaps after a failed batch shift the ranges. Inserted rows, windows and rates count inserts only; the deletes' time is in them and in the batch latency (same connection, same operation), their count and latency are in deletes."));
         }
         n
     }

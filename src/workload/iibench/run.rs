@@ -1,83 +1,47 @@
-//! iibench's own run loop. The shared runner measures timed phases of a thread sweep; iiBench
-//! is one run bounded by rows or time whose result is a curve over the rows inserted, so it
-//! drives its connections itself and still writes the standard result (one point, one run
-//! record, plus the `iibench` section with the window curve and the write amplification).
+//! iibench's run shape: one run bounded by rows or time whose result is a curve over the rows
+//! inserted, built from the shared runner's pieces. It still writes the standard result (one
+//! point, one run record, plus the `iibench` section with the window curve and the write
+//! amplification).
 //!
-//! Threads: each insert and query connection has its own thread with a current-thread
-//! runtime (SQLite calls block; there are only a few connections). Inserters claim batches
-//! of row numbers from one counter, so rows are partitioned across connections and the data
-//! is the same whatever their number. Each committed batch is reported to the coordinator
-//! (this thread), which closes a window when the cumulative rows reach its boundary and then
-//! reads the server's write counter: no flush is forced during the run.
+//! Each window of `--window-rows` rows is one phase of the insert session
+//! (`InsertDriver`, one batch per operation) with a budget of exactly the batches that reach
+//! the window's row boundary, so the window's rate is the phase's rows over its elapsed time,
+//! and the server's write counter is read between phases (no flush is forced during the
+//! run). Between two phases the inserters are idle for the runner's barrier: the windows are
+//! back to back with a gap of about 0.2-0.3 ms (median, release build, SQLite and MariaDB, 2
+//! inserters and a query connection; a few ms more when the partial result is saved there,
+//! every `SAVE_EVERY`), which the windows' rates leave out and the run's rate (wall time)
+//! keeps (docs/iibench.md). The query connections
+//! (`--query-threads`) are a second session whose one phase lasts as long as the inserts: it
+//! runs on a scoped thread and the inserts end it through the runner's `StopHandle`.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, Barrier};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::config::RunConfig;
-use crate::db::{Conn, DbError, Dbms, ErrorClass, TargetSpec, Value};
+use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Error, Result};
-use crate::harness::{delta, host_cpu, runtime, server_process, Harness, DISTURBED_CPUS};
+use crate::harness::{delta, host_cpu, server_process, Harness, DISTURBED_CPUS};
 use crate::measure::proc::{self, ProcSample};
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};
 use crate::report::{Aggregate, ClientCpu, Point, RunRecord};
-use crate::runner::{interrupt, IntervalSample};
+use crate::runner::{interrupt, IntervalSample, Pacing, PhaseResult, Session, SessionConfig};
 use crate::server::capture::{self, DiskUsage};
 
+use super::driver::{InsertDriver, QueryDriver, Shared};
 use super::result::{Deletes, IibenchResult, Queries, Wear, Window};
-use super::{wear, Query, Spec};
+use super::{wear, Spec};
 
 /// Keep at most this many distinct error messages.
 const ERROR_SAMPLES: usize = 5;
 /// Save the partial result at most this often while running.
 const SAVE_EVERY: Duration = Duration::from_secs(2);
+/// A phase's length when only rows bound the run (as the sweep's `--time 0`).
+const UNBOUNDED: Duration = Duration::from_secs(100 * 365 * 86_400);
 
-enum Msg {
-    Ready,
-    ConnectFailed(DbError),
-    Batch {
-        rows: u64,
-        logical: u64,
-        end: Instant,
-        us: u64,
-    },
-    BatchFailed {
-        error: DbError,
-        end: Instant,
-    },
-    /// `--max-table-rows`: a DELETE of `rows` ids committed.
-    Deleted {
-        rows: u64,
-        us: u64,
-    },
-    DeleteFailed {
-        error: DbError,
-        end: Instant,
-    },
-    /// An inserter finished (limit reached, stopped, or its connection was lost).
-    Done {
-        lost: Option<DbError>,
-    },
-}
-
-/// State shared by the worker threads (atomics only: nothing is locked per batch or query).
-struct Shared {
-    next_row: AtomicU64,
-    stop: AtomicBool,
-    queries: AtomicU64,
-}
-
-/// What a query thread hands back when it ends.
-struct QueryStats {
-    hist: LatencyHist,
-    queries: u64,
-    rows: u64,
-    errors: ErrorCounts,
-}
-
-/// Run iiBench on the prepared (empty) table; the point is saved while running (the part
-/// measured so far, at most every `SAVE_EVERY`) and at the end.
+/// Run iiBench on the prepared (empty) table; the point is saved while running (the windows
+/// finished so far, at most every `SAVE_EVERY`) and at the end.
 pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
     let (cfg, rt, server_pid) = (h.cfg, h.rt, h.server_pid);
     // The table's engine as the server reports it (for SHOW ENGINE ... STATUS).
@@ -90,56 +54,33 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
         .as_ref()
         .and_then(|d| wear::device_of(std::path::Path::new(&d.path)));
 
-    let shared = Arc::new(Shared {
-        next_row: AtomicU64::new(1),
-        stop: AtomicBool::new(false),
-        queries: AtomicU64::new(0),
-    });
-    let workers = spec.inserters + spec.query_threads;
-    let go = Arc::new(Barrier::new(workers + 1));
-    let (tx, rx) = mpsc::channel();
-    let mut inserters = Vec::new();
-    for w in 0..spec.inserters {
-        let (target, spec, shared, tx, go) = (
-            target.clone(),
-            spec.clone(),
-            shared.clone(),
-            tx.clone(),
-            go.clone(),
-        );
-        inserters.push(
-            std::thread::Builder::new()
-                .name(format!("eb-iib-ins-{w}"))
-                .spawn(move || inserter(target, spec, shared, tx, go))
-                .map_err(|e| Error::run(format!("cannot start a client thread: {e}")))?,
-        );
-    }
-    let mut queriers = Vec::new();
-    for q in 0..spec.query_threads {
-        let (target, shared, tx, go) = (target.clone(), shared.clone(), tx.clone(), go.clone());
-        let seed = spec.seed;
-        queriers.push(
-            std::thread::Builder::new()
-                .name(format!("eb-iib-q-{q}"))
-                .spawn(move || querier(q, seed, target, shared, tx, go))
-                .map_err(|e| Error::run(format!("cannot start a client thread: {e}")))?,
-        );
-    }
-    drop(tx);
-    // Every connection is open (or failed) before the clock starts.
-    let mut failure = None;
-    for _ in 0..workers {
-        match rx.recv() {
-            Ok(Msg::ConnectFailed(e)) => {
-                failure.get_or_insert(e);
-            }
-            Ok(_) => {}
-            Err(_) => break,
+    let shared = Arc::new(Shared::new());
+    let session_cfg = |threads| SessionConfig {
+        threads,
+        client_threads: cfg.client_threads,
+        sched_batch: cfg.sched_batch,
+        pacing: Pacing::ClosedLoop,
+        faults: cfg.faults(),
+    };
+    // Every connection is open before the clock starts.
+    let mut inserts = {
+        let (spec, shared) = (Arc::new(spec.clone()), shared.clone());
+        Session::start(target, &session_cfg(spec.inserters), move |_| {
+            InsertDriver::new(spec.clone(), shared.clone())
+        })
+        .map_err(|e| e.context("iibench insert connections"))?
+    };
+    let mut queries = match spec.query_threads {
+        0 => None,
+        n => {
+            let (seed, shared) = (spec.seed, shared.clone());
+            let s = Session::start(target, &session_cfg(n), move |q| {
+                QueryDriver::new(seed, q, shared.clone())
+            })
+            .map_err(|e| e.context("iibench query connections"))?;
+            Some(s)
         }
-    }
-    if failure.is_some() {
-        shared.stop.store(true, Ordering::SeqCst);
-    }
+    };
     // The admin connection is only lost by a failed read, and none ran since the one above.
     let before = match h.conn() {
         Ok(c) => rt.block_on(capture::counters(c)),
@@ -152,79 +93,42 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
     let busy0 = proc::host_busy_s();
     let cpu0 = CpuTimes::now();
     let t0 = Instant::now();
-    go.wait();
-    if let Some(e) = failure {
-        join_all(inserters, queriers);
-        return Err(Error::usage(format!(
-            "iibench: a connection to {} failed: {}",
-            target.display,
-            target.scrub(&e.message)
-        )));
-    }
+    let deadline = spec.max_time.map(|d| t0 + d);
+    let interval = cfg.report_interval();
 
     let mut st = State::new(cfg, spec, t0, proc0);
-    let deadline = spec.max_time.map(|d| t0 + d);
-    let mut done = 0;
-    let mut last_save = Instant::now();
-    let mut lost: Option<DbError> = None;
-    while done < spec.inserters {
-        let msg = rx.recv_timeout(Duration::from_millis(100));
-        if deadline.is_some_and(|d| Instant::now() >= d) || interrupt::signal().is_some() {
-            shared.stop.store(true, Ordering::SeqCst);
-        }
-        match msg {
-            Ok(Msg::Batch {
-                rows,
-                logical,
-                end,
-                us,
-            }) => {
-                st.batch(rows, logical, end, us);
-                if st.rows >= st.next_boundary {
-                    st.close_window(end, server_pid, &shared, false);
-                }
-            }
-            Ok(Msg::BatchFailed { error, end }) => st.failed(error, end, target),
-            Ok(Msg::Deleted { rows, us }) => {
-                st.del_statements += 1;
-                st.del_rows += rows;
-                st.del_hist.record_us(us);
-            }
-            Ok(Msg::DeleteFailed { error, end }) => {
-                st.del_errors += 1;
-                st.failed(error, end, target);
-            }
-            Ok(Msg::Done { lost: l }) => {
-                done += 1;
-                if let Some(e) = l {
-                    st.workers_lost += 1;
-                    lost = Some(e);
-                }
-            }
-            Ok(_) => {}
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-        }
-        if last_save.elapsed() >= SAVE_EVERY {
-            last_save = Instant::now();
-            save(h, st.point(cfg, spec, None))?;
-        }
-    }
-    // The run ends with the last committed batch; the query threads stop now.
-    shared.stop.store(true, Ordering::SeqCst);
+    let (ran, qres) = std::thread::scope(|s| {
+        let query_phase = queries.as_mut().map(|qs| {
+            let stop = qs.stop_handle();
+            let length = deadline.map_or(UNBOUNDED, |d| d.saturating_duration_since(t0));
+            (
+                stop,
+                s.spawn(move || qs.phase(length, None, interval, |_| {})),
+            )
+        });
+        let ran = insert_windows(h, spec, &shared, &mut inserts, &mut st, deadline);
+        // The run ends with the last committed batch; the queries stop now.
+        let qres = query_phase.map(|(stop, j)| {
+            stop.stop();
+            j.join()
+                .unwrap_or_else(|_| Err(Error::run("the query phase panicked")))
+        });
+        (ran, qres)
+    });
+    let lost_all = ran?;
+    let qres = qres.transpose()?;
+    drop(queries);
+    drop(inserts);
+
     let t_end = st.last_end;
-    if st.rows > st.window_start_rows {
-        st.close_window(t_end, server_pid, &shared, true);
+    if st.w.rows > 0 {
+        st.close_window(server_pid, &shared, true);
     }
     let cpu = CpuTimes::now().since(cpu0);
     let busy1 = proc::host_busy_s();
     let proc_run = server_pid.and_then(ProcSample::of_tree);
-    let disk_run = device
-        .as_ref()
-        .and_then(|(_, ma, mi)| wear::sample(*ma, *mi));
     let admin = h.conn()?;
     let after = rt.block_on(capture::counters(admin));
-    let qstats = join_all(inserters, queriers);
 
     // One forced flush at the end: the total bytes written for the rows, and their size.
     let disk_after = rt.block_on(disk_now(admin, target));
@@ -261,25 +165,13 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
         wear: Wear::default(),
         table_rows_end,
     };
-    if spec.query_threads > 0 {
-        let mut q = QueryStats {
-            hist: LatencyHist::new(),
-            queries: 0,
-            rows: 0,
-            errors: ErrorCounts::default(),
-        };
-        for s in &qstats {
-            q.hist.add(&s.hist);
-            q.queries += s.queries;
-            q.rows += s.rows;
-            q.errors.merge(&s.errors);
-        }
+    if let Some(q) = qres {
         fin.queries = Some(Queries {
             threads: spec.query_threads,
-            queries: q.queries,
+            queries: q.ops,
             rows: q.rows,
             errors: q.errors.total(),
-            queries_per_s: q.queries as f64 / elapsed_s,
+            queries_per_s: q.ops as f64 / elapsed_s,
             latency_us: q.hist.summary(),
             histogram_hdr_v2: q.hist.encode(),
         });
@@ -303,15 +195,13 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
     if let (Some((name, _, _)), Some(a), Some(b)) = (&device, disk0, disk_total) {
         w.device = Some(wear::between(name, a, b));
     }
-    let _ = disk_run; // the device counters are reported over run + flush only
-    let mut point = st.point(cfg, spec, Some(&fin));
+    let mut point = st.point(cfg, spec, &shared, Some(&fin), &[]);
     point.engine_status = engine_status;
     point.table_sizes = table_sizes;
     point.disk_usage = disk_after;
     print_summary(&point);
     save(h, point)?;
-    if st.workers_lost == spec.inserters && st.workers_lost > 0 {
-        let why = lost.map(|e| e.message).unwrap_or_default();
+    if let Some(why) = lost_all {
         return Err(Error::run(format!(
             "every insert connection to the target was lost during the run: {}",
             target.scrub(&why)
@@ -320,20 +210,89 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
     Ok(())
 }
 
+/// The windows, one insert phase each (a window takes more than one phase only when failed
+/// batches wait for their retry), until `--max-rows`, the deadline, a signal or the loss of
+/// every insert connection (then: why).
+fn insert_windows(
+    h: &mut Harness,
+    spec: &Spec,
+    shared: &Shared,
+    session: &mut Session,
+    st: &mut State,
+    deadline: Option<Instant>,
+) -> Result<Option<String>> {
+    let (cfg, server_pid) = (h.cfg, h.server_pid);
+    let rpc = spec.rows_per_commit;
+    let mut last_save = Instant::now();
+    let mut save_error = None;
+    loop {
+        if interrupt::signal().is_some() {
+            return Ok(None);
+        }
+        // Every worker is idle here: the counts are exact.
+        let claimed = shared.claimed();
+        let retries = shared.retries.load(std::sync::atomic::Ordering::SeqCst);
+        let boundary = spec
+            .max_rows
+            .map_or(st.next_boundary, |m| m.min(st.next_boundary));
+        let batches = boundary.saturating_sub(claimed).div_ceil(rpc) + retries;
+        if batches == 0 {
+            let last = spec.max_rows.is_some_and(|m| claimed >= m);
+            st.close_window(server_pid, shared, last && st.rows < st.next_boundary);
+            if last {
+                return Ok(None);
+            }
+            while st.next_boundary <= claimed {
+                st.next_boundary += spec.window_rows;
+            }
+            continue;
+        }
+        let now = Instant::now();
+        let length = match deadline {
+            Some(d) if now >= d => return Ok(None),
+            Some(d) => d - now,
+            None => UNBOUNDED,
+        };
+        let offset_s = now.duration_since(st.t0).as_secs_f64();
+        let (live, mut so_far) = (cfg.live_report, Vec::new());
+        let res = session.phase(length, Some(batches), st.interval, |s: &IntervalSample| {
+            let mut s = s.clone();
+            s.t_s += offset_s;
+            if live {
+                eprintln!(
+                    "[ {:>6.1}s ] iibench  batches/s: {:.1}  p95: {} us  err/s: {:.1}",
+                    s.t_s,
+                    s.ops_per_s,
+                    s.latency_us.p95_us,
+                    s.errors as f64 / s.len_s.max(1e-9)
+                );
+            }
+            so_far.push(s);
+            // Long windows: the windows finished so far and this one's intervals.
+            if last_save.elapsed() >= SAVE_EVERY && save_error.is_none() {
+                last_save = Instant::now();
+                let p = st.point(cfg, spec, shared, None, &so_far);
+                save_error = save(h, p).err();
+            }
+        })?;
+        if let Some(e) = save_error.take() {
+            return Err(e);
+        }
+        st.add_phase(&res, now);
+        if let Some(why) = res.lost_all {
+            return Ok(Some(why));
+        }
+        if last_save.elapsed() >= SAVE_EVERY {
+            last_save = Instant::now();
+            save(h, st.point(cfg, spec, shared, None, &[]))?;
+        }
+    }
+}
+
 /// The result's one point, as measured so far.
 fn save(h: &mut Harness, p: Point) -> Result<()> {
     h.doc.points = vec![p];
     h.save()
-}
-
-fn join_all(
-    inserters: Vec<std::thread::JoinHandle<()>>,
-    queriers: Vec<std::thread::JoinHandle<QueryStats>>,
-) -> Vec<QueryStats> {
-    for h in inserters {
-        let _ = h.join();
-    }
-    queriers.into_iter().filter_map(|h| h.join().ok()).collect()
 }
 
 /// Force the data to disk and measure it: the shared capture for servers; for SQLite a WAL
@@ -362,185 +321,6 @@ async fn disk_now(admin: &mut Conn, target: &TargetSpec) -> Option<DiskUsage> {
     })
 }
 
-/// Retried with the same rows: the batch was rolled back whole.
-fn inserter(
-    target: TargetSpec,
-    spec: Spec,
-    shared: Arc<Shared>,
-    tx: mpsc::Sender<Msg>,
-    go: Arc<Barrier>,
-) {
-    runtime().block_on(async {
-        let mut conn = match Conn::connect(&target).await {
-            Ok(c) => {
-                let _ = tx.send(Msg::Ready);
-                c
-            }
-            Err(e) => {
-                let _ = tx.send(Msg::ConnectFailed(e));
-                go.wait();
-                return;
-            }
-        };
-        go.wait();
-        let dbms = conn.dbms();
-        let (mut sql, mut rows): (String, Vec<Vec<Value>>) = (String::new(), Vec::new());
-        let mut pending: Option<(u64, u64)> = None;
-        let mut lost = None;
-        loop {
-            if shared.stop.load(Ordering::Relaxed) {
-                break;
-            }
-            let (first, n) = match pending.take() {
-                Some(b) => b,
-                None => {
-                    let first = shared
-                        .next_row
-                        .fetch_add(spec.rows_per_commit, Ordering::SeqCst);
-                    let n = match spec.max_rows {
-                        Some(max) if first > max => break,
-                        Some(max) => spec.rows_per_commit.min(max - first + 1),
-                        None => spec.rows_per_commit,
-                    };
-                    (first, n)
-                }
-            };
-            let logical = spec.batch(dbms, first, n, &mut sql, &mut rows);
-            let t0 = Instant::now();
-            let r = if dbms == Dbms::Sqlite {
-                conn.insert_rows(super::TABLE, super::Spec::columns(), &rows)
-                    .await
-            } else {
-                conn.execute(&sql).await
-            };
-            let end = Instant::now();
-            match r {
-                Ok(()) => {
-                    let us = end.duration_since(t0).as_micros() as u64;
-                    let _ = tx.send(Msg::Batch {
-                        rows: n,
-                        logical,
-                        end,
-                        us,
-                    });
-                }
-                Err(e) => {
-                    let class = e.class;
-                    let _ = tx.send(Msg::BatchFailed {
-                        error: e.clone(),
-                        end,
-                    });
-                    if class == ErrorClass::ConnectionLost {
-                        lost = Some(e);
-                        break;
-                    }
-                    if class.retryable() {
-                        pending = Some((first, n));
-                    }
-                    continue;
-                }
-            }
-            // --max-table-rows: the same connection deletes the rows max_table_rows behind
-            // (retried a few times when the server asks for it; then its rows stay).
-            if let Some((lo, hi, dsql)) = spec.delete_for(first, n) {
-                for _ in 0..3 {
-                    let t0 = Instant::now();
-                    let r = conn.execute(&dsql).await;
-                    let end = Instant::now();
-                    match r {
-                        Ok(()) => {
-                            let us = end.duration_since(t0).as_micros() as u64;
-                            let _ = tx.send(Msg::Deleted {
-                                rows: hi - lo + 1,
-                                us,
-                            });
-                            break;
-                        }
-                        Err(e) => {
-                            let class = e.class;
-                            let _ = tx.send(Msg::DeleteFailed {
-                                error: e.clone(),
-                                end,
-                            });
-                            if class == ErrorClass::ConnectionLost {
-                                lost = Some(e);
-                            }
-                            if !class.retryable() {
-                                break;
-                            }
-                        }
-                    }
-                }
-                if lost.is_some() {
-                    break;
-                }
-            }
-        }
-        let _ = tx.send(Msg::Done { lost });
-    });
-}
-
-fn querier(
-    idx: usize,
-    seed: u64,
-    target: TargetSpec,
-    shared: Arc<Shared>,
-    tx: mpsc::Sender<Msg>,
-    go: Arc<Barrier>,
-) -> QueryStats {
-    let mut st = QueryStats {
-        hist: LatencyHist::new(),
-        queries: 0,
-        rows: 0,
-        errors: ErrorCounts::default(),
-    };
-    runtime().block_on(async {
-        let prepared = match Conn::connect(&target).await {
-            Ok(mut c) => match super::prepare_queries(&mut c).await {
-                Ok(ids) => Ok((c, ids)),
-                Err(e) => Err(e),
-            },
-            Err(e) => Err(e),
-        };
-        let (mut conn, ids) = match prepared {
-            Ok(x) => {
-                let _ = tx.send(Msg::Ready);
-                x
-            }
-            Err(e) => {
-                let _ = tx.send(Msg::ConnectFailed(e));
-                go.wait();
-                return;
-            }
-        };
-        drop(tx);
-        go.wait();
-        let mut r = crate::workload::rng::Rng::keyed(seed, 7000, idx as u64);
-        let mut params = [Value::Int(0)];
-        while !shared.stop.load(Ordering::Relaxed) {
-            let (q, p) = Query::draw(&mut r);
-            params[0] = Value::Int(p);
-            let id = ids[Query::ALL.iter().position(|x| *x == q).unwrap_or(0)];
-            let t0 = Instant::now();
-            match conn.exec_rows(id, &params).await {
-                Ok(n) => {
-                    st.hist.record_us(t0.elapsed().as_micros() as u64);
-                    st.queries += 1;
-                    st.rows += n;
-                    shared.queries.fetch_add(1, Ordering::Relaxed);
-                }
-                Err(e) => {
-                    st.errors.add(e.class);
-                    if e.class == ErrorClass::ConnectionLost {
-                        break;
-                    }
-                }
-            }
-        }
-    });
-    st
-}
-
 /// Totals measured after the run, for the final point.
 struct Final {
     elapsed_s: f64,
@@ -553,39 +333,39 @@ struct Final {
     table_rows_end: Option<u64>,
 }
 
-/// The coordinator's running totals.
+/// The window being measured: what its phases added up to so far.
+#[derive(Default)]
+struct Open {
+    rows: u64,
+    batches: u64,
+    errors: u64,
+    logical: u64,
+    hist: LatencyHist,
+    /// The phases' elapsed times (the gaps between them are not the window's).
+    elapsed: Duration,
+}
+
+/// The insert phases' running totals and the windows.
 struct State {
     t0: Instant,
     last_end: Instant,
     rows: u64,
     batches: u64,
+    statements: u64,
     logical: u64,
     hist: LatencyHist,
     errors: ErrorCounts,
     error_samples: Vec<String>,
     workers_lost: usize,
+    reconnects: u64,
+    reconnect_failures: u64,
     windows: Vec<Window>,
-    window_rows: u64,
     next_boundary: u64,
-    window_start_rows: u64,
-    window_start_t: Instant,
-    window_batches: u64,
-    window_errors: u64,
-    window_logical: u64,
-    window_hist: LatencyHist,
+    w: Open,
     window_queries0: u64,
     window_proc: Option<ProcSample>,
     interval: Duration,
-    live: bool,
     intervals: Vec<IntervalSample>,
-    cur_idx: u32,
-    cur_ops: u64,
-    cur_errors: u64,
-    cur_hist: LatencyHist,
-    del_statements: u64,
-    del_rows: u64,
-    del_errors: u64,
-    del_hist: LatencyHist,
 }
 
 impl State {
@@ -595,189 +375,127 @@ impl State {
             last_end: t0,
             rows: 0,
             batches: 0,
+            statements: 0,
             logical: 0,
             hist: LatencyHist::new(),
             errors: ErrorCounts::default(),
             error_samples: Vec::new(),
             workers_lost: 0,
+            reconnects: 0,
+            reconnect_failures: 0,
             windows: Vec::new(),
-            window_rows: spec.window_rows,
             next_boundary: spec.window_rows,
-            window_start_rows: 0,
-            window_start_t: t0,
-            window_batches: 0,
-            window_errors: 0,
-            window_logical: 0,
-            window_hist: LatencyHist::new(),
+            w: Open::default(),
             window_queries0: 0,
             window_proc: proc0,
             interval: cfg.report_interval(),
-            live: cfg.live_report,
             intervals: Vec::new(),
-            cur_idx: 0,
-            cur_ops: 0,
-            cur_errors: 0,
-            cur_hist: LatencyHist::new(),
-            del_statements: 0,
-            del_rows: 0,
-            del_errors: 0,
-            del_hist: LatencyHist::new(),
         }
     }
 
-    /// Move the per-interval sample forward to the interval of `end`.
-    fn advance_interval(&mut self, end: Instant) {
-        let idx = (end.duration_since(self.t0).as_nanos() / self.interval.as_nanos().max(1)) as u32;
-        while idx > self.cur_idx {
-            self.push_interval(None);
-        }
-    }
-
-    fn push_interval(&mut self, end: Option<Instant>) {
-        let len = self.interval.as_secs_f64();
-        let mut t_s = (self.cur_idx + 1) as f64 * len;
-        let mut span = len;
-        if let Some(end) = end {
-            let end_s = end.duration_since(self.t0).as_secs_f64();
-            if end_s < t_s {
-                span = (end_s - self.cur_idx as f64 * len).max(1e-6);
-                t_s = end_s;
+    /// Add one insert phase that started at `start`.
+    fn add_phase(&mut self, res: &PhaseResult, start: Instant) {
+        let offset_s = start.duration_since(self.t0).as_secs_f64();
+        let logical = res.counters.get("logical_bytes").copied().unwrap_or(0);
+        self.rows += res.rows;
+        self.batches += res.ops;
+        self.statements += res.statements;
+        self.logical += logical;
+        self.hist.add(&res.hist);
+        self.errors.merge(&res.errors);
+        for e in &res.error_samples {
+            if self.error_samples.len() < ERROR_SAMPLES && !self.error_samples.contains(e) {
+                self.error_samples.push(e.clone());
             }
         }
-        let s = IntervalSample {
-            t_s,
-            ops: self.cur_ops,
-            errors: self.cur_errors,
-            ops_per_s: self.cur_ops as f64 / span,
-            latency_us: self.cur_hist.summary(),
-            by_kind: BTreeMap::new(),
-            figures: BTreeMap::new(),
-            kind_ticks: Vec::new(),
-            len_s: span,
-        };
-        if self.live {
-            eprintln!(
-                "[ {:>6.1}s ] iibench  batches/s: {:.1}  p95: {} us  err/s: {:.1}",
-                s.t_s,
-                s.ops_per_s,
-                s.latency_us.p95_us,
-                s.errors as f64 / span
-            );
-        }
-        self.intervals.push(s);
-        self.cur_idx += 1;
-        self.cur_ops = 0;
-        self.cur_errors = 0;
-        self.cur_hist.reset();
+        self.workers_lost += res.workers_lost;
+        self.reconnects += res.reconnects;
+        self.reconnect_failures += res.reconnect_failures;
+        self.w.rows += res.rows;
+        self.w.batches += res.ops;
+        self.w.errors += res.errors.total();
+        self.w.logical += logical;
+        self.w.hist.add(&res.hist);
+        self.w.elapsed += res.elapsed;
+        self.last_end = self.last_end.max(start + res.elapsed);
+        self.intervals.extend(res.intervals.iter().map(|s| {
+            let mut s = s.clone();
+            s.t_s += offset_s;
+            s
+        }));
     }
 
-    fn batch(&mut self, rows: u64, logical: u64, end: Instant, us: u64) {
-        self.advance_interval(end);
-        self.rows += rows;
-        self.batches += 1;
-        self.logical += logical;
-        self.hist.record_us(us);
-        self.window_batches += 1;
-        self.window_logical += logical;
-        self.window_hist.record_us(us);
-        self.cur_ops += 1;
-        self.cur_hist.record_us(us);
-        self.last_end = self.last_end.max(end);
-    }
-
-    fn failed(&mut self, e: DbError, end: Instant, target: &TargetSpec) {
-        self.advance_interval(end);
-        self.errors.add(e.class);
-        self.window_errors += 1;
-        self.cur_errors += 1;
-        let msg = format!("{}: {}", e.class.name(), target.scrub(&e.message));
-        if self.error_samples.len() < ERROR_SAMPLES && !self.error_samples.contains(&msg) {
-            self.error_samples.push(msg);
-        }
-    }
-
-    fn close_window(&mut self, end: Instant, pid: Option<u32>, shared: &Shared, partial: bool) {
+    fn close_window(&mut self, pid: Option<u32>, shared: &Shared, partial: bool) {
         let p = pid.and_then(ProcSample::of_tree);
-        let rows = self.rows - self.window_start_rows;
-        let elapsed_s = end
-            .duration_since(self.window_start_t)
-            .as_secs_f64()
-            .max(1e-9);
-        let queries_now = shared.queries.load(Ordering::Relaxed);
+        let w = std::mem::take(&mut self.w);
+        let elapsed_s = w.elapsed.as_secs_f64().max(1e-9);
+        let queries_now = shared.queries.load(std::sync::atomic::Ordering::Relaxed);
         let queries = queries_now - self.window_queries0;
         let written = match (self.window_proc, p) {
             (Some(a), Some(b)) => Some(b.write_bytes.saturating_sub(a.write_bytes)),
             _ => None,
         };
-        let w = Window {
+        let win = Window {
             rows_end: self.rows,
-            rows,
-            batches: self.window_batches,
-            errors: self.window_errors,
-            t_s: end.duration_since(self.t0).as_secs_f64(),
+            rows: w.rows,
+            batches: w.batches,
+            errors: w.errors,
+            t_s: self.last_end.duration_since(self.t0).as_secs_f64(),
             elapsed_s,
-            rows_per_s: rows as f64 / elapsed_s,
-            latency_us: self.window_hist.summary(),
-            logical_bytes: self.window_logical,
+            rows_per_s: w.rows as f64 / elapsed_s,
+            latency_us: w.hist.summary(),
+            logical_bytes: w.logical,
             queries,
             queries_per_s: queries as f64 / elapsed_s,
             server_written_bytes: written,
-            written_bytes_per_row: written.map(|b| b as f64 / rows.max(1) as f64),
-            write_amplification: written.map(|b| b as f64 / self.window_logical.max(1) as f64),
+            written_bytes_per_row: written.map(|b| b as f64 / w.rows.max(1) as f64),
+            write_amplification: written.map(|b| b as f64 / w.logical.max(1) as f64),
             partial,
         };
         eprintln!(
             "iibench rows {:>12}  last {} rows: {:>10.0} rows/s{}{}",
-            w.rows_end,
-            w.rows,
-            w.rows_per_s,
-            w.written_bytes_per_row
+            win.rows_end,
+            win.rows,
+            win.rows_per_s,
+            win.written_bytes_per_row
                 .map(|b| format!("  server wrote {b:.0} B/row"))
                 .unwrap_or_default(),
             if queries > 0 {
-                format!("  {:.0} queries/s", w.queries_per_s)
+                format!("  {:.0} queries/s", win.queries_per_s)
             } else {
                 String::new()
             }
         );
-        self.windows.push(w);
-        self.window_start_rows = self.rows;
-        self.window_start_t = end;
-        self.window_batches = 0;
-        self.window_errors = 0;
-        self.window_logical = 0;
-        self.window_hist.reset();
+        self.windows.push(win);
         self.window_queries0 = queries_now;
         self.window_proc = p;
-        while self.next_boundary <= self.rows {
-            self.next_boundary += self.window_rows;
-        }
     }
 
-    /// The point as measured so far (`fin`: the totals after the run, when it has ended).
-    fn point(&self, cfg: &RunConfig, spec: &Spec, fin: Option<&Final>) -> Point {
+    /// The point as measured so far (`fin`: the totals after the run, when it has ended;
+    /// `running`: the intervals of the phase running now).
+    fn point(
+        &self,
+        cfg: &RunConfig,
+        spec: &Spec,
+        shared: &Shared,
+        fin: Option<&Final>,
+        running: &[IntervalSample],
+    ) -> Point {
         let elapsed_s = fin.map_or_else(
             || self.last_end.duration_since(self.t0).as_secs_f64(),
             |f| f.elapsed_s,
         );
         let elapsed_s = elapsed_s.max(1e-9);
         let mut intervals = self.intervals.clone();
-        if fin.is_some() && self.cur_ops + self.cur_errors > 0 {
-            // The last, possibly short interval (its rate uses its real length).
-            let len = self.interval.as_secs_f64();
-            let span = (elapsed_s - self.cur_idx as f64 * len).max(1e-6);
-            intervals.push(IntervalSample {
-                t_s: elapsed_s.max(self.cur_idx as f64 * len),
-                ops: self.cur_ops,
-                errors: self.cur_errors,
-                ops_per_s: self.cur_ops as f64 / span,
-                latency_us: self.cur_hist.summary(),
-                by_kind: BTreeMap::new(),
-                figures: BTreeMap::new(),
-                kind_ticks: Vec::new(),
-                len_s: span,
-            });
-        }
+        intervals.extend_from_slice(running);
+        let del = shared
+            .deletes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        // A failed DELETE is an error of the run too (its batch committed).
+        let mut errors = self.errors.clone();
+        errors.merge(&del.errors);
         let cpu = fin.map(|f| f.cpu).unwrap_or_default();
         let server = fin.and_then(|f| f.server);
         let server_process =
@@ -791,13 +509,12 @@ impl State {
             ops: self.batches,
             rows: self.rows,
             rows_per_op: self.rows as f64 / self.batches.max(1) as f64,
-            statements: self.batches,
+            statements: self.statements,
             elapsed_s,
             ops_per_s: self.batches as f64 / elapsed_s,
-            statements_per_s: self.batches as f64 / elapsed_s,
-            errors_total: self.errors.total(),
-            errors: self
-                .errors
+            statements_per_s: self.statements as f64 / elapsed_s,
+            errors_total: errors.total(),
+            errors: errors
                 .to_map()
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v))
@@ -821,8 +538,8 @@ impl State {
             by_kind: BTreeMap::new(),
             workload_counters: BTreeMap::new(),
             percentiles_us: self.hist.percentiles_us(&cfg.extra_percentiles),
-            reconnects: 0,
-            reconnect_failures: 0,
+            reconnects: self.reconnects,
+            reconnect_failures: self.reconnect_failures,
             ..Default::default()
         };
         let aggregate = Aggregate::of(std::slice::from_ref(&rec), self.hist.summary());
@@ -851,11 +568,11 @@ impl State {
                 wear: fin.map(|f| f.wear.clone()).unwrap_or_default(),
                 deletes: spec.max_table_rows.map(|m| Deletes {
                     max_table_rows: m,
-                    statements: self.del_statements,
-                    range_rows: self.del_rows,
-                    errors: self.del_errors,
-                    latency_us: self.del_hist.summary(),
-                    histogram_hdr_v2: self.del_hist.encode(),
+                    statements: del.statements,
+                    range_rows: del.rows,
+                    errors: del.errors.total(),
+                    latency_us: del.hist.summary(),
+                    histogram_hdr_v2: del.hist.encode(),
                     table_rows_end: fin.and_then(|f| f.table_rows_end),
                 }),
             },
