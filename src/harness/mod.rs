@@ -380,19 +380,12 @@ fn run_on(
     };
     report_loads(&loaded);
     let main_table = workload.main_table().to_string();
-    let table_engine = match spec.dbms {
+    let table_engine = match () {
         // The admin connection may be mid-statement (an index build it abandoned).
         _ if load_interrupted.is_some() => cfg.engine.clone().unwrap_or_default(),
         // No single benchmark table (each format or engine has its own).
         _ if main_table.is_empty() => String::new(),
-        Dbms::Mysql => rt
-            .block_on(admin.query_one(&format!(
-                "SELECT ENGINE FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '{main_table}'"
-            )))
-            .ctx("reading the table's engine")?
-            .unwrap_or_default(),
-        Dbms::Postgres => "heap".to_string(),
-        Dbms::Sqlite => "sqlite-btree".to_string(),
+        _ => rt.block_on(crate::workload::table_engine(&mut admin, &main_table))?,
     };
 
     let folder = result_folder(&cfg.results_dir, &cfg.workload, spec.dbms)?;

@@ -385,6 +385,22 @@ pub async fn after_load(conn: &mut Conn, tables: &[&str]) -> Result<()> {
     Ok(())
 }
 
+/// The storage engine of `table` as the server reports it (PostgreSQL: heap; SQLite: its
+/// b-tree).
+pub async fn table_engine(conn: &mut Conn, table: &str) -> Result<String> {
+    Ok(match conn.dbms() {
+        Dbms::Mysql => conn
+            .query_one(&format!(
+                "SELECT ENGINE FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '{table}'"
+            ))
+            .await
+            .ctx("reading the table's engine")?
+            .unwrap_or_default(),
+        Dbms::Postgres => "heap".to_string(),
+        Dbms::Sqlite => "sqlite-btree".to_string(),
+    })
+}
+
 /// The storage engines a MySQL-family server offers, canonical names.
 pub async fn mysql_engines(conn: &mut Conn) -> Result<Vec<String>> {
     let rows = conn

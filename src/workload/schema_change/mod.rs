@@ -364,17 +364,10 @@ pub fn measure(spec: &Spec, h: &mut Harness) -> Result<()> {
             ))?;
             h.doc.load.extend(loaded);
             let admin = h.conn()?;
-            let table_engine = match target.dbms {
-                Dbms::Mysql => rt
-                    .block_on(admin.query_one(&format!(
-                        "SELECT ENGINE FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '{TABLE}'"
-                    )))
-                    .ok()
-                    .flatten()
-                    .unwrap_or_default(),
-                Dbms::Postgres => "heap".into(),
-                Dbms::Sqlite => "sqlite-btree".into(),
-            };
+            // Only for the result: a failed read leaves it empty.
+            let table_engine = rt
+                .block_on(crate::workload::table_engine(admin, TABLE))
+                .unwrap_or_default();
             let scfg = SessionConfig {
                 threads,
                 client_threads: cfg.client_threads,
