@@ -363,6 +363,12 @@ pub struct RunArgs {
     /// it a lost connection ends its worker and the run fails when all are lost.
     #[arg(long)]
     pub reconnect: bool,
+
+    /// How long opening the connections may take (e.g. 30s, 2m). Connections open at most 16
+    /// at a time; one the server refuses for now (listen queue full, max_connections reached)
+    /// is retried with back-off until then, and the retries are counted in the result.
+    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    pub connect_timeout: String,
 }
 
 /// The first line of a clap error, without its "error: " prefix.

@@ -101,6 +101,8 @@ pub struct RunConfig {
     pub query_timeout_s: Option<f64>,
     /// `--reconnect`: lost connections are re-opened with back-off and the run goes on.
     pub reconnect: bool,
+    /// `--connect-timeout`: how long refused connects are retried while a session opens.
+    pub connect_timeout_s: f64,
 }
 
 impl std::fmt::Debug for RunConfig {
@@ -190,6 +192,7 @@ impl RunConfig {
         crate::runner::Faults {
             query_timeout: self.query_timeout_s.map(Duration::from_secs_f64),
             reconnect: self.reconnect,
+            connect_timeout: Duration::from_secs_f64(self.connect_timeout_s),
         }
     }
     pub fn report_interval(&self) -> Duration {
@@ -368,6 +371,10 @@ impl RunConfig {
                 extra_percentiles.push(p);
             }
         }
+        let connect_timeout = flag("--connect-timeout", parse::duration(&a.connect_timeout))?;
+        if connect_timeout < Duration::from_millis(100) {
+            return Err(Error::usage("--connect-timeout: must be at least 100ms"));
+        }
         let query_timeout = match &a.query_timeout {
             Some(s) => {
                 let t = flag("--query-timeout", parse::duration(s))?;
@@ -427,6 +434,7 @@ impl RunConfig {
             extra_percentiles,
             query_timeout_s: query_timeout,
             reconnect: a.reconnect,
+            connect_timeout_s: connect_timeout.as_secs_f64(),
         })
     }
 

@@ -386,7 +386,7 @@ impl Conn {
 
 /// Raise the soft limit of open files to the hard limit, once: every connection is a file
 /// descriptor, and the usual soft limit (1024) is below a 1,024-connection run plus its files.
-fn raise_fd_limit() {
+pub fn raise_fd_limit() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let mut lim = libc::rlimit {

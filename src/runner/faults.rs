@@ -8,8 +8,9 @@ use crate::db::{Conn, DbError, DbResult, ErrorClass, TargetSpec};
 
 use super::{interrupt, Driver};
 
-/// How workers deal with a server that stops answering or goes away.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// How workers deal with a server that stops answering, goes away, or cannot take their
+/// connections yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Faults {
     /// Longest wait for one operation; it then counts as a `query_timeout` error and the
     /// connection (whose protocol state is unknown) is dropped.
@@ -17,6 +18,19 @@ pub struct Faults {
     /// Re-open a lost connection (back-off from 10 ms doubling to 1 s) instead of ending the
     /// worker.
     pub reconnect: bool,
+    /// How long a session keeps retrying connections the server refuses for now (listen
+    /// queue full, no free connection slot) before it gives up (`--connect-timeout`).
+    pub connect_timeout: Duration,
+}
+
+impl Default for Faults {
+    fn default() -> Self {
+        Faults {
+            query_timeout: None,
+            reconnect: false,
+            connect_timeout: super::connect::DEFAULT_TIMEOUT,
+        }
+    }
 }
 
 /// First wait between attempts; doubles up to `BACKOFF_MAX`.
@@ -134,7 +148,7 @@ mod tests {
             .unwrap();
         let f = Faults {
             query_timeout: Some(Duration::from_millis(20)),
-            reconnect: false,
+            ..Faults::default()
         };
         let r: DbResult<()> = rt.block_on(f.timed(async {
             tokio::time::sleep(Duration::from_secs(5)).await;

@@ -8,6 +8,7 @@
 //! design); SQLite runs one OS thread per connection because its calls block.
 
 pub mod admin;
+pub mod connect;
 pub mod faults;
 pub mod interrupt;
 pub mod pacing;
@@ -23,10 +24,11 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
-use crate::db::{Conn, DbError, DbResult, Dbms, ErrorClass, TargetSpec};
+use crate::db::{Conn, DbError, DbResult, Dbms, TargetSpec};
 use crate::error::{Error, Result};
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist, LatencySummary};
 
+pub use connect::ConnectStats;
 pub use faults::Faults;
 pub use pacing::{Arrivals, Pacing, ScheduleStats};
 use pacing::{Schedule, LATE};
@@ -147,10 +149,14 @@ enum Command {
 }
 
 enum Msg {
-    Ready,
+    Ready {
+        /// Connect attempts refused for now and retried (connect.rs).
+        retries: u64,
+    },
     ConnectFailed {
         worker: usize,
         error: DbError,
+        retries: u64,
     },
     Interval {
         worker: usize,
@@ -282,6 +288,7 @@ pub struct Session {
     next_phase: u64,
     /// Set once `stop_handle` was asked for: the phases of this session can be ended early.
     stop: Option<Arc<Mutex<StopState>>>,
+    connect: ConnectStats,
 }
 
 /// Ends a session's running phase from another thread: for a phase that lasts as long as
@@ -317,14 +324,30 @@ impl StopHandle {
 const ERROR_SAMPLES: usize = 5;
 
 impl Session {
-    /// Connect `threads` workers and run each driver's setup. Fails (usage error) if any
-    /// connection cannot be made, naming the reason.
+    /// Connect `threads` workers and run each driver's setup, at most `connect::WINDOW` at a
+    /// time, retrying what the server refuses for now until `--connect-timeout`
+    /// (connect.rs). Fails (usage error) if any connection cannot be made, naming the limit
+    /// that stopped it and the setting to change.
     pub fn start<D, F>(target: &TargetSpec, cfg: &SessionConfig, factory: F) -> Result<Session>
     where
         D: Driver + 'static,
         F: Fn(usize) -> D + Send + Sync + 'static,
     {
         let n = cfg.threads;
+        if target.dbms != Dbms::Sqlite {
+            // Every connection is a descriptor: check before opening hundreds only to fail.
+            let (soft, _) = connect::fd_limit();
+            if n as u64 + connect::FD_HEADROOM > soft {
+                return Err(Error::usage(format!(
+                    "{n} connections to {} cannot open: {}",
+                    target.display,
+                    connect::Limit::OpenFiles.advice(target, n)
+                )));
+            }
+        }
+        let connect_start = Instant::now();
+        let connect_deadline = connect_start + cfg.faults.connect_timeout;
+        let window = Arc::new(tokio::sync::Semaphore::new(connect::WINDOW));
         let loops = if target.dbms == Dbms::Sqlite {
             n
         } else {
@@ -338,8 +361,13 @@ impl Session {
         for l in 0..loops {
             // Worker w runs on loop w % loops.
             let ids: Vec<usize> = (l..n).step_by(loops).collect();
-            let (factory, target, cmd_rx, tx) =
-                (factory.clone(), target.clone(), cmd_rx.clone(), tx.clone());
+            let (factory, target, cmd_rx, tx, window) = (
+                factory.clone(),
+                target.clone(),
+                cmd_rx.clone(),
+                tx.clone(),
+                window.clone(),
+            );
             let sched_batch = cfg.sched_batch;
             let pacing = cfg.pacing;
             let faults = cfg.faults;
@@ -359,8 +387,9 @@ impl Session {
                         let driver = factory(w);
                         let (target, cmd_rx, tx) = (target.clone(), cmd_rx.clone(), tx.clone());
                         let place = (rec.clone(), slot);
+                        let opening = (window.clone(), connect_deadline);
                         local.spawn_local(worker(
-                            w, n, pacing, faults, target, driver, cmd_rx, tx, place,
+                            w, n, pacing, faults, target, driver, cmd_rx, tx, place, opening,
                         ));
                     }
                     rt.block_on(local);
@@ -377,14 +406,24 @@ impl Session {
             alive: vec![true; n],
             next_phase: 1,
             stop: None,
+            connect: ConnectStats::default(),
         };
         let mut answered = 0;
+        let mut retries = 0;
         let mut failure: Option<(usize, DbError)> = None;
         while answered < n {
             match session.rx.recv() {
-                Ok(Msg::Ready) => answered += 1,
-                Ok(Msg::ConnectFailed { worker, error }) => {
+                Ok(Msg::Ready { retries: r }) => {
                     answered += 1;
+                    retries += r;
+                }
+                Ok(Msg::ConnectFailed {
+                    worker,
+                    error,
+                    retries: r,
+                }) => {
+                    answered += 1;
+                    retries += r;
                     session.alive[worker] = false;
                     failure.get_or_insert((worker, error));
                 }
@@ -392,23 +431,39 @@ impl Session {
                 Err(_) => break,
             }
         }
+        session.connect = ConnectStats {
+            connections: n,
+            retries,
+            elapsed: connect_start.elapsed(),
+        };
         if let Some((worker, error)) = failure {
             session.stop();
             let opened = session.alive.iter().filter(|a| **a).count();
-            let hint = match error.class {
-                ErrorClass::TooManyConnections => {
-                    " — the server's connection limit is too low for this thread count (raise max_connections)"
-                }
-                _ => "",
+            let hint = match connect::Limit::of(&error) {
+                Some(l) => format!(" — {}", l.advice(&target, n)),
+                None => String::new(),
+            };
+            let tried = if retries > 0 {
+                format!(
+                    ", {retries} refused attempt(s) retried over {:.1} s",
+                    session.connect.elapsed.as_secs_f64()
+                )
+            } else {
+                String::new()
             };
             return Err(Error::usage(format!(
-                "connection {} of {n} to {} failed ({opened} opened): {}{hint}",
+                "connection {} of {n} to {} failed ({opened} opened{tried}): {}{hint}",
                 worker + 1,
                 target.display,
                 target.scrub(&error.message)
             )));
         }
         Ok(session)
+    }
+
+    /// How the connections were opened: how many, refused attempts retried, how long.
+    pub fn connect_stats(&self) -> ConnectStats {
+        self.connect
     }
 
     pub fn alive(&self) -> usize {
@@ -561,7 +616,7 @@ impl Session {
                     merge_stats(&mut total, *stats);
                     done += 1;
                 }
-                Msg::Ready | Msg::ConnectFailed { .. } => {}
+                Msg::Ready { .. } | Msg::ConnectFailed { .. } => {}
             }
             let min_latest = latest.iter().copied().min().unwrap_or(u32::MAX);
             if min_latest != u32::MAX && min_latest > next_final {
@@ -701,21 +756,34 @@ async fn worker<D: Driver>(
     mut cmd: watch::Receiver<Command>,
     tx: mpsc::Sender<Msg>,
     (rec, slot): (Rc<RefCell<LoopRecorder>>, Slot),
+    (window, connect_deadline): (Arc<tokio::sync::Semaphore>, Instant),
 ) {
-    let first = match faults.timed(Conn::connect(&target)).await {
-        Ok(mut c) => faults.timed(driver.setup(&mut c)).await.map(|()| c),
-        Err(e) => Err(e),
-    };
+    let mut retries = 0;
+    let first = connect::open(
+        w,
+        &target,
+        &mut driver,
+        &faults,
+        &window,
+        connect_deadline,
+        &mut retries,
+    )
+    .await;
+    drop(window);
     // None while a lost connection waits to be re-established (--reconnect).
     let mut conn = match first {
         Ok(c) => Some(c),
         Err(error) => {
             rec.borrow_mut().set_gone(slot);
-            let _ = tx.send(Msg::ConnectFailed { worker: w, error });
+            let _ = tx.send(Msg::ConnectFailed {
+                worker: w,
+                error,
+                retries,
+            });
             return;
         }
     };
-    let _ = tx.send(Msg::Ready);
+    let _ = tx.send(Msg::Ready { retries });
     let mut seen_phase = 0;
     // When the connection was lost (--reconnect), for the message when it is back.
     let mut lost_at: Option<Instant> = None;
