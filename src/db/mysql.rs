@@ -194,7 +194,7 @@ impl AsyncConn {
                 ErrorClass::AccessDenied => {
                     " (check the user and the password: set it with MYSQL_PWD)"
                 }
-                ErrorClass::ConnectionLost => {
+                ErrorClass::ConnectionLost if !super::sock::busy_or_out_of_fds(&e.to_string()) => {
                     " (is the server running, and are host, port or socket right?)"
                 }
                 _ => "",

@@ -295,7 +295,9 @@ impl TokioPgConn {
             if d.class == ErrorClass::AccessDenied {
                 d.message
                     .push_str(" (check the user and the password: set it with PGPASSWORD)");
-            } else if d.class == ErrorClass::ConnectionLost {
+            } else if d.class == ErrorClass::ConnectionLost
+                && !super::sock::busy_or_out_of_fds(&d.message)
+            {
                 d.message
                     .push_str(" (is the server running, and are host, port or socket right?)");
             }

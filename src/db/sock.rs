@@ -79,6 +79,33 @@ impl Sock {
     }
 }
 
+/// The error of a failed connect to `what` ("socket /path" or "host:port"), with what to
+/// check: a full listen queue (EAGAIN: the server is there but cannot take more connects at
+/// once) and a process out of descriptors are not "is the server running?".
+pub(crate) fn connect_error(what: &str, e: &std::io::Error) -> super::DbError {
+    let hint = match e.raw_os_error() {
+        Some(libc::EAGAIN) => {
+            " (the server's listen queue is full: too many connects at once for its back_log / net.core.somaxconn)"
+        }
+        Some(libc::EMFILE) | Some(libc::ENFILE) => {
+            " (this process has no file descriptor left: raise ulimit -n)"
+        }
+        _ => " (is the server running, and are host, port or socket right?)",
+    };
+    super::DbError::new(
+        super::ErrorClass::ConnectionLost,
+        format!("cannot connect to {what}: {e}{hint}"),
+    )
+}
+
+/// Whether a general driver's connect error is a full listen queue or a process out of
+/// descriptors (by the errno in std's io::Error text): then "is the server running?" misleads.
+pub(crate) fn busy_or_out_of_fds(message: &str) -> bool {
+    [libc::EAGAIN, libc::EMFILE, libc::ENFILE]
+        .iter()
+        .any(|n| message.contains(&format!("(os error {n})")))
+}
+
 /// Connect to a Unix socket and register it.
 pub(crate) async fn connect_unix(path: &str) -> std::io::Result<AsyncFd<Sock>> {
     let s = tokio::net::UnixStream::connect(path).await?;

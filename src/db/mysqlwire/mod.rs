@@ -79,10 +79,11 @@ struct Col {
     decimals: u8,
 }
 
-/// The read buffer starts small (1,024 connections x 64 KB were 64 MB of the client's heap:
-/// BENCHMARKS.md, scale-1024) and doubles up to `RBUF_GROWN` while reads fill it; a packet
-/// larger than the buffer grows it to the packet's size.
-const RBUF_START: usize = 16 * 1024;
+/// The read buffer starts at one page (1,024 connections x 64 KB were 64 MB of the client's
+/// heap: BENCHMARKS.md, scale-1024; 10,000 idle TPC-C terminals x 16 KB would be 160 MB) and
+/// doubles up to `RBUF_GROWN` while reads fill it; a packet larger than the buffer grows it to
+/// the packet's size. A point select's reply is about 100 bytes.
+const RBUF_START: usize = 4 * 1024;
 const RBUF_GROWN: usize = 256 * 1024;
 
 pub struct WireConn {
@@ -182,23 +183,12 @@ impl WireConn {
 
     pub async fn connect(spec: &TargetSpec) -> Result<Self, ConnectError> {
         let stream = match &spec.socket {
-            Some(sock) => sock::connect_unix(sock).await.map_err(|e| {
-                DbError::new(
-                    ErrorClass::ConnectionLost,
-                    format!("cannot connect to socket {sock}: {e} (is the server running?)"),
-                )
-            })?,
+            Some(sock) => sock::connect_unix(sock)
+                .await
+                .map_err(|e| sock::connect_error(&format!("socket {sock}"), &e))?,
             None => sock::connect_tcp(&spec.host, spec.port)
                 .await
-                .map_err(|e| {
-                    DbError::new(
-                        ErrorClass::ConnectionLost,
-                        format!(
-                            "cannot connect to {}:{}: {e} (is the server running, are host and port right?)",
-                            spec.host, spec.port
-                        ),
-                    )
-                })?,
+                .map_err(|e| sock::connect_error(&format!("{}:{}", spec.host, spec.port), &e))?,
         };
         let mut c = WireConn {
             stream,
