@@ -11,11 +11,26 @@ use crate::report::{
     Aggregate, ClientCpu, HostCpu, KindRecord, OpenLoop, PhaseSummary, Point, RunRecord,
     ServerProcess,
 };
-use crate::runner::{interrupt, IntervalSample, KindTick, Pacing, PhaseResult, SessionConfig};
+use crate::runner::{
+    interrupt, ConnectStats, IntervalSample, KindTick, Pacing, PhaseResult, SessionConfig,
+};
 use crate::workload::Workload;
 
 /// Other processes using more than this many CPUs during a run flag it `disturbed`.
 pub const DISTURBED_CPUS: f64 = 0.10;
+
+/// Say how long opening the connections took when it is worth knowing (many connections, or
+/// refused attempts retried).
+pub fn report_connect(c: &ConnectStats) {
+    if c.retries > 0 || c.connections >= 256 || c.elapsed.as_secs_f64() >= 1.0 {
+        eprintln!(
+            "opened {} connection(s) in {:.2} s ({} refused attempt(s) retried)",
+            c.connections,
+            c.elapsed.as_secs_f64(),
+            c.retries
+        );
+    }
+}
 
 /// Every (operation, thread count) point of `w` on the shared runner: a warm-up, then the
 /// measured runs, each recorded with the server's counters and CPU over exactly that run;
@@ -43,6 +58,8 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
             let mut session = w
                 .start(op_index, threads, spec, &scfg)
                 .map_err(|e| e.context(format!("{op_name} at {threads} threads")))?;
+            let connect = session.connect_stats();
+            report_connect(&connect);
             let interval = cfg.report_interval();
             let warmup = if cfg.warmup_s > 0.0 {
                 let wu = session.phase(cfg.warmup(), None, interval, |_| {})?;
@@ -195,6 +212,7 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                 table_sizes,
                 disk_usage,
                 sections: BTreeMap::new(),
+                connect: Some(connect.into()),
             });
             h.save()?;
             if let Some(why) = lost_all {

@@ -126,6 +126,32 @@ pub struct Point {
     /// Parts of the point that one workload owns, keyed by the workload's name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub sections: BTreeMap<String, Value>,
+    /// How the point's connections were opened (absent in results of older versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect: Option<ConnectRecord>,
+}
+
+/// How a point's connections were opened: paced (at most 16 connecting at once) and retried
+/// while the server refused them for now (listen queue full, no free connection slot).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ConnectRecord {
+    pub connections: usize,
+    /// Connect attempts refused for now and retried (0 when every first attempt worked).
+    #[serde(default)]
+    pub retries: u64,
+    /// From the first connect to the last connection ready (the drivers' setup included).
+    #[serde(default)]
+    pub elapsed_s: f64,
+}
+
+impl From<crate::runner::ConnectStats> for ConnectRecord {
+    fn from(c: crate::runner::ConnectStats) -> Self {
+        ConnectRecord {
+            connections: c.connections,
+            retries: c.retries,
+            elapsed_s: c.elapsed.as_secs_f64(),
+        }
+    }
 }
 
 /// The warm-up, kept only as a summary: it is never part of any aggregate.

@@ -380,6 +380,8 @@ pub fn measure(spec: &Spec, h: &mut Harness) -> Result<()> {
                 oltp::OltpDriver::new(&o, w, threads)
             })
             .map_err(|e| e.context(format!("{} at {threads} threads", alg.name)))?;
+            let connect = session.connect_stats();
+            crate::harness::report_connect(&connect);
             let ddl = DdlRunner::start(target)?;
             let proc0 = server_pid.and_then(ProcSample::of_tree);
             let busy0 = proc::host_busy_s();
@@ -422,6 +424,7 @@ pub fn measure(spec: &Spec, h: &mut Harness) -> Result<()> {
                 runs,
                 aggregate,
                 table_sizes,
+                connect: Some(connect.into()),
                 ..Default::default()
             });
             timelines.push(tl);
