@@ -24,7 +24,7 @@ use crate::runner::interrupt;
 use crate::server::{capture, Server};
 use crate::workload::{PrepareCx, Registry, Workload};
 
-pub use sweep::{delta, host_cpu, record, server_process, DISTURBED_CPUS};
+pub use sweep::{delta, host_cpu, record, report_connect, server_process, DISTURBED_CPUS};
 
 /// What a workload's run shape works with: the configuration, the admin connection, the
 /// loader's options and the result being written.
@@ -229,7 +229,45 @@ async fn check_connection_limit(conn: &mut Conn, cfg: &RunConfig) -> Result<Opti
             )));
         }
     }
+    if let Some(w) = listen_queue_warning(conn, need - 1, cfg.connect_timeout_s).await {
+        eprintln!("{w}");
+    }
     Ok(limit)
+}
+
+/// A warning when the server's listen queue is shorter than the run's connections: they
+/// still open (paced, retried: runner/connect.rs), but may take longer. MariaDB's back_log,
+/// capped by the kernel's net.core.somaxconn (PostgreSQL's queue is twice max_connections,
+/// which the check above already made large enough).
+async fn listen_queue_warning(
+    conn: &mut Conn,
+    connections: u64,
+    connect_timeout_s: f64,
+) -> Option<String> {
+    let back_log = match conn.dbms() {
+        Dbms::Mysql => conn
+            .query_one("SELECT @@back_log")
+            .await
+            .ok()
+            .flatten()
+            .and_then(|s| s.parse::<u64>().ok()),
+        _ => None,
+    };
+    let somaxconn = crate::runner::connect::somaxconn();
+    let queue = match (back_log, somaxconn) {
+        (Some(b), Some(k)) => b.min(k),
+        (Some(b), None) => b,
+        (None, Some(k)) => k,
+        (None, None) => return None,
+    };
+    (queue < connections).then(|| {
+        format!(
+            "warning: the server's listen queue holds {queue} connects (back_log {}, net.core.somaxconn {}), fewer than the {connections} connections of this run: they open {} at a time and a refused connect is retried for up to {connect_timeout_s} s (--connect-timeout); raise back_log to open them faster",
+            back_log.map_or("-".into(), |v| v.to_string()),
+            somaxconn.map_or("?".into(), |v| v.to_string()),
+            crate::runner::connect::WINDOW,
+        )
+    })
 }
 
 /// `enginebench run`: the whole lifecycle of one run of `cfg`'s workload.
@@ -246,7 +284,10 @@ pub fn run(a: &RunArgs, mut cfg: RunConfig, reg: &Registry) -> Result<ExitCode> 
                 s.kind.name(),
                 s.profile
             );
-            let sv = Server::start(s)?;
+            // Room for the run's connections, unless the user sized it (--server-opt).
+            let mut s = s.clone();
+            s.fit_connections = cfg.threads.iter().copied().max().unwrap_or(1);
+            let sv = Server::start(&s)?;
             eprintln!(
                 "{} server pid {} on 127.0.0.1:{}, folder {}{}",
                 sv.kind.name(),

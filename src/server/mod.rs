@@ -80,6 +80,11 @@ pub struct ServerSpec {
     /// Stop the server if this process dies (throwaway servers); off for `server start`.
     #[serde(skip)]
     pub die_with_parent: bool,
+    /// Benchmark connections the server must take at once (the largest --threads): its
+    /// max_connections and back_log are raised to fit unless --server-opt sets them
+    /// (`profile::fitted`). 0: leave the profile as it is.
+    #[serde(skip)]
+    pub fit_connections: usize,
 }
 
 impl ServerSpec {
@@ -98,6 +103,7 @@ impl ServerSpec {
             datadir: datadir.map(PathBuf::from),
             keep_datadir: keep || datadir.is_some(),
             die_with_parent: true,
+            fit_connections: 0,
         })
     }
 }
@@ -219,6 +225,15 @@ fn chown(p: &Path, ids: Option<(u32, u32)>) -> Result<()> {
             .map_err(|e| Error::usage(format!("cannot chown {} to postgres: {e}", p.display())))?;
     }
     Ok(())
+}
+
+/// The comment above the settings raised to fit the run's connections (kept in the options
+/// file the result records).
+fn fit_header(connections: usize, section: &str) -> String {
+    format!(
+        "\n{section}# raised by enginebench to take {connections} benchmark connections (--threads) plus {} spare; set with --server-opt to keep your own\n",
+        profile::SPARE_CONNECTIONS
+    )
 }
 
 /// The last lines of a log, folded into one line for an error message.
@@ -344,6 +359,13 @@ impl Server {
                 cnf.push_str(&format!("{k} = {v}\n"));
             }
         }
+        let fit = profile::fitted(Kind::Mariadb, &cnf, &spec.opts, spec.fit_connections);
+        if !fit.is_empty() {
+            cnf.push_str(&fit_header(spec.fit_connections, "[mariadbd]\n"));
+            for (k, v) in &fit {
+                cnf.push_str(&format!("{k} = {v}\n"));
+            }
+        }
         let cnf_path = self.root.join("server.cnf");
         std::fs::write(&cnf_path, &cnf)
             .map_err(|e| Error::usage(format!("{}: {e}", cnf_path.display())))?;
@@ -462,6 +484,13 @@ impl Server {
         if !spec.opts.is_empty() {
             conf.push_str("\n# --server-opt\n");
             for (k, v) in &spec.opts {
+                conf.push_str(&format!("{k} = '{v}'\n"));
+            }
+        }
+        let fit = profile::fitted(Kind::Postgres, &conf, &spec.opts, spec.fit_connections);
+        if !fit.is_empty() {
+            conf.push_str(&fit_header(spec.fit_connections, ""));
+            for (k, v) in &fit {
                 conf.push_str(&format!("{k} = '{v}'\n"));
             }
         }

@@ -79,6 +79,55 @@ pub fn settings(text: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Connections a managed server keeps beyond the benchmark's own: the tool's admin
+/// connection, a DDL or sampling connection, a person looking at it with a client.
+pub const SPARE_CONNECTIONS: usize = 20;
+
+/// Settings to add so that a managed server takes `connections` benchmark connections: its
+/// connection limit and (MariaDB) its listen queue, each only when the user did not set it
+/// with --server-opt and the profile's value (or the server's default) is too small.
+/// `text` is the effective option file (profile, then --server-opt lines).
+pub fn fitted(
+    kind: Kind,
+    text: &str,
+    user_opts: &[(String, String)],
+    connections: usize,
+) -> Vec<(String, String)> {
+    if connections == 0 {
+        return Vec::new();
+    }
+    let set = settings(text);
+    let user_set = |k: &str| user_opts.iter().any(|(u, _)| normalize(u) == k);
+    let value = |k: &str| -> Option<u64> {
+        set.iter()
+            .rev()
+            .find(|(n, _)| n == k)
+            .and_then(|(_, v)| v.parse().ok())
+    };
+    let mut out = Vec::new();
+    let need = (connections + SPARE_CONNECTIONS) as u64;
+    // Built-in defaults: MariaDB 10.11 151, PostgreSQL 100.
+    let default_max = match kind {
+        Kind::Mariadb => 151,
+        Kind::Postgres => 100,
+    };
+    let mut max_conn = value("max_connections").unwrap_or(default_max);
+    if max_conn < need && !user_set("max_connections") {
+        max_conn = need;
+        out.push(("max_connections".to_string(), need.to_string()));
+    }
+    if kind == Kind::Mariadb {
+        // MariaDB: back_log defaults to 50 + max_connections / 5 (at most 65535, the
+        // variable's maximum); the kernel caps the queue at net.core.somaxconn.
+        let back_log = value("back_log").unwrap_or(50 + max_conn / 5);
+        let want = (connections as u64).min(65535);
+        if back_log < want && !user_set("back_log") {
+            out.push(("back_log".to_string(), want.to_string()));
+        }
+    }
+    out
+}
+
 pub fn normalize(key: &str) -> String {
     let k = key.trim().replace('-', "_");
     k.strip_prefix("loose_").unwrap_or(&k).to_string()
@@ -113,6 +162,36 @@ pub fn parse_opt(s: &str) -> Result<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fitted_raises_only_what_the_user_left() {
+        let small = text(Kind::Mariadb, "small").unwrap();
+        let f = fitted(Kind::Mariadb, &small, &[], 1024);
+        assert_eq!(
+            f,
+            vec![
+                ("max_connections".to_string(), "1044".to_string()),
+                ("back_log".to_string(), "1024".to_string())
+            ]
+        );
+        // The user's max_connections stays; back_log is sized from it when not set.
+        let user = vec![("max_connections".to_string(), "50".to_string())];
+        let t = format!("{small}\nmax_connections = 50\n");
+        assert_eq!(
+            fitted(Kind::Mariadb, &t, &user, 100),
+            vec![("back_log".to_string(), "100".to_string())]
+        );
+        let user = vec![("back-log".to_string(), "16".to_string())];
+        let t = format!("{small}\nback_log = 16\n");
+        assert_eq!(fitted(Kind::Mariadb, &t, &user, 256), vec![]);
+        // Enough already: nothing added.
+        assert!(fitted(Kind::Mariadb, &small, &[], 8).is_empty());
+        let pg = text(Kind::Postgres, "small").unwrap();
+        assert_eq!(
+            fitted(Kind::Postgres, &pg, &[], 512),
+            vec![("max_connections".to_string(), "532".to_string())]
+        );
+    }
 
     #[test]
     fn every_profile_allows_256_threads() {
