@@ -5,6 +5,7 @@
 mod cli;
 mod common;
 mod compression;
+mod connections;
 mod custom;
 mod faults;
 mod hostile;

@@ -12,7 +12,7 @@ use crate::common::*;
 
 /// Whether the server binaries are here; without them the test is skipped (CI installs them
 /// through scripts/test.sh, which also sets EB_REQUIRE_SERVERS=1 so that a skip is a failure).
-fn have(kind: &str) -> bool {
+pub(crate) fn have(kind: &str) -> bool {
     let ok = match kind {
         "mariadb" => {
             Path::new("/usr/sbin/mariadbd").exists() || Path::new("/usr/bin/mariadbd").exists()
