@@ -44,6 +44,9 @@ pub enum Limit {
     /// This process has no file descriptor left (EMFILE/ENFILE): not retried, it will not
     /// change while the session holds what it opened.
     OpenFiles,
+    /// MariaDB 1461: the server's max_prepared_stmt_count (default 16382) is shared by every
+    /// connection; TPC-C prepares about 70 statements per connection, so it stops near 230.
+    PreparedStatements,
 }
 
 impl Limit {
@@ -53,6 +56,9 @@ impl Limit {
     pub fn of(e: &DbError) -> Option<Limit> {
         if e.class == ErrorClass::TooManyConnections {
             return Some(Limit::MaxConnections);
+        }
+        if e.message.starts_with("ERROR 1461 ") {
+            return Some(Limit::PreparedStatements);
         }
         let errno = |n: i32| e.message.contains(&format!("(os error {n})"));
         if errno(libc::EMFILE) || errno(libc::ENFILE) {
@@ -86,6 +92,9 @@ impl Limit {
                 "the server's listen queue stayed full until --connect-timeout: raise {} (the kernel caps it at net.core.somaxconn = {}), or give it more time with --connect-timeout",
                 if postgres { "max_connections (PostgreSQL's queue is twice it)".to_string() } else { format!("back_log (--server-opt back_log={connections})") },
                 somaxconn().map_or("?".to_string(), |v| v.to_string())
+            ),
+            Limit::PreparedStatements => format!(
+                "the server's max_prepared_stmt_count is shared by all connections and too low for {connections} connections of this workload: raise it (--server-opt max_prepared_stmt_count=N, or SET GLOBAL max_prepared_stmt_count=N) to at least {connections} x the statements one connection prepares"
             ),
             Limit::OpenFiles => format!(
                 "this process has no file descriptor left (ulimit -n: {}): raise the limit to at least {} (ulimit -n N, or LimitNOFILE= for a service)",
@@ -216,6 +225,13 @@ mod tests {
             Some(Limit::OpenFiles)
         );
         assert!(!Limit::OpenFiles.retried());
+        assert_eq!(
+            Limit::of(&e(
+                ErrorClass::Other,
+                "ERROR 1461 (42000): Can't create more than max_prepared_stmt_count statements (current value: 16382)"
+            )),
+            Some(Limit::PreparedStatements)
+        );
         assert_eq!(
             Limit::of(&e(ErrorClass::AccessDenied, "ERROR 1045: denied")),
             None
