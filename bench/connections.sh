@@ -22,6 +22,8 @@
 #   EB_TIME             seconds of each point-select run (default 10; 3 s warm-up before)
 #   EB_TPCC_WAREHOUSES  warehouses for part 2 (default 100: 1,000 terminals; 0 skips part 2)
 #   EB_TPCC_TERMINALS   terminal counts for part 2 (default "10W 100W": 10 and 100 per warehouse)
+#   EB_TPCC_CONNECT_TIMEOUT  --connect-timeout of the TPC-C runs (default 10m: each terminal
+#                       prepares ~70 statements; 1,000 took longer than 30 s on a busy 2-core machine)
 #   EB_TPCC_TIME        seconds of each TPC-C run (default 120; think times are ~10-20 s)
 #   EB_OUT              output folder (default enginebench-results/connections-<UTC time>)
 
@@ -52,7 +54,8 @@ srv=$out/server
 "$bin" server start mariadb --profile small --datadir "$srv" \
     --server-opt thread_handling=pool-of-threads --server-opt max_connections=10100 \
     --server-opt back_log=4096 --server-opt open_files_limit=30000 \
-    --server-opt table_open_cache=2000 --server-opt innodb_buffer_pool_size=1G >"$out/url.txt"
+    --server-opt table_open_cache=2000 --server-opt innodb_buffer_pool_size=1G \
+    --server-opt max_prepared_stmt_count=2000000 >"$out/url.txt"
 trap '"$bin" server stop mariadb --datadir "$srv" >&2 || true' EXIT
 url=$(cat "$out/url.txt")
 log "server: $url"
@@ -105,7 +108,8 @@ if ((warehouses > 0)); then
     echo "tpcc load of $warehouses warehouses: $(($(date +%s) - t0)) s" >"$out/tpcc-load.txt"
     for terms in ${EB_TPCC_TERMINALS:-$((warehouses * 10)) $((warehouses * 100))}; do
         measure "tpcc-$terms" run tpcc --warehouses "$warehouses" --spec-timing --threads "$terms" \
-            --warmup "${EB_TPCC_WARMUP:-30}s" --runs 1 --duration "${tpcc_time}s"
+            --warmup "${EB_TPCC_WARMUP:-30}s" --runs 1 --duration "${tpcc_time}s" \
+            --connect-timeout "${EB_TPCC_CONNECT_TIMEOUT:-10m}"
     done
 fi
 
