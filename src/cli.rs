@@ -233,6 +233,36 @@ pub struct LoadArgs {
     /// has the measurements behind the default.
     #[arg(long, value_enum, default_value_t = crate::load::LoadMethod::Stream)]
     pub load_method: crate::load::LoadMethod,
+
+    /// Table options appended to every benchmark table's CREATE TABLE, for every workload
+    /// (MariaDB/MySQL), e.g. "ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8" or "PAGE_COMPRESSED=1":
+    /// the storage format is then an axis like the engine. Tables made with other options are
+    /// reloaded.
+    #[arg(long, value_name = "OPTIONS", default_value = "")]
+    pub table_options: String,
+}
+
+impl LoadArgs {
+    /// `--table-options` checked against the target: only MariaDB/MySQL take them, and only
+    /// as table options (no statement separators or comments).
+    pub fn check_table_options(&self, dbms: crate::db::Dbms) -> crate::error::Result<()> {
+        let o = self.table_options.trim();
+        if o.is_empty() {
+            return Ok(());
+        }
+        if dbms != crate::db::Dbms::Mysql {
+            return Err(crate::error::Error::usage(format!(
+                "--table-options applies to MariaDB/MySQL targets only, not {}",
+                dbms.name()
+            )));
+        }
+        if o.contains(';') || o.contains("--") || o.contains("/*") {
+            return Err(crate::error::Error::usage(
+                "--table-options: give table options only, e.g. \"ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8\"",
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// The common options of `prepare`.

@@ -294,6 +294,29 @@ pub fn engine_clause(engine: Option<&str>) -> String {
     engine.map(|e| format!("ENGINE={e}")).unwrap_or_default()
 }
 
+/// The clause every benchmark table is created with: the engine, then `--table-options`
+/// (e.g. `ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8`, `PAGE_COMPRESSED=1`), for every workload.
+pub fn table_clause(engine: Option<&str>, opts: &LoadOptions) -> String {
+    let mut c = engine_clause(engine);
+    if !opts.table_options.is_empty() {
+        if !c.is_empty() {
+            c.push(' ');
+        }
+        c.push_str(&opts.table_options);
+    }
+    c
+}
+
+/// A workload's metadata with the table options in it, so that tables made with other
+/// options are not taken as already loaded.
+pub fn with_table_options(info: String, opts: &LoadOptions) -> String {
+    if opts.table_options.is_empty() {
+        info
+    } else {
+        format!("{info} table_options={}", opts.table_options)
+    }
+}
+
 /// True when every table of `tables` exists and the metadata of `workload` says they hold
 /// exactly `want`: then `prepare` keeps them.
 pub async fn already_loaded<S: AsRef<str>>(

@@ -107,7 +107,7 @@ impl Workload for Spec {
         Spec::notes(self)
     }
     fn prepare<'a>(&'a self, cx: PrepareCx<'a>) -> LocalBoxFuture<'a, Result<Vec<LoadStats>>> {
-        super::prepare(cx.conn, cx.engine).boxed_local()
+        super::prepare(cx.conn, cx.engine, cx.load).boxed_local()
     }
     fn cleanup<'a>(&'a self, conn: &'a mut Conn) -> LocalBoxFuture<'a, Result<()>> {
         super::cleanup(conn).boxed_local()
