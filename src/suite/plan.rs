@@ -216,8 +216,15 @@ impl Plan {
                 crate::error::one_line(&e.to_string())
             ))
         })?;
-        let plan = Self::from_raw(raw, path, quick)?;
-        plan.validate(path)?;
+        // Claims are checked against the full matrix: a quick run lacks some cells (the
+        // report's highest thread counts), and its claims on them say `not measured`.
+        let full = Self::from_raw(raw.clone(), path, false)?;
+        full.validate(path, true)?;
+        if !quick {
+            return Ok(full);
+        }
+        let plan = Self::from_raw(raw, path, true)?;
+        plan.validate(path, false)?;
         Ok(plan)
     }
 
@@ -304,7 +311,7 @@ impl Plan {
         })
     }
 
-    fn validate(&self, path: &str) -> Result<()> {
+    fn validate(&self, path: &str, claim_cells: bool) -> Result<()> {
         let bad = |m: String| Error::usage(format!("plan {path}: {m}"));
         let reg = crate::workload::Registry::default();
         if self.servers.is_empty() {
@@ -387,11 +394,36 @@ impl Plan {
                 }
                 flag_value(k, v).map_err(|e| e.context(format!("plan {path}")))?;
             }
+            // Every cell's flags as `run` will read them: a misspelt or foreign option is
+            // refused now, not after hours of other cells.
+            let variants: Vec<Option<usize>> = if s.variants.is_empty() {
+                vec![None]
+            } else {
+                (0..s.variants.len()).map(Some).collect()
+            };
+            for v in variants {
+                let cell = Cell {
+                    name: String::new(),
+                    section: self.sections.iter().position(|x| std::ptr::eq(x, s)).unwrap_or(0),
+                    server: 0,
+                    engine: None,
+                    variant: v,
+                    threads: 1,
+                };
+                let mut argv = vec![s.workload.clone()];
+                argv.extend(self.cell_flags(&cell)?);
+                crate::cli::parse_workload::<crate::cli::RunArgs>(&reg, "run", &argv).map_err(
+                    |e| {
+                        let within = v.map_or(String::new(), |v| format!(" variant {}", s.variants[v].name));
+                        bad(format!("section {label}{within}: {}", e.message))
+                    },
+                )?;
+            }
         }
         let cells = self.cells();
         let owners = reg.owners();
         for c in &self.claims {
-            c.validate(self, &cells, &owners)
+            c.validate(self, &cells, &owners, claim_cells)
                 .map_err(|m| bad(format!("claim {}: {m}", c.id)))?;
         }
         Ok(())
@@ -554,7 +586,7 @@ name = "mysql80"
 [[sections]]
 workload = "tpcc"
 threads = [1, 8]
-variants = [{ name = "plain" }, { name = "lz4", run = { page_compression = "lz4" } }]
+variants = [{ name = "plain" }, { name = "lz4", run = { table_options = "PAGE_COMPRESSED=1" } }]
 [sections.quick]
 threads = [2]
 [[sections]]
@@ -579,11 +611,13 @@ servers = ["mariadb-small"]
             ]
         );
         let lz4 = &p.cells()[2];
-        assert_eq!(p.cell_flags(lz4).unwrap(), ["--page-compression", "lz4"]);
+        assert_eq!(p.cell_flags(lz4).unwrap(), ["--table-options", "PAGE_COMPRESSED=1"]);
         let q = Plan::from_text(text, "p.toml", true).unwrap();
         assert_eq!(q.cells().len(), 2 + 1 + 2);
         // Bad plans: one line each, never the password.
         let bad = |t: &str| Plan::from_text(t, "p.toml", false).unwrap_err().message;
+        let m = bad(&text.replace("threads = [1, 8]", "threads = [1, 8]\nrun = { maxid1 = 10 }"));
+        assert!(m.contains("section tpcc: --maxid1 does not apply to tpcc"), "{m}");
         let m = bad(&text.replace("workload = \"linkbench\"", "workload = \"linkbnch\""));
         assert!(m.contains("unknown workload 'linkbnch'"), "{m}");
         let m = bad(&text.replace("mysql://bench:secret@db.example:3306/x", "mysql//bench:secret@db"));
