@@ -120,6 +120,111 @@ impl Running {
     }
 }
 
+/// The reports enginebench redoes: (name, plan). The plans are compiled in, so `reproduce`
+/// works from any folder; `plans/` holds the same files.
+pub const REPRODUCTIONS: &[(&str, &str)] = &[
+    ("read-2007", include_str!("../../plans/read-2007.toml")),
+    (
+        "linkbench-tpcc-2014",
+        include_str!("../../plans/linkbench-tpcc-2014.toml"),
+    ),
+    (
+        "sqlbench-sysbench-2009",
+        include_str!("../../plans/sqlbench-sysbench-2009.toml"),
+    ),
+    (
+        "iibench-flash-2013",
+        include_str!("../../plans/iibench-flash-2013.toml"),
+    ),
+];
+
+/// `enginebench reproduce NAME [--quick]`: the report's built-in plan, run as a suite.
+pub fn reproduce(
+    a: &crate::cli::ReproduceArgs,
+    reg: &crate::workload::Registry,
+) -> Result<ExitCode> {
+    let names: Vec<&str> = REPRODUCTIONS.iter().map(|r| r.0).collect();
+    if a.list {
+        for (name, text) in REPRODUCTIONS {
+            let title = Plan::from_text(text, name, false)
+                .ok()
+                .and_then(|p| p.title)
+                .unwrap_or_default();
+            println!("{name:<24} {title}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let name = a.name.as_deref().unwrap_or_default();
+    let Some((_, text)) = REPRODUCTIONS.iter().find(|r| r.0 == name) else {
+        return Err(Error::usage(format!(
+            "unknown reproduction '{name}'; known: {} (enginebench reproduce --list)",
+            names.join(", ")
+        )));
+    };
+    if let Some(path) = &a.export {
+        std::fs::write(path, text).map_err(|e| Error::usage(format!("--export {path}: {e}")))?;
+        eprintln!("wrote {path}: edit it, then run `enginebench suite {path}`");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let plan = Plan::from_text(text, &format!("{name} (built in)"), a.quick)?;
+    if a.dry_run {
+        for c in plan.cells() {
+            println!("{}", c.name);
+        }
+        eprintln!("{}", estimate(&plan, reg));
+        return Ok(ExitCode::SUCCESS);
+    }
+    run_plan(&plan, a.quick, a.results_dir.as_deref(), reg)
+}
+
+/// What the measured phases of every cell will take, from each workload's own plan of its
+/// run (loads and the workloads that run by rows or tests are named, not timed).
+pub fn estimate(plan: &Plan, reg: &crate::workload::Registry) -> String {
+    let mut total = Duration::ZERO;
+    let mut untimed: Vec<String> = Vec::new();
+    for c in plan.cells() {
+        let s = &plan.sections[c.section];
+        let mut argv = vec![
+            s.workload.clone(),
+            "--threads".into(),
+            c.threads.to_string(),
+            // Resolving needs a target of the right kind; nothing connects to it.
+            "--target".into(),
+            if plan.servers[c.server].is_postgres() {
+                "postgres://estimate@localhost/estimate".into()
+            } else {
+                "mysql://estimate@localhost/estimate".into()
+            },
+        ];
+        argv.extend(plan.cell_flags(&c).unwrap_or_default());
+        let planned = crate::cli::parse_workload::<crate::cli::RunArgs>(reg, "run", &argv)
+            .ok()
+            .flatten()
+            .and_then(|p| {
+                crate::config::RunConfig::resolve(&p.common, p.entry, &p.name, &p.matches).ok()
+            })
+            .and_then(|cfg| cfg.workload_spec.planned(&cfg));
+        match planned {
+            Some(d) => total += d,
+            None if !untimed.contains(&s.workload) => untimed.push(s.workload.clone()),
+            None => {}
+        }
+    }
+    let mut out = format!(
+        "estimate: {} of measured phases over {} cell(s)",
+        humantime::format_duration(Duration::from_secs(total.as_secs())),
+        plan.cells().len()
+    );
+    out.push_str(", plus loading the data and starting the servers");
+    if !untimed.is_empty() {
+        out.push_str(&format!(
+            ", plus {} (they run by rows or tests, not by time)",
+            untimed.join(", ")
+        ));
+    }
+    out
+}
+
 pub fn run(a: &SuiteArgs, reg: &crate::workload::Registry) -> Result<ExitCode> {
     let plan = Plan::load(&a.plan, a.quick)?;
     run_plan(&plan, a.quick, a.results_dir.as_deref(), reg)
@@ -144,6 +249,7 @@ pub fn run_plan(
         .map_err(|e| Error::usage(format!("--results-dir {}: {e}", out_dir.display())))?;
     interrupt::install();
     let cells = plan.cells();
+    eprintln!("{}", estimate(plan, reg));
     let todo: Vec<&Cell> = cells
         .iter()
         .filter(|c| cell_status(&out_dir.join(&c.name)).as_deref() != Some("complete"))

@@ -205,6 +205,17 @@ pub trait Workload: Send + Sync + 'static {
     fn run(&self, h: &mut Harness) -> Result<()> {
         h.sweep()
     }
+    /// How long its measured phases take with `cfg` (loads not included), for the estimate
+    /// a suite prints before it starts; None when it runs by rows or tests, not by time. The
+    /// default is the sweep's: per operation and thread count, the warm-up and the runs.
+    fn planned(&self, cfg: &crate::config::RunConfig) -> Option<std::time::Duration> {
+        let mut total = std::time::Duration::ZERO;
+        for i in 0..self.operations().len() {
+            let run = self.phase_duration(i).unwrap_or(cfg.duration());
+            total += (cfg.warmup() + run * cfg.runs) * cfg.threads.len() as u32;
+        }
+        Some(total)
+    }
     /// Its derived figures of one measured run at `threads` connections (TPC-C: tpmC and its
     /// constraints), from the run's common record; returns lines to print with the run's line.
     fn derive(&self, _threads: usize, _run: &mut RunRecord) -> Vec<String> {
