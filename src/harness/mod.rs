@@ -361,7 +361,12 @@ fn run_on(
         eprintln!("quick method: a small table and short runs for a first look (use --method classic for the report's method)");
     }
 
-    let opts = load_options(&spec, cfg.load_connections, cfg.load_method, &cfg.table_options);
+    let opts = load_options(
+        &spec,
+        cfg.load_connections,
+        cfg.load_method,
+        &cfg.table_options,
+    );
     let loaded = if workload.loads_in_run() {
         Ok(Vec::new())
     } else {

@@ -148,14 +148,29 @@ pub const METRICS: &[(&str, &str)] = &[
     ("p50_us", "median latency (µs), per run"),
     ("p95_us", "95th percentile latency (µs), per run"),
     ("p99_us", "99th percentile latency (µs), per run"),
-    ("client_cpu_us_per_op", "client CPU per operation (µs), per run"),
-    ("server_cpu_us_per_op", "server CPU per operation (µs), per run"),
-    ("server_written_bytes_per_op", "bytes the server wrote per operation, per run"),
+    (
+        "client_cpu_us_per_op",
+        "client CPU per operation (µs), per run",
+    ),
+    (
+        "server_cpu_us_per_op",
+        "server CPU per operation (µs), per run",
+    ),
+    (
+        "server_written_bytes_per_op",
+        "bytes the server wrote per operation, per run",
+    ),
     ("errors_per_op", "errors per operation, per run"),
     ("load_s", "time to load the data (s), once per cell"),
     ("load_rows_per_s", "rows loaded per second, once per cell"),
-    ("counter:NAME", "server counter NAME per operation (e.g. counter:Innodb_pages_read), per run"),
-    ("figure:NAME", "a workload's figure of the run (e.g. figure:tpm_c), per run"),
+    (
+        "counter:NAME",
+        "server counter NAME per operation (e.g. counter:Innodb_pages_read), per run",
+    ),
+    (
+        "figure:NAME",
+        "a workload's figure of the run (e.g. figure:tpm_c), per run",
+    ),
 ];
 
 pub use crate::report::MetricValues as Values;
@@ -241,7 +256,10 @@ pub fn values(
     }
     let base = metric.split(':').next().unwrap_or(metric);
     for o in owners {
-        if o.claim_metrics().iter().any(|(m, _)| *m == base || *m == metric) {
+        if o.claim_metrics()
+            .iter()
+            .any(|(m, _)| *m == base || *m == metric)
+        {
             return o
                 .claim_value(doc, metric, op)
                 .ok_or_else(|| format!("the result has no {metric}"));
@@ -294,7 +312,9 @@ impl Claim {
     fn missing_server(&self, plan: &Plan) -> Option<String> {
         let n = self.needs_server.as_ref()?;
         (!plan.servers.iter().any(|s| s.name() == *n)).then(|| {
-            format!("needs a server named '{n}': add it to [[servers]] (url = \"...\", name = \"{n}\")")
+            format!(
+                "needs a server named '{n}': add it to [[servers]] (url = \"...\", name = \"{n}\")"
+            )
         })
     }
 
@@ -391,8 +411,13 @@ impl Claim {
         for t in self.thread_counts(plan, si) {
             let side = |sel: &Selector| -> Result<(Values, ResultDoc), String> {
                 let cell = select(plan, cells, si, sel, t)?;
-                let doc = doc_of(cell).ok_or_else(|| format!("cell {} has no result", cell.name))?;
-                if doc.points.iter().any(|p| p.runs.iter().any(|r| r.disturbed)) {
+                let doc =
+                    doc_of(cell).ok_or_else(|| format!("cell {} has no result", cell.name))?;
+                if doc
+                    .points
+                    .iter()
+                    .any(|p| p.runs.iter().any(|r| r.disturbed))
+                {
                     return Err(format!("cell {} has runs flagged disturbed", cell.name));
                 }
                 let metric = sel.metric.as_deref().unwrap_or(&self.metric);
@@ -511,7 +536,8 @@ impl Claim {
             (Values::PerRun(_), Values::PerRun(_)) => "Welch's t-test, 95 %".to_string(),
             _ => format!("measured once: noise band ±{:.0} %", noise * 100.0),
         };
-        let in_band = self.min_ratio.is_none_or(|lo| r >= lo) && self.max_ratio.is_none_or(|hi| r <= hi);
+        let in_band =
+            self.min_ratio.is_none_or(|lo| r >= lo) && self.max_ratio.is_none_or(|hi| r <= hi);
         let band = match (self.min_ratio, self.max_ratio) {
             (Some(lo), Some(hi)) => format!(" [{lo}, {hi}]"),
             (Some(lo), None) => format!(" ≥ {lo}"),
@@ -537,7 +563,14 @@ impl Claim {
                 match (right_way, in_band) {
                     (true, true) => (
                         Outcome::Holds,
-                        format!("a/b {r:.2}{}, significant ({test})", if band.is_empty() { String::new() } else { format!(" inside{band}") }),
+                        format!(
+                            "a/b {r:.2}{}, significant ({test})",
+                            if band.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" inside{band}")
+                            }
+                        ),
                     ),
                     (true, false) => (
                         Outcome::DoesNotHold,
@@ -582,10 +615,9 @@ fn select<'a>(
             })
         })
         .filter(|c| {
-            sel.variant.as_ref().is_none_or(|v| {
-                c.variant
-                    .is_some_and(|cv| section.variants[cv].name == *v)
-            })
+            sel.variant
+                .as_ref()
+                .is_none_or(|v| c.variant.is_some_and(|cv| section.variants[cv].name == *v))
         })
         .collect();
     match found.as_slice() {
@@ -702,12 +734,28 @@ fn counters_differ(
         })
         .collect();
     rows.sort_by(|l, r| r.3.total_cmp(&l.3));
-    rows.into_iter().take(n).map(|(k, x, y, _)| (k, x, y)).collect()
+    rows.into_iter()
+        .take(n)
+        .map(|(k, x, y, _)| (k, x, y))
+        .collect()
 }
 
 /// Counters that move with time or with the client, not with the work of an operation.
 fn is_uninformative(name: &str) -> bool {
-    const SKIP: &[&str] = &["Uptime", "Bytes_", "Questions", "Queries", "Com_", "Handler_commit", "Threads_", "Connections", "Memory_used", "Max_used", "Open", "Opened"];
+    const SKIP: &[&str] = &[
+        "Uptime",
+        "Bytes_",
+        "Questions",
+        "Queries",
+        "Com_",
+        "Handler_commit",
+        "Threads_",
+        "Connections",
+        "Memory_used",
+        "Max_used",
+        "Open",
+        "Opened",
+    ];
     SKIP.iter().any(|s| name.starts_with(s))
 }
 
@@ -885,15 +933,31 @@ expect = "a > b""#;
     fn bands_and_similarity() {
         let banded = format!("{CLAIM}\nmin_ratio = 1.06\nmax_ratio = 1.09");
         let p = plan(&banded);
-        let e = verdict(&p, Some(doc(&[1070.0, 1075.0, 1080.0], false)), Some(doc(&[1000.0, 1001.0, 999.0], false)));
+        let e = verdict(
+            &p,
+            Some(doc(&[1070.0, 1075.0, 1080.0], false)),
+            Some(doc(&[1000.0, 1001.0, 999.0], false)),
+        );
         assert_eq!(e.outcome, Outcome::Holds, "{}", e.why);
-        let e = verdict(&p, Some(doc(&[1500.0, 1510.0, 1490.0], false)), Some(doc(&[1000.0, 1001.0, 999.0], false)));
+        let e = verdict(
+            &p,
+            Some(doc(&[1500.0, 1510.0, 1490.0], false)),
+            Some(doc(&[1000.0, 1001.0, 999.0], false)),
+        );
         assert_eq!(e.outcome, Outcome::DoesNotHold, "{}", e.why);
         let same = CLAIM.replace("a > b", "a ~ b");
         let p = plan(&same);
-        let e = verdict(&p, Some(doc(&[1000.0, 900.0, 1100.0], false)), Some(doc(&[1010.0, 910.0, 1090.0], false)));
+        let e = verdict(
+            &p,
+            Some(doc(&[1000.0, 900.0, 1100.0], false)),
+            Some(doc(&[1010.0, 910.0, 1090.0], false)),
+        );
         assert_eq!(e.outcome, Outcome::Holds, "{}", e.why);
-        let e = verdict(&p, Some(doc(&[2000.0, 2001.0], false)), Some(doc(&[1000.0, 1001.0], false)));
+        let e = verdict(
+            &p,
+            Some(doc(&[2000.0, 2001.0], false)),
+            Some(doc(&[1000.0, 1001.0], false)),
+        );
         assert_eq!(e.outcome, Outcome::DoesNotHold, "{}", e.why);
     }
 
@@ -908,7 +972,10 @@ expect = "a > b""#;
         let m = bad(&CLAIM.replace("ops_per_s", "speed"));
         assert!(m.contains("unknown metric 'speed'"), "{m}");
         let m = bad(&CLAIM.replace("\"MyISAM\" }", "\"Falcon\" }"));
-        assert!(m.contains("no cell of the plan matches { engine=Falcon }"), "{m}");
+        assert!(
+            m.contains("no cell of the plan matches { engine=Falcon }"),
+            "{m}"
+        );
         let m = bad(&CLAIM.replace("b = { engine = \"MyISAM\" }", "b = { }"));
         assert!(m.contains("matches 2 cells"), "{m}");
         let m = bad(&CLAIM.replace("a > b", "a >> b"));

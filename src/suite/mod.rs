@@ -558,4 +558,3 @@ pub fn summarize(
     }
     s
 }
-

@@ -37,12 +37,9 @@ pub struct ServerEntry {
 impl ServerEntry {
     /// Its name in cells and claims.
     pub fn name(&self) -> String {
-        self.name.clone().unwrap_or_else(|| {
-            self.server
-                .as_deref()
-                .unwrap_or("server")
-                .replace(':', "-")
-        })
+        self.name
+            .clone()
+            .unwrap_or_else(|| self.server.as_deref().unwrap_or("server").replace(':', "-"))
     }
 
     /// The server's kind as cells need it: PostgreSQL has no engine axis.
@@ -386,7 +383,11 @@ impl Plan {
                     names.join(", ")
                 )));
             }
-            for (k, v) in s.run.iter().chain(s.variants.iter().flat_map(|v| v.run.iter())) {
+            for (k, v) in s
+                .run
+                .iter()
+                .chain(s.variants.iter().flat_map(|v| v.run.iter()))
+            {
                 if FORBIDDEN.contains(&k.as_str()) {
                     return Err(bad(format!(
                         "section {label}: '{k}' is set by the suite itself (per cell); remove it from run"
@@ -404,7 +405,11 @@ impl Plan {
             for v in variants {
                 let cell = Cell {
                     name: String::new(),
-                    section: self.sections.iter().position(|x| std::ptr::eq(x, s)).unwrap_or(0),
+                    section: self
+                        .sections
+                        .iter()
+                        .position(|x| std::ptr::eq(x, s))
+                        .unwrap_or(0),
                     server: 0,
                     engine: None,
                     variant: v,
@@ -414,7 +419,9 @@ impl Plan {
                 argv.extend(self.cell_flags(&cell)?);
                 crate::cli::parse_workload::<crate::cli::RunArgs>(&reg, "run", &argv).map_err(
                     |e| {
-                        let within = v.map_or(String::new(), |v| format!(" variant {}", s.variants[v].name));
+                        let within = v.map_or(String::new(), |v| {
+                            format!(" variant {}", s.variants[v].name)
+                        });
                         bad(format!("section {label}{within}: {}", e.message))
                     },
                 )?;
@@ -450,8 +457,7 @@ impl Plan {
                 } else {
                     (0..s.variants.len()).map(Some).collect()
                 };
-                let engines: Vec<Option<String>> = if server.is_postgres() || s.engines.is_empty()
-                {
+                let engines: Vec<Option<String>> = if server.is_postgres() || s.engines.is_empty() {
                     vec![None]
                 } else {
                     s.engines.iter().cloned().map(Some).collect()
@@ -611,16 +617,28 @@ servers = ["mariadb-small"]
             ]
         );
         let lz4 = &p.cells()[2];
-        assert_eq!(p.cell_flags(lz4).unwrap(), ["--table-options", "PAGE_COMPRESSED=1"]);
+        assert_eq!(
+            p.cell_flags(lz4).unwrap(),
+            ["--table-options", "PAGE_COMPRESSED=1"]
+        );
         let q = Plan::from_text(text, "p.toml", true).unwrap();
         assert_eq!(q.cells().len(), 2 + 1 + 2);
         // Bad plans: one line each, never the password.
         let bad = |t: &str| Plan::from_text(t, "p.toml", false).unwrap_err().message;
-        let m = bad(&text.replace("threads = [1, 8]", "threads = [1, 8]\nrun = { maxid1 = 10 }"));
-        assert!(m.contains("section tpcc: --maxid1 does not apply to tpcc"), "{m}");
+        let m = bad(&text.replace(
+            "threads = [1, 8]",
+            "threads = [1, 8]\nrun = { maxid1 = 10 }",
+        ));
+        assert!(
+            m.contains("section tpcc: --maxid1 does not apply to tpcc"),
+            "{m}"
+        );
         let m = bad(&text.replace("workload = \"linkbench\"", "workload = \"linkbnch\""));
         assert!(m.contains("unknown workload 'linkbnch'"), "{m}");
-        let m = bad(&text.replace("mysql://bench:secret@db.example:3306/x", "mysql//bench:secret@db"));
+        let m = bad(&text.replace(
+            "mysql://bench:secret@db.example:3306/x",
+            "mysql//bench:secret@db",
+        ));
         assert!(m.contains("server mysql80") && !m.contains("secret"), "{m}");
         let m = bad(&text.replace("servers = [\"mariadb-small\"]", "servers = [\"nope\"]"));
         assert!(m.contains("no server is named 'nope'"), "{m}");

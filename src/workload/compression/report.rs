@@ -38,7 +38,10 @@ impl SectionOwner for Report {
     ) -> Option<crate::report::MetricValues> {
         let (m, format) = metric.split_once(':')?;
         let r: CompressionReport = doc.section(NAME)?;
-        let f = r.formats.iter().find(|f| f.format == format && f.available)?;
+        let f = r
+            .formats
+            .iter()
+            .find(|f| f.format == format && f.available)?;
         let v = match m {
             "compression.size_bytes" => f.size_bytes? as f64,
             "compression.size_ratio" => f.size_ratio?,

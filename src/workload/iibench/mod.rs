@@ -305,8 +305,10 @@ pub async fn prepare(
     opts: &crate::load::LoadOptions,
 ) -> Result<Vec<LoadStats>> {
     cleanup(conn).await?;
-    let (tables, indexes) =
-        crate::workload::ddl(schema(conn.dbms()), &crate::workload::table_clause(engine, opts));
+    let (tables, indexes) = crate::workload::ddl(
+        schema(conn.dbms()),
+        &crate::workload::table_clause(engine, opts),
+    );
     for st in tables.iter().chain(&indexes) {
         conn.execute(st)
             .await

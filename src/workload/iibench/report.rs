@@ -24,11 +24,26 @@ impl SectionOwner for Report {
 
     fn claim_metrics(&self) -> &'static [(&'static str, &'static str)] {
         &[
-            ("iibench.rows_per_s", "insert rate over the whole run (rows/s)"),
-            ("iibench.last_window_rows_per_s", "insert rate of the last full window (rows/s)"),
-            ("iibench.written_bytes_per_row", "bytes the server wrote per inserted row"),
-            ("iibench.avg_write_bytes", "average size of one write to the data's block device (bytes)"),
-            ("iibench.disk_bytes_per_row", "growth of the data on disk per inserted row (bytes)"),
+            (
+                "iibench.rows_per_s",
+                "insert rate over the whole run (rows/s)",
+            ),
+            (
+                "iibench.last_window_rows_per_s",
+                "insert rate of the last full window (rows/s)",
+            ),
+            (
+                "iibench.written_bytes_per_row",
+                "bytes the server wrote per inserted row",
+            ),
+            (
+                "iibench.avg_write_bytes",
+                "average size of one write to the data's block device (bytes)",
+            ),
+            (
+                "iibench.disk_bytes_per_row",
+                "growth of the data on disk per inserted row (bytes)",
+            ),
         ]
     }
 

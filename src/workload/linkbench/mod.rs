@@ -148,8 +148,10 @@ pub async fn prepare(
         return Ok(Vec::new());
     }
     cleanup(conn).await?;
-    let (tables, indexes) =
-        crate::workload::ddl(schema(conn.dbms()), &crate::workload::table_clause(engine, opts));
+    let (tables, indexes) = crate::workload::ddl(
+        schema(conn.dbms()),
+        &crate::workload::table_clause(engine, opts),
+    );
     for st in &tables {
         conn.execute(st)
             .await

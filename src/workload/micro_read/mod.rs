@@ -266,7 +266,8 @@ pub async fn prepare(
         Dbms::Postgres => SCHEMA_POSTGRES,
         Dbms::Sqlite => SCHEMA_SQLITE,
     };
-    let (tables, indexes) = crate::workload::ddl(schema, &crate::workload::table_clause(engine, opts));
+    let (tables, indexes) =
+        crate::workload::ddl(schema, &crate::workload::table_clause(engine, opts));
     for st in &tables {
         conn.execute(st).await.ctx("creating table normal")?;
     }

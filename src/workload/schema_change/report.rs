@@ -19,8 +19,14 @@ impl SectionOwner for Report {
 
     fn claim_metrics(&self) -> &'static [(&'static str, &'static str)] {
         &[
-            ("schema_change.ddl_s", "how long the first schema change took (s)"),
-            ("schema_change.longest_stall_s", "the longest stretch without a finished operation (s)"),
+            (
+                "schema_change.ddl_s",
+                "how long the first schema change took (s)",
+            ),
+            (
+                "schema_change.longest_stall_s",
+                "the longest stretch without a finished operation (s)",
+            ),
         ]
     }
 

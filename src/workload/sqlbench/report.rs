@@ -26,8 +26,14 @@ impl SectionOwner for Report {
 
     fn claim_metrics(&self) -> &'static [(&'static str, &'static str)] {
         &[
-            ("sqlbench.total_s", "the suite's total wall time (s) on the cell's engine"),
-            ("sqlbench.op_s", "one operation's wall time (s): sqlbench.op_s:insert"),
+            (
+                "sqlbench.total_s",
+                "the suite's total wall time (s) on the cell's engine",
+            ),
+            (
+                "sqlbench.op_s",
+                "one operation's wall time (s): sqlbench.op_s:insert",
+            ),
         ]
     }
 

@@ -532,8 +532,10 @@ pub async fn prepare(
         return Ok(Vec::new());
     }
     cleanup(conn).await?;
-    let (tables, indexes) =
-        crate::workload::ddl(schema(conn.dbms()), &crate::workload::table_clause(engine, opts));
+    let (tables, indexes) = crate::workload::ddl(
+        schema(conn.dbms()),
+        &crate::workload::table_clause(engine, opts),
+    );
     for st in &tables {
         conn.execute(st).await.ctx("creating the TPC-C tables")?;
     }
