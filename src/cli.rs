@@ -49,6 +49,11 @@ pub enum Command {
     /// Run a plan: a matrix of servers/profiles x engines x thread counts from a TOML file, one
     /// result folder per cell; re-running skips the cells already complete.
     Suite(SuiteArgs),
+    /// Redo one of the classic storage-engine reports with one command: its built-in plan
+    /// (servers, workloads, formats, thread counts), then its claims checked against the
+    /// measured results (holds / does not hold / not measured) at the top of summary.md and
+    /// report.html. `enginebench reproduce --list` names them; docs/reproductions.md.
+    Reproduce(ReproduceArgs),
     /// Check a loaded workload's data for consistency (tpcc: TPC-C 3.3.2.1 to 3.3.2.4;
     /// linkbench: counttable equals the visible links per (id1, link_type)).
     /// Exit 0 when every condition holds, 1 when one fails (each failure is printed, naming
@@ -157,6 +162,32 @@ pub struct ServerArgs {
 }
 
 #[derive(Debug, Clone, Args)]
+pub struct ReproduceArgs {
+    /// The report to redo: read-2007, linkbench-tpcc-2014, sqlbench-sysbench-2009 or
+    /// iibench-flash-2013.
+    #[arg(required_unless_present = "list")]
+    pub name: Option<String>,
+    /// The report's matrix scaled down to minutes (each report within about 20 minutes on
+    /// 2 cores); without it the plan's full scale runs (hours; the estimate is printed first).
+    #[arg(long)]
+    pub quick: bool,
+    /// Folder of the results (one sub-folder per cell). Default:
+    /// enginebench-results/suite-<name>[-quick]; running again resumes.
+    #[arg(long, value_name = "DIR")]
+    pub results_dir: Option<String>,
+    /// List the reproductions and exit.
+    #[arg(long)]
+    pub list: bool,
+    /// Print the plan's cells and the time estimate, run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Write the built-in plan to this file (to edit it, e.g. to add your MySQL by URL, and
+    /// run it with `enginebench suite FILE`), run nothing.
+    #[arg(long, value_name = "FILE")]
+    pub export: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
 pub struct SuiteArgs {
     /// The plan (TOML), e.g. plans/read-2007.toml.
     pub plan: String,
@@ -233,6 +264,36 @@ pub struct LoadArgs {
     /// has the measurements behind the default.
     #[arg(long, value_enum, default_value_t = crate::load::LoadMethod::Stream)]
     pub load_method: crate::load::LoadMethod,
+
+    /// Table options appended to every benchmark table's CREATE TABLE, for every workload
+    /// (MariaDB/MySQL), e.g. "ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8" or "PAGE_COMPRESSED=1":
+    /// the storage format is then an axis like the engine. Tables made with other options are
+    /// reloaded.
+    #[arg(long, value_name = "OPTIONS", default_value = "")]
+    pub table_options: String,
+}
+
+impl LoadArgs {
+    /// `--table-options` checked against the target: only MariaDB/MySQL take them, and only
+    /// as table options (no statement separators or comments).
+    pub fn check_table_options(&self, dbms: crate::db::Dbms) -> crate::error::Result<()> {
+        let o = self.table_options.trim();
+        if o.is_empty() {
+            return Ok(());
+        }
+        if dbms != crate::db::Dbms::Mysql {
+            return Err(crate::error::Error::usage(format!(
+                "--table-options applies to MariaDB/MySQL targets only, not {}",
+                dbms.name()
+            )));
+        }
+        if o.contains(';') || o.contains("--") || o.contains("/*") {
+            return Err(crate::error::Error::usage(
+                "--table-options: give table options only, e.g. \"ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8\"",
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// The common options of `prepare`.

@@ -67,12 +67,18 @@ pub fn prepare(argv: &WorkloadArgv, reg: &Registry) -> Result<ExitCode> {
             workload.name()
         )));
     }
+    a.data.check_table_options(spec.dbms)?;
     warn_password(&spec);
     interrupt::install();
     runtime().block_on(async {
         let mut conn = connect(&spec).await?;
         let engine = harness::engine(&mut conn, a.target.engine.as_deref()).await?;
-        let opts = harness::load_options(&spec, a.data.load_connections, a.data.load_method);
+        let opts = harness::load_options(
+            &spec,
+            a.data.load_connections,
+            a.data.load_method,
+            &a.data.table_options,
+        );
         let loaded = harness::prepare_interruptibly(
             workload.as_ref(),
             &mut conn,

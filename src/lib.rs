@@ -38,6 +38,7 @@ pub fn run_with(cli: cli::Cli, reg: &workload::Registry) -> Result<ExitCode> {
         cli::Command::Compare(a) => commands::compare(a, reg),
         cli::Command::Server(a) => commands::server(a),
         cli::Command::Suite(a) => suite::run(a, reg),
+        cli::Command::Reproduce(a) => suite::reproduce(a, reg),
         cli::Command::Check(a) => commands::check(a, reg),
         cli::Command::InitWorkload(a) => commands::init_workload(a),
     }

@@ -77,6 +77,9 @@ pub struct RunConfig {
     pub pacing: Pacing,
     pub load_connections: usize,
     pub load_method: crate::load::LoadMethod,
+    /// `--table-options` of every benchmark table (empty: none).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub table_options: String,
     pub results_dir: String,
     /// The private server started for this run (`--server`), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -309,6 +312,7 @@ impl RunConfig {
         if a.data.load_connections == 0 {
             return Err(Error::usage("--load-connections: must be at least 1"));
         }
+        a.data.check_table_options(spec.dbms)?;
         let pacing = pacing(a)?;
         let mut cx = ResolveCx {
             purpose: Purpose::Run,
@@ -425,6 +429,7 @@ impl RunConfig {
             pacing,
             load_connections: a.data.load_connections,
             load_method: a.data.load_method,
+            table_options: a.data.table_options.trim().to_string(),
             results_dir: a.results_dir.clone(),
             server,
             server_pid: sa.server_pid,

@@ -108,8 +108,10 @@ pub(crate) fn load_options(
     spec: &TargetSpec,
     connections: usize,
     method: LoadMethod,
+    table_options: &str,
 ) -> LoadOptions {
     LoadOptions {
+        table_options: table_options.trim().to_string(),
         method,
         connections,
         batch_rows: if spec.dbms == Dbms::Sqlite {
@@ -400,7 +402,12 @@ fn run_on(
         eprintln!("quick method: a small table and short runs for a first look (use --method classic for the report's method)");
     }
 
-    let opts = load_options(&spec, cfg.load_connections, cfg.load_method);
+    let opts = load_options(
+        &spec,
+        cfg.load_connections,
+        cfg.load_method,
+        &cfg.table_options,
+    );
     let loaded = if workload.loads_in_run() {
         Ok(Vec::new())
     } else {

@@ -53,6 +53,8 @@ pub struct LoadOptions {
     /// Statements each loader connection runs first (MySQL: unique_checks=0, ...).
     pub session_sql: Vec<String>,
     pub progress: bool,
+    /// `--table-options`: appended to every benchmark table's CREATE TABLE (MariaDB/MySQL).
+    pub table_options: String,
     /// Every table's load as it ends, finished or cut short by a signal (shared by clones).
     pub journal: LoadJournal,
 }

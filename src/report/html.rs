@@ -68,6 +68,16 @@ pub fn render(docs: &[ResultDoc], owners: Owners) -> String {
 
 /// Render with labels chosen by the caller (a suite names its series after its cells).
 pub fn render_labeled(docs: &[ResultDoc], labels: Vec<String>, owners: Owners) -> String {
+    render_with_preface(docs, labels, owners, "")
+}
+
+/// The page with `preface` (HTML: a suite's claims table) right under its title.
+pub fn render_with_preface(
+    docs: &[ResultDoc],
+    labels: Vec<String>,
+    owners: Owners,
+    preface: &str,
+) -> String {
     let rs: Vec<Labeled> = docs
         .iter()
         .zip(labels)
@@ -83,6 +93,7 @@ pub fn render_labeled(docs: &[ResultDoc], labels: Vec<String>, owners: Owners) -
         escape(&title(&rs))
     );
     let _ = write!(h, "<h1>enginebench report: {}</h1>", escape(&title(&rs)));
+    h.push_str(preface);
     summary(&mut h, &rs);
     throughput(&mut h, &rs);
     latency(&mut h, &rs);

@@ -63,6 +63,30 @@ pub trait SectionOwner {
     /// Rewrite a v1 result (JSON) into v2 form: move this owner's v1 fields into its
     /// sections/figures.
     fn upgrade_v1(&self, _doc: &mut Value) {}
+
+    /// Metrics of its sections that a plan's claims may read: (name, what it is). A name may
+    /// take an argument after a colon (`compression.bytes_per_row:innodb-page-lz4`).
+    fn claim_metrics(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+
+    /// The value of one of `claim_metrics` in a result (`op`: the claim's operation, if any).
+    fn claim_value(
+        &self,
+        _doc: &ResultDoc,
+        _metric: &str,
+        _op: Option<&str>,
+    ) -> Option<MetricValues> {
+        None
+    }
+}
+
+/// A metric's values in one result, for a claim: one per measured run (their spread is the
+/// noise), or one for the whole result (load time, sizes, a suite's totals).
+#[derive(Debug, Clone, PartialEq)]
+pub enum MetricValues {
+    PerRun(Vec<f64>),
+    Once(f64),
 }
 
 pub type Owners<'a> = &'a [&'a dyn SectionOwner];

@@ -28,6 +28,21 @@ const PROFILES: &[(Kind, &str, &str)] = &[
         include_str!("../../profiles/mariadb/oltp-2014.cnf"),
     ),
     (
+        Kind::Mariadb,
+        "linkbench-tpcc-2014",
+        include_str!("../../profiles/mariadb/linkbench-tpcc-2014.cnf"),
+    ),
+    (
+        Kind::Mariadb,
+        "sqlbench-sysbench-2009",
+        include_str!("../../profiles/mariadb/sqlbench-sysbench-2009.cnf"),
+    ),
+    (
+        Kind::Mariadb,
+        "iibench-flash-2013",
+        include_str!("../../profiles/mariadb/iibench-flash-2013.cnf"),
+    ),
+    (
         Kind::Postgres,
         "default",
         include_str!("../../profiles/postgres/default.conf"),

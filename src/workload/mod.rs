@@ -205,6 +205,17 @@ pub trait Workload: Send + Sync + 'static {
     fn run(&self, h: &mut Harness) -> Result<()> {
         h.sweep()
     }
+    /// How long its measured phases take with `cfg` (loads not included), for the estimate
+    /// a suite prints before it starts; None when it runs by rows or tests, not by time. The
+    /// default is the sweep's: per operation and thread count, the warm-up and the runs.
+    fn planned(&self, cfg: &crate::config::RunConfig) -> Option<std::time::Duration> {
+        let mut total = std::time::Duration::ZERO;
+        for i in 0..self.operations().len() {
+            let run = self.phase_duration(i).unwrap_or(cfg.duration());
+            total += (cfg.warmup() + run * cfg.runs) * cfg.threads.len() as u32;
+        }
+        Some(total)
+    }
     /// Its derived figures of one measured run at `threads` connections (TPC-C: tpmC and its
     /// constraints), from the run's common record; returns lines to print with the run's line.
     fn derive(&self, _threads: usize, _run: &mut RunRecord) -> Vec<String> {
@@ -292,6 +303,29 @@ pub fn ddl(schema: &str, engine_clause: &str) -> (Vec<String>, Vec<String>) {
 /// `ENGINE=<name>` for MySQL when an engine was chosen, else nothing (the server's default).
 pub fn engine_clause(engine: Option<&str>) -> String {
     engine.map(|e| format!("ENGINE={e}")).unwrap_or_default()
+}
+
+/// The clause every benchmark table is created with: the engine, then `--table-options`
+/// (e.g. `ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8`, `PAGE_COMPRESSED=1`), for every workload.
+pub fn table_clause(engine: Option<&str>, opts: &LoadOptions) -> String {
+    let mut c = engine_clause(engine);
+    if !opts.table_options.is_empty() {
+        if !c.is_empty() {
+            c.push(' ');
+        }
+        c.push_str(&opts.table_options);
+    }
+    c
+}
+
+/// A workload's metadata with the table options in it, so that tables made with other
+/// options are not taken as already loaded.
+pub fn with_table_options(info: String, opts: &LoadOptions) -> String {
+    if opts.table_options.is_empty() {
+        info
+    } else {
+        format!("{info} table_options={}", opts.table_options)
+    }
 }
 
 /// True when every table of `tables` exists and the metadata of `workload` says they hold

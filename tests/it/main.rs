@@ -19,6 +19,7 @@ mod open_loop;
 mod pgwire;
 mod registry;
 mod report;
+mod reproduce;
 mod runner_stop;
 mod schema_change;
 mod secrets;

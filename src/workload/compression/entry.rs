@@ -132,6 +132,10 @@ impl Workload for Spec {
     }
     /// Per format: load it and size it, then its read/write points (one format at a time, so
     /// each point's engine is the format's).
+    /// It runs by rows or tests, not by time.
+    fn planned(&self, _cfg: &crate::config::RunConfig) -> Option<std::time::Duration> {
+        None
+    }
     fn run(&self, h: &mut Harness) -> Result<()> {
         let (rt, cfg) = (h.rt, h.cfg);
         let lost = || Error::run("the admin connection to the target was lost");

@@ -22,6 +22,35 @@ impl SectionOwner for Report {
         NAME
     }
 
+    fn claim_metrics(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("compression.size_bytes", "one format's size on disk (bytes): compression.size_bytes:innodb-row-compressed-4k"),
+            ("compression.size_ratio", "one format's size on disk over the raw bytes"),
+            ("compression.load_s", "one format's load time (s)"),
+        ]
+    }
+
+    fn claim_value(
+        &self,
+        doc: &ResultDoc,
+        metric: &str,
+        _op: Option<&str>,
+    ) -> Option<crate::report::MetricValues> {
+        let (m, format) = metric.split_once(':')?;
+        let r: CompressionReport = doc.section(NAME)?;
+        let f = r
+            .formats
+            .iter()
+            .find(|f| f.format == format && f.available)?;
+        let v = match m {
+            "compression.size_bytes" => f.size_bytes? as f64,
+            "compression.size_ratio" => f.size_ratio?,
+            "compression.load_s" => f.load_s?,
+            _ => return None,
+        };
+        Some(crate::report::MetricValues::Once(v))
+    }
+
     fn html(&self, results: &[Labeled]) -> String {
         let mut h = String::new();
         section(&mut h, &of(results));

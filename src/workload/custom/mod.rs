@@ -420,7 +420,7 @@ impl Spec {
         if self.tables.is_empty() {
             return Ok(Vec::new());
         }
-        let want = self.meta_info(engine);
+        let want = crate::workload::with_table_options(self.meta_info(engine), opts);
         let mut all = true;
         for t in &self.tables {
             all &= conn
@@ -437,7 +437,7 @@ impl Spec {
             return Ok(Vec::new());
         }
         self.cleanup(conn).await?;
-        let engine_clause = crate::workload::engine_clause(engine);
+        let engine_clause = crate::workload::table_clause(engine, opts);
         for t in &self.tables {
             let sql = self.create_sql(t, conn.dbms(), &engine_clause)?;
             conn.execute(&sql)

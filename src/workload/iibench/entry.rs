@@ -107,12 +107,16 @@ impl Workload for Spec {
         Spec::notes(self)
     }
     fn prepare<'a>(&'a self, cx: PrepareCx<'a>) -> LocalBoxFuture<'a, Result<Vec<LoadStats>>> {
-        super::prepare(cx.conn, cx.engine).boxed_local()
+        super::prepare(cx.conn, cx.engine, cx.load).boxed_local()
     }
     fn cleanup<'a>(&'a self, conn: &'a mut Conn) -> LocalBoxFuture<'a, Result<()>> {
         super::cleanup(conn).boxed_local()
     }
     /// One run from the empty table, its window curve saved as it grows.
+    /// It runs by rows or tests, not by time.
+    fn planned(&self, _cfg: &crate::config::RunConfig) -> Option<std::time::Duration> {
+        None
+    }
     fn run(&self, h: &mut Harness) -> Result<()> {
         super::run::measure(h, self)
     }

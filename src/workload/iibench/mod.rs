@@ -299,10 +299,16 @@ fn schema(dbms: Dbms) -> &'static str {
 
 /// (Re)create the empty table with its three secondary indexes: every iiBench run starts from
 /// an empty table (the curve is against the rows inserted so far).
-pub async fn prepare(conn: &mut Conn, engine: Option<&str>) -> Result<Vec<LoadStats>> {
+pub async fn prepare(
+    conn: &mut Conn,
+    engine: Option<&str>,
+    opts: &crate::load::LoadOptions,
+) -> Result<Vec<LoadStats>> {
     cleanup(conn).await?;
-    let (tables, indexes) =
-        crate::workload::ddl(schema(conn.dbms()), &crate::workload::engine_clause(engine));
+    let (tables, indexes) = crate::workload::ddl(
+        schema(conn.dbms()),
+        &crate::workload::table_clause(engine, opts),
+    );
     for st in tables.iter().chain(&indexes) {
         conn.execute(st)
             .await

@@ -12,7 +12,7 @@ use super::NAME;
 use crate::report::html::Labeled;
 use crate::report::svg::{auto_scale, escape, Chart, Series};
 use crate::report::tables::{Cell, Table};
-use crate::report::{Point, SectionOwner};
+use crate::report::{Point, ResultDoc, SectionOwner};
 
 /// iiBench's part of every output.
 pub struct Report;
@@ -20,6 +20,53 @@ pub struct Report;
 impl SectionOwner for Report {
     fn key(&self) -> &'static str {
         NAME
+    }
+
+    fn claim_metrics(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            (
+                "iibench.rows_per_s",
+                "insert rate over the whole run (rows/s)",
+            ),
+            (
+                "iibench.last_window_rows_per_s",
+                "insert rate of the last full window (rows/s)",
+            ),
+            (
+                "iibench.written_bytes_per_row",
+                "bytes the server wrote per inserted row",
+            ),
+            (
+                "iibench.avg_write_bytes",
+                "average size of one write to the data's block device (bytes)",
+            ),
+            (
+                "iibench.disk_bytes_per_row",
+                "growth of the data on disk per inserted row (bytes)",
+            ),
+        ]
+    }
+
+    fn claim_value(
+        &self,
+        doc: &ResultDoc,
+        metric: &str,
+        op: Option<&str>,
+    ) -> Option<crate::report::MetricValues> {
+        let ii: IibenchResult = doc
+            .points
+            .iter()
+            .filter(|p| op.is_none_or(|o| p.operation.eq_ignore_ascii_case(o)))
+            .find_map(|p| p.section(NAME))?;
+        let v = match metric {
+            "iibench.rows_per_s" => ii.rows_per_s,
+            "iibench.last_window_rows_per_s" => ii.last_window_rows_per_s?,
+            "iibench.written_bytes_per_row" => ii.wear.written_bytes_per_row?,
+            "iibench.avg_write_bytes" => ii.wear.device.as_ref()?.avg_write_bytes,
+            "iibench.disk_bytes_per_row" => ii.wear.disk_growth_bytes_per_row?,
+            _ => return None,
+        };
+        Some(crate::report::MetricValues::Once(v))
     }
 
     fn html(&self, results: &[Labeled]) -> String {

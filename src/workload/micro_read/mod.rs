@@ -256,7 +256,7 @@ pub async fn prepare(
     engine: Option<&str>,
     opts: &LoadOptions,
 ) -> Result<Option<LoadStats>> {
-    let want = meta_info(rows, seed, engine);
+    let want = crate::workload::with_table_options(meta_info(rows, seed, engine), opts);
     if crate::workload::already_loaded(conn, ["normal"], NAME, &want).await? {
         return Ok(None);
     }
@@ -266,7 +266,8 @@ pub async fn prepare(
         Dbms::Postgres => SCHEMA_POSTGRES,
         Dbms::Sqlite => SCHEMA_SQLITE,
     };
-    let (tables, indexes) = crate::workload::ddl(schema, &crate::workload::engine_clause(engine));
+    let (tables, indexes) =
+        crate::workload::ddl(schema, &crate::workload::table_clause(engine, opts));
     for st in &tables {
         conn.execute(st).await.ctx("creating table normal")?;
     }

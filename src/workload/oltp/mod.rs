@@ -313,13 +313,13 @@ pub async fn prepare(
         crate::workload::delete_meta(conn, META_KEY).await?;
         return Ok(Vec::new());
     }
-    let want = spec.meta_info(engine);
+    let want = crate::workload::with_table_options(spec.meta_info(engine), opts);
     if crate::workload::already_loaded(conn, spec.table_names(), META_KEY, &want).await? {
         return Ok(Vec::new());
     }
     cleanup(spec, conn).await?;
     let dbms = conn.dbms();
-    let engine_clause = crate::workload::engine_clause(engine);
+    let engine_clause = crate::workload::table_clause(engine, opts);
     let rows = if spec.empty_tables() {
         0
     } else {

@@ -139,6 +139,12 @@ impl Workload for Spec {
     fn cleanup<'a>(&'a self, conn: &'a mut Conn) -> LocalBoxFuture<'a, Result<()>> {
         oltp::cleanup(&self.oltp, conn).boxed_local()
     }
+    /// Per algorithm and thread count: the time before the ADD, and after it and after the
+    /// DROP (the DDL's own time is not known beforehand).
+    fn planned(&self, cfg: &crate::config::RunConfig) -> Option<std::time::Duration> {
+        let per = self.before + self.after * 2;
+        Some(per * (self.algorithms.len() * cfg.threads.len()) as u32)
+    }
     fn run(&self, h: &mut Harness) -> Result<()> {
         super::measure(self, h)
     }

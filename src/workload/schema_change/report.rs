@@ -17,6 +17,37 @@ impl SectionOwner for Report {
         NAME
     }
 
+    fn claim_metrics(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            (
+                "schema_change.ddl_s",
+                "how long the first schema change took (s)",
+            ),
+            (
+                "schema_change.longest_stall_s",
+                "the longest stretch without a finished operation (s)",
+            ),
+        ]
+    }
+
+    fn claim_value(
+        &self,
+        doc: &ResultDoc,
+        metric: &str,
+        op: Option<&str>,
+    ) -> Option<crate::report::MetricValues> {
+        let tls: Vec<Timeline> = doc.section(NAME)?;
+        let tl = tls
+            .iter()
+            .find(|t| op.is_none_or(|o| t.algorithm.eq_ignore_ascii_case(o)))?;
+        let v = match metric {
+            "schema_change.ddl_s" => tl.ddl.iter().find(|d| d.ok)?.duration_s,
+            "schema_change.longest_stall_s" => tl.longest_stall_s,
+            _ => return None,
+        };
+        Some(crate::report::MetricValues::Once(v))
+    }
+
     fn terminal(&self, doc: &ResultDoc, _pick: Pick) -> String {
         doc.section::<Vec<Timeline>>(NAME)
             .map(|t| render(&t))

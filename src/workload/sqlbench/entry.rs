@@ -191,6 +191,10 @@ impl Workload for Sqlbench {
             self.spec.scale
         ))
     }
+    /// It runs by rows or tests, not by time.
+    fn planned(&self, _cfg: &crate::config::RunConfig) -> Option<std::time::Duration> {
+        None
+    }
     fn run(&self, h: &mut Harness) -> Result<()> {
         super::run::run(&self.spec, h)
     }

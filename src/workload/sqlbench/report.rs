@@ -24,6 +24,37 @@ impl SectionOwner for Report {
         NAME
     }
 
+    fn claim_metrics(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            (
+                "sqlbench.total_s",
+                "the suite's total wall time (s) on the cell's engine",
+            ),
+            (
+                "sqlbench.op_s",
+                "one operation's wall time (s): sqlbench.op_s:insert",
+            ),
+        ]
+    }
+
+    fn claim_value(
+        &self,
+        doc: &ResultDoc,
+        metric: &str,
+        _op: Option<&str>,
+    ) -> Option<crate::report::MetricValues> {
+        let run = doc.section::<Section>(NAME)?.engines.into_iter().next()?;
+        let v = match metric.split_once(':') {
+            None if metric == "sqlbench.total_s" => run.totals.wall_s,
+            Some(("sqlbench.op_s", op)) => {
+                let o = run.ops.iter().find(|o| o.name == op)?;
+                (o.status == OpStatus::Ok).then_some(o.wall_s)?
+            }
+            _ => return None,
+        };
+        Some(crate::report::MetricValues::Once(v))
+    }
+
     fn html(&self, results: &[Labeled]) -> String {
         let mut h = String::new();
         section(&mut h, &sections(results));

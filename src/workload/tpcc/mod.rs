@@ -527,13 +527,15 @@ pub async fn prepare(
     engine: Option<&str>,
     opts: &LoadOptions,
 ) -> Result<Vec<LoadStats>> {
-    let want = meta_info(spec, engine);
+    let want = crate::workload::with_table_options(meta_info(spec, engine), opts);
     if crate::workload::already_loaded(conn, ["order_line"], NAME, &want).await? {
         return Ok(Vec::new());
     }
     cleanup(conn).await?;
-    let (tables, indexes) =
-        crate::workload::ddl(schema(conn.dbms()), &crate::workload::engine_clause(engine));
+    let (tables, indexes) = crate::workload::ddl(
+        schema(conn.dbms()),
+        &crate::workload::table_clause(engine, opts),
+    );
     for st in &tables {
         conn.execute(st).await.ctx("creating the TPC-C tables")?;
     }

@@ -1,0 +1,648 @@
+//! A plan: the servers, the sections (each one workload's matrix of variants × engines ×
+//! thread counts with its own run flags), and the claims of the report it redoes.
+//!
+//! The one-workload form of earlier plans (`workload`, `engines`, `threads`, `run`, `variants`
+//! at the top) is one section whose cells keep their old names, so a suite started with an
+//! older enginebench resumes.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use super::claims::Claim;
+use crate::error::{Error, Result};
+use crate::server::ServerSpec;
+
+/// A server of the matrix: one started privately (`server = "mariadb:PROFILE"`) or one that
+/// already runs (`url = "mysql://user@host:3306/db"`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerEntry {
+    /// `mariadb:PROFILE` or `postgres:PROFILE`: started by the suite, stopped after its cells.
+    #[serde(default)]
+    pub server: Option<String>,
+    /// An existing server (MySQL, a cloud instance): its cells run against it as it is. A
+    /// password is better given by MYSQL_PWD / PGPASSWORD than in the file.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// Name of this server in cell names and claims (default: the profile as `kind-profile`;
+    /// required with `url`).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// `--server-opt` settings (started servers only).
+    #[serde(default)]
+    pub opts: Vec<String>,
+}
+
+impl ServerEntry {
+    /// Its name in cells and claims.
+    pub fn name(&self) -> String {
+        self.name
+            .clone()
+            .unwrap_or_else(|| self.server.as_deref().unwrap_or("server").replace(':', "-"))
+    }
+
+    /// The server's kind as cells need it: PostgreSQL has no engine axis.
+    pub fn is_postgres(&self) -> bool {
+        let s = self.server.as_deref().or(self.url.as_deref()).unwrap_or("");
+        s.starts_with("postgres") || s.starts_with("pg")
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Variant {
+    pub name: String,
+    #[serde(default)]
+    pub run: BTreeMap<String, toml::Value>,
+}
+
+/// Values that replace a section's with `--quick`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QuickSection {
+    #[serde(default)]
+    pub engines: Option<Vec<String>>,
+    #[serde(default)]
+    pub threads: Option<Vec<usize>>,
+    #[serde(default)]
+    pub variants: Option<Vec<Variant>>,
+    /// Merged over `run` (keys here win).
+    #[serde(default)]
+    pub run: BTreeMap<String, toml::Value>,
+}
+
+/// One workload's matrix.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Section {
+    /// The section's name in cell names and claims (default: the workload's).
+    #[serde(default)]
+    pub name: String,
+    pub workload: String,
+    /// MariaDB storage engines (ignored for PostgreSQL, which has one).
+    #[serde(default)]
+    pub engines: Vec<String>,
+    #[serde(default = "one_thread")]
+    pub threads: Vec<usize>,
+    /// Flags given to every cell's `run` (`table_size = "1M"` → `--table-size 1M`).
+    #[serde(default)]
+    pub run: BTreeMap<String, toml::Value>,
+    /// Further axis: named sets of extra `run` flags (storage formats, settings).
+    #[serde(default)]
+    pub variants: Vec<Variant>,
+    /// Names of the servers this section runs on (default: every server of the plan).
+    #[serde(default)]
+    pub servers: Vec<String>,
+    #[serde(default)]
+    pub quick: Option<QuickSection>,
+}
+
+fn one_thread() -> Vec<usize> {
+    vec![1]
+}
+
+/// `--quick` values of the whole plan.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Quick {
+    #[serde(default)]
+    pub servers: Option<Vec<ServerEntry>>,
+    /// One-workload plans: the section's quick values at the top.
+    #[serde(default)]
+    pub engines: Option<Vec<String>>,
+    #[serde(default)]
+    pub threads: Option<Vec<usize>>,
+    #[serde(default)]
+    pub run: BTreeMap<String, toml::Value>,
+}
+
+/// The plan file as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPlan {
+    name: String,
+    #[serde(default)]
+    title: Option<String>,
+    /// The report redone: where it was published and what it measured.
+    #[serde(default)]
+    report: Option<String>,
+    /// How the report's sizes were scaled to this plan's (ratios kept).
+    #[serde(default)]
+    scale: Option<String>,
+    servers: Vec<ServerEntry>,
+    #[serde(default)]
+    workload: Option<String>,
+    #[serde(default)]
+    engines: Vec<String>,
+    #[serde(default)]
+    threads: Vec<usize>,
+    #[serde(default)]
+    run: BTreeMap<String, toml::Value>,
+    #[serde(default)]
+    variants: Vec<Variant>,
+    #[serde(default)]
+    sections: Vec<Section>,
+    #[serde(default)]
+    claims: Vec<Claim>,
+    #[serde(default)]
+    quick: Option<Quick>,
+}
+
+/// A parsed, checked plan (with `--quick` applied when asked).
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub name: String,
+    pub title: Option<String>,
+    pub report: Option<String>,
+    pub scale: Option<String>,
+    pub servers: Vec<ServerEntry>,
+    pub sections: Vec<Section>,
+    pub claims: Vec<Claim>,
+    /// Written in the one-workload form: cells are named without the section.
+    pub single: bool,
+}
+
+/// One cell of the matrix: one `enginebench run`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    pub name: String,
+    pub section: usize,
+    pub server: usize,
+    pub engine: Option<String>,
+    pub variant: Option<usize>,
+    pub threads: usize,
+}
+
+impl Cell {
+    /// The name shared by the cells that differ only in their thread count (one series of the
+    /// page).
+    pub fn group(&self) -> &str {
+        self.name
+            .rsplit_once("-t")
+            .map(|(g, _)| g)
+            .unwrap_or(&self.name)
+    }
+}
+
+/// `run` flags that the suite sets per cell.
+const FORBIDDEN: &[&str] = &[
+    "target",
+    "engine",
+    "threads",
+    "results_dir",
+    "results-dir",
+    "server",
+    "server_pid",
+    "server-pid",
+    "format",
+];
+
+impl Plan {
+    pub fn load(path: &str, quick: bool) -> Result<Plan> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::usage(format!("cannot read plan {path}: {e}")))?;
+        Self::from_text(&text, path, quick)
+    }
+
+    /// Parse and validate a plan's text (`path` only names it in errors); also the fuzz entry.
+    pub fn from_text(text: &str, path: &str, quick: bool) -> Result<Plan> {
+        let raw: RawPlan = toml::from_str(text).map_err(|e| {
+            Error::usage(format!(
+                "plan {path}: {}",
+                crate::error::one_line(&e.to_string())
+            ))
+        })?;
+        // Claims are checked against the full matrix: a quick run lacks some cells (the
+        // report's highest thread counts), and its claims on them say `not measured`.
+        let full = Self::from_raw(raw.clone(), path, false)?;
+        full.validate(path, true)?;
+        if !quick {
+            return Ok(full);
+        }
+        let plan = Self::from_raw(raw, path, true)?;
+        plan.validate(path, false)?;
+        Ok(plan)
+    }
+
+    fn from_raw(mut raw: RawPlan, path: &str, quick: bool) -> Result<Plan> {
+        let single = raw.workload.is_some();
+        let mut sections = std::mem::take(&mut raw.sections);
+        match (raw.workload.take(), sections.is_empty()) {
+            (Some(workload), true) => sections.push(Section {
+                name: String::new(),
+                workload,
+                engines: std::mem::take(&mut raw.engines),
+                threads: std::mem::take(&mut raw.threads),
+                run: std::mem::take(&mut raw.run),
+                variants: std::mem::take(&mut raw.variants),
+                servers: Vec::new(),
+                quick: raw.quick.as_ref().map(|q| QuickSection {
+                    engines: q.engines.clone(),
+                    threads: q.threads.clone(),
+                    variants: None,
+                    run: q.run.clone(),
+                }),
+            }),
+            (Some(_), false) => {
+                return Err(Error::usage(format!(
+                    "plan {path}: give either `workload` at the top or [[sections]], not both"
+                )))
+            }
+            (None, true) => {
+                return Err(Error::usage(format!(
+                    "plan {path}: no workload: give `workload = \"...\"` or [[sections]]"
+                )))
+            }
+            (None, false) => {
+                if !raw.engines.is_empty()
+                    || !raw.threads.is_empty()
+                    || !raw.run.is_empty()
+                    || !raw.variants.is_empty()
+                {
+                    return Err(Error::usage(format!(
+                        "plan {path}: with [[sections]], engines, threads, run and variants belong to each section"
+                    )));
+                }
+            }
+        }
+        for s in &mut sections {
+            if s.name.is_empty() && !single {
+                s.name = s.workload.clone();
+            }
+        }
+        let mut servers = raw.servers;
+        if quick {
+            let any_quick = raw.quick.is_some() || sections.iter().any(|s| s.quick.is_some());
+            if !any_quick {
+                return Err(Error::usage(format!(
+                    "--quick: plan {path} has no [quick] values"
+                )));
+            }
+            if let Some(s) = raw.quick.as_ref().and_then(|q| q.servers.clone()) {
+                servers = s;
+            }
+            for s in &mut sections {
+                let Some(q) = s.quick.clone() else { continue };
+                if let Some(e) = q.engines {
+                    s.engines = e;
+                }
+                if let Some(t) = q.threads {
+                    s.threads = t;
+                }
+                if let Some(v) = q.variants {
+                    s.variants = v;
+                }
+                s.run.extend(q.run);
+            }
+        }
+        Ok(Plan {
+            name: raw.name,
+            title: raw.title,
+            report: raw.report,
+            scale: raw.scale,
+            servers,
+            sections,
+            claims: raw.claims,
+            single,
+        })
+    }
+
+    fn validate(&self, path: &str, claim_cells: bool) -> Result<()> {
+        let bad = |m: String| Error::usage(format!("plan {path}: {m}"));
+        let reg = crate::workload::Registry::default();
+        if self.servers.is_empty() {
+            return Err(bad("needs at least one [[servers]] entry".into()));
+        }
+        let mut names = Vec::new();
+        for s in &self.servers {
+            match (&s.server, &s.url) {
+                (Some(kind), None) => {
+                    ServerSpec::parse(kind, &s.opts, None, false)
+                        .map_err(|e| e.context(format!("plan {path}")))?;
+                }
+                (None, Some(url)) => {
+                    if s.name.is_none() {
+                        return Err(bad(format!(
+                            "the server at {} needs a `name`",
+                            crate::db::url::redact_raw(url)
+                        )));
+                    }
+                    if !s.opts.is_empty() {
+                        return Err(bad(format!(
+                            "server {}: `opts` apply only to servers the suite starts",
+                            s.name()
+                        )));
+                    }
+                    crate::db::TargetSpec::parse(url, |_| None).map_err(|e| {
+                        bad(format!(
+                            "server {}: {}",
+                            s.name(),
+                            crate::error::one_line(&e)
+                        ))
+                    })?;
+                }
+                _ => {
+                    return Err(bad(
+                        "each [[servers]] entry needs exactly one of `server` (started by the suite) or `url` (an existing server)".into(),
+                    ))
+                }
+            }
+            let n = s.name();
+            if names.contains(&n) {
+                return Err(bad(format!("two servers are named '{n}'")));
+            }
+            names.push(n);
+        }
+        let mut section_names = Vec::new();
+        for s in &self.sections {
+            let label = if s.name.is_empty() {
+                s.workload.clone()
+            } else {
+                s.name.clone()
+            };
+            if reg.find(&s.workload).is_none() {
+                return Err(bad(format!(
+                    "section {label}: unknown workload '{}'; known workloads: {} (see `enginebench list`)",
+                    s.workload,
+                    reg.names().join(", ")
+                )));
+            }
+            if section_names.contains(&s.name) {
+                return Err(bad(format!("two sections are named '{}'", s.name)));
+            }
+            section_names.push(s.name.clone());
+            if s.threads.is_empty() || s.threads.contains(&0) {
+                return Err(bad(format!(
+                    "section {label}: needs thread counts, each at least 1"
+                )));
+            }
+            if let Some(n) = s.servers.iter().find(|n| !names.contains(n)) {
+                return Err(bad(format!(
+                    "section {label}: no server is named '{n}' (servers: {})",
+                    names.join(", ")
+                )));
+            }
+            for (k, v) in s
+                .run
+                .iter()
+                .chain(s.variants.iter().flat_map(|v| v.run.iter()))
+            {
+                if FORBIDDEN.contains(&k.as_str()) {
+                    return Err(bad(format!(
+                        "section {label}: '{k}' is set by the suite itself (per cell); remove it from run"
+                    )));
+                }
+                flag_value(k, v).map_err(|e| e.context(format!("plan {path}")))?;
+            }
+            // Every cell's flags as `run` will read them: a misspelt or foreign option is
+            // refused now, not after hours of other cells.
+            let variants: Vec<Option<usize>> = if s.variants.is_empty() {
+                vec![None]
+            } else {
+                (0..s.variants.len()).map(Some).collect()
+            };
+            for v in variants {
+                let cell = Cell {
+                    name: String::new(),
+                    section: self
+                        .sections
+                        .iter()
+                        .position(|x| std::ptr::eq(x, s))
+                        .unwrap_or(0),
+                    server: 0,
+                    engine: None,
+                    variant: v,
+                    threads: 1,
+                };
+                let mut argv = vec![s.workload.clone()];
+                argv.extend(self.cell_flags(&cell)?);
+                crate::cli::parse_workload::<crate::cli::RunArgs>(&reg, "run", &argv).map_err(
+                    |e| {
+                        let within = v.map_or(String::new(), |v| {
+                            format!(" variant {}", s.variants[v].name)
+                        });
+                        bad(format!("section {label}{within}: {}", e.message))
+                    },
+                )?;
+            }
+        }
+        let cells = self.cells();
+        let owners = reg.owners();
+        for c in &self.claims {
+            c.validate(self, &cells, &owners, claim_cells)
+                .map_err(|m| bad(format!("claim {}: {m}", c.id)))?;
+        }
+        Ok(())
+    }
+
+    /// The servers a section runs on.
+    pub fn section_servers(&self, si: usize) -> Vec<usize> {
+        let s = &self.sections[si];
+        (0..self.servers.len())
+            .filter(|&i| s.servers.is_empty() || s.servers.contains(&self.servers[i].name()))
+            .collect()
+    }
+
+    /// The cells in the order they run: server, section, variant, engine, threads.
+    pub fn cells(&self) -> Vec<Cell> {
+        let mut out = Vec::new();
+        for (vi, server) in self.servers.iter().enumerate() {
+            for (si, s) in self.sections.iter().enumerate() {
+                if !self.section_servers(si).contains(&vi) {
+                    continue;
+                }
+                let variants: Vec<Option<usize>> = if s.variants.is_empty() {
+                    vec![None]
+                } else {
+                    (0..s.variants.len()).map(Some).collect()
+                };
+                let engines: Vec<Option<String>> = if server.is_postgres() || s.engines.is_empty() {
+                    vec![None]
+                } else {
+                    s.engines.iter().cloned().map(Some).collect()
+                };
+                for v in &variants {
+                    for e in &engines {
+                        for &t in &s.threads {
+                            let mut parts = Vec::new();
+                            if !s.name.is_empty() {
+                                parts.push(s.name.clone());
+                            }
+                            parts.push(server.name());
+                            if let Some(v) = v {
+                                parts.push(s.variants[*v].name.clone());
+                            }
+                            parts.push(e.clone().unwrap_or_else(|| "default".into()));
+                            parts.push(format!("t{t}"));
+                            out.push(Cell {
+                                name: file_name(&parts.join("-")),
+                                section: si,
+                                server: vi,
+                                engine: e.clone(),
+                                variant: *v,
+                                threads: t,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The `run` flags of a cell, from its section and variant.
+    pub fn cell_flags(&self, c: &Cell) -> Result<Vec<String>> {
+        let s = &self.sections[c.section];
+        let mut flags = s.run.clone();
+        if let Some(v) = c.variant {
+            flags.extend(s.variants[v].run.clone());
+        }
+        let mut out = Vec::new();
+        for (k, v) in &flags {
+            out.extend(flag_value(k, v)?);
+        }
+        Ok(out)
+    }
+}
+
+/// A name safe as a folder name: ASCII letters, digits, `-_.`; lower case.
+fn file_name(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+pub(super) fn flag_value(k: &str, v: &toml::Value) -> Result<Vec<String>> {
+    let flag = format!("--{}", k.replace('_', "-"));
+    Ok(match v {
+        toml::Value::String(s) => vec![flag, s.clone()],
+        toml::Value::Integer(i) => vec![flag, i.to_string()],
+        toml::Value::Float(f) => vec![flag, f.to_string()],
+        toml::Value::Boolean(true) => vec![flag],
+        toml::Value::Boolean(false) => vec![],
+        toml::Value::Array(a) => vec![
+            flag,
+            a.iter()
+                .map(|x| match x {
+                    toml::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(","),
+        ],
+        _ => {
+            return Err(Error::usage(format!(
+                "run {k}: use a string, number, boolean or list"
+            )))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_in_stable_order_and_quick_overrides() {
+        let text = r#"
+name = "t"
+workload = "micro-read"
+engines = ["InnoDB", "MyISAM"]
+threads = [1, 4, 16]
+[[servers]]
+server = "mariadb:read-2007"
+[[servers]]
+server = "postgres:default"
+[run]
+table_size = "1M"
+[quick]
+threads = [1, 2]
+servers = [{ server = "mariadb:small" }]
+[quick.run]
+table_size = "2k"
+"#;
+        let full = Plan::from_text(text, "p.toml", false).unwrap();
+        let names: Vec<String> = full.cells().into_iter().map(|c| c.name).collect();
+        assert_eq!(names.len(), 2 * 3 + 3);
+        assert_eq!(names[0], "mariadb-read-2007-innodb-t1");
+        assert_eq!(names[8], "postgres-default-default-t16");
+        let q = Plan::from_text(text, "p.toml", true).unwrap();
+        assert_eq!(q.cells().len(), 4);
+        assert_eq!(q.sections[0].run["table_size"].as_str(), Some("2k"));
+        let forbidden = "name='x'\nworkload='micro-read'\nthreads=[1]\nservers=[{server='mariadb'}]\n[run]\nthreads='1'\n";
+        assert!(Plan::from_text(forbidden, "p.toml", false).is_err());
+    }
+
+    #[test]
+    fn sections_run_in_order_on_their_servers() {
+        let text = r#"
+name = "t"
+[[servers]]
+server = "mariadb:small"
+[[servers]]
+url = "mysql://bench:secret@db.example:3306/x"
+name = "mysql80"
+[[sections]]
+workload = "tpcc"
+threads = [1, 8]
+variants = [{ name = "plain" }, { name = "lz4", run = { table_options = "PAGE_COMPRESSED=1" } }]
+[sections.quick]
+threads = [2]
+[[sections]]
+name = "lb"
+workload = "linkbench"
+servers = ["mariadb-small"]
+"#;
+        let p = Plan::from_text(text, "p.toml", false).unwrap();
+        let names: Vec<String> = p.cells().into_iter().map(|c| c.name).collect();
+        assert_eq!(
+            names,
+            [
+                "tpcc-mariadb-small-plain-default-t1",
+                "tpcc-mariadb-small-plain-default-t8",
+                "tpcc-mariadb-small-lz4-default-t1",
+                "tpcc-mariadb-small-lz4-default-t8",
+                "lb-mariadb-small-default-t1",
+                "tpcc-mysql80-plain-default-t1",
+                "tpcc-mysql80-plain-default-t8",
+                "tpcc-mysql80-lz4-default-t1",
+                "tpcc-mysql80-lz4-default-t8",
+            ]
+        );
+        let lz4 = &p.cells()[2];
+        assert_eq!(
+            p.cell_flags(lz4).unwrap(),
+            ["--table-options", "PAGE_COMPRESSED=1"]
+        );
+        let q = Plan::from_text(text, "p.toml", true).unwrap();
+        assert_eq!(q.cells().len(), 2 + 1 + 2);
+        // Bad plans: one line each, never the password.
+        let bad = |t: &str| Plan::from_text(t, "p.toml", false).unwrap_err().message;
+        let m = bad(&text.replace(
+            "threads = [1, 8]",
+            "threads = [1, 8]\nrun = { maxid1 = 10 }",
+        ));
+        assert!(
+            m.contains("section tpcc: --maxid1 does not apply to tpcc"),
+            "{m}"
+        );
+        let m = bad(&text.replace("workload = \"linkbench\"", "workload = \"linkbnch\""));
+        assert!(m.contains("unknown workload 'linkbnch'"), "{m}");
+        let m = bad(&text.replace(
+            "mysql://bench:secret@db.example:3306/x",
+            "mysql//bench:secret@db",
+        ));
+        assert!(m.contains("server mysql80") && !m.contains("secret"), "{m}");
+        let m = bad(&text.replace("servers = [\"mariadb-small\"]", "servers = [\"nope\"]"));
+        assert!(m.contains("no server is named 'nope'"), "{m}");
+        let m = bad(&text.replace("name = \"mysql80\"\n", ""));
+        assert!(m.contains("needs a `name`") && !m.contains("secret"), "{m}");
+    }
+}
