@@ -425,9 +425,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub reconnect: bool,
 
-    /// How long opening the connections may take (e.g. 30s, 2m). Connections open at most 16
-    /// at a time; one the server refuses for now (listen queue full, max_connections reached)
-    /// is retried with back-off until then, and the retries are counted in the result.
+    /// How long opening one connection may take, from its first attempt (e.g. 30s, 2m).
+    /// Connections open at most 16 at a time (waiting for a turn does not count); one the
+    /// server refuses for now (listen queue full, max_connections reached) is retried with
+    /// back-off until then, and the retries are counted in the result.
     #[arg(long, value_name = "DURATION", default_value = "30s")]
     pub connect_timeout: String,
 }

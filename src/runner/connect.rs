@@ -134,23 +134,27 @@ pub fn fd_limit() -> (u64, u64) {
 pub const FD_HEADROOM: u64 = 64;
 
 /// Open one worker's connection and run its driver's setup, inside the session's window,
-/// retrying what a server refuses for now until `deadline`. `retries` counts the attempts
-/// that were refused and retried.
+/// retrying what a server refuses for now for up to `--connect-timeout` from this
+/// connection's first attempt (waiting for a place in the window does not count: 10,000
+/// TPC-C terminals, each preparing its statements, take longer to open than any one of
+/// them). `retries` counts the attempts that were refused and retried.
 pub async fn open<D: Driver>(
     w: usize,
     target: &TargetSpec,
     driver: &mut D,
     faults: &Faults,
     window: &Semaphore,
-    deadline: Instant,
     retries: &mut u64,
 ) -> DbResult<Conn> {
     let mut backoff = BACKOFF_MIN;
+    // Set at the first attempt.
+    let mut deadline: Option<Instant> = None;
     loop {
         let attempt = {
             // The semaphore is never closed.
             let _permit = window.acquire().await.expect("connect window");
-            let left = deadline.saturating_duration_since(Instant::now());
+            let end = *deadline.get_or_insert_with(|| Instant::now() + faults.connect_timeout);
+            let left = end.saturating_duration_since(Instant::now());
             let one = async {
                 let mut c = faults.timed(Conn::connect(target)).await?;
                 faults.timed(driver.setup(&mut c)).await?;
@@ -174,7 +178,8 @@ pub async fn open<D: Driver>(
         let retry = Limit::of(&e).is_some_and(Limit::retried);
         // Jitter: 0..25 % of the back-off, spread by worker index.
         let wait = backoff + backoff * (w % 8) as u32 / 32;
-        if !retry || interrupt::signal().is_some() || Instant::now() + wait >= deadline {
+        let end = deadline.unwrap_or_else(Instant::now);
+        if !retry || interrupt::signal().is_some() || Instant::now() + wait >= end {
             return Err(e);
         }
         *retries += 1;
@@ -291,9 +296,11 @@ mod tests {
             0,
             &target,
             &mut D,
-            &Faults::default(),
+            &Faults {
+                connect_timeout: Duration::from_millis(300),
+                ..Faults::default()
+            },
             &sem,
-            t + Duration::from_millis(300),
             &mut retries,
         ));
         let err = r.err().expect("nobody listens");

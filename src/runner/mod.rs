@@ -346,7 +346,6 @@ impl Session {
             }
         }
         let connect_start = Instant::now();
-        let connect_deadline = connect_start + cfg.faults.connect_timeout;
         let window = Arc::new(tokio::sync::Semaphore::new(connect::WINDOW));
         let loops = if target.dbms == Dbms::Sqlite {
             n
@@ -387,7 +386,7 @@ impl Session {
                         let driver = factory(w);
                         let (target, cmd_rx, tx) = (target.clone(), cmd_rx.clone(), tx.clone());
                         let place = (rec.clone(), slot);
-                        let opening = (window.clone(), connect_deadline);
+                        let opening = window.clone();
                         local.spawn_local(worker(
                             w, n, pacing, faults, target, driver, cmd_rx, tx, place, opening,
                         ));
@@ -756,7 +755,7 @@ async fn worker<D: Driver>(
     mut cmd: watch::Receiver<Command>,
     tx: mpsc::Sender<Msg>,
     (rec, slot): (Rc<RefCell<LoopRecorder>>, Slot),
-    (window, connect_deadline): (Arc<tokio::sync::Semaphore>, Instant),
+    window: Arc<tokio::sync::Semaphore>,
 ) {
     let mut retries = 0;
     let first = connect::open(
@@ -765,7 +764,6 @@ async fn worker<D: Driver>(
         &mut driver,
         &faults,
         &window,
-        connect_deadline,
         &mut retries,
     )
     .await;
