@@ -101,6 +101,9 @@ pub struct RunConfig {
     pub query_timeout_s: Option<f64>,
     /// `--reconnect`: lost connections are re-opened with back-off and the run goes on.
     pub reconnect: bool,
+    /// `--metrics-addr`: where the live metrics endpoint listens (HOST:PORT).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metrics_addr: Option<String>,
 }
 
 impl std::fmt::Debug for RunConfig {
@@ -378,6 +381,9 @@ impl RunConfig {
             }
             None => None,
         };
+        if let Some(addr) = &a.metrics_addr {
+            crate::live::metrics::check_addr(addr)?;
+        }
         let (report_interval, live) = match &a.report_interval {
             Some(s) => (flag("--report-interval", parse::duration(s))?, true),
             None => (Duration::from_secs(1), false),
@@ -427,6 +433,7 @@ impl RunConfig {
             extra_percentiles,
             query_timeout_s: query_timeout,
             reconnect: a.reconnect,
+            metrics_addr: a.metrics_addr.clone(),
         })
     }
 
