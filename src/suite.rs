@@ -227,6 +227,8 @@ const FORBIDDEN: &[&str] = &[
     "server_pid",
     "server-pid",
     "format",
+    "metrics_addr",
+    "metrics-addr",
 ];
 
 fn flag_value(k: &str, v: &toml::Value) -> Result<Vec<String>> {
@@ -334,6 +336,9 @@ enum CellEnd {
 
 pub fn run(a: &SuiteArgs, reg: &crate::workload::Registry) -> Result<ExitCode> {
     let plan = Plan::load(&a.plan, a.quick)?;
+    if let Some(addr) = &a.metrics_addr {
+        crate::live::metrics::check_addr(addr)?;
+    }
     let out_dir = PathBuf::from(a.results_dir.clone().unwrap_or_else(|| {
         format!(
             "enginebench-results/suite-{}{}",
@@ -361,6 +366,8 @@ pub fn run(a: &SuiteArgs, reg: &crate::workload::Registry) -> Result<ExitCode> {
         .map_err(|e| Error::usage(format!("cannot find the enginebench binary: {e}")))?;
     let mut failed = Vec::new();
     let mut interrupted = false;
+    // Cells run in this invocation and their time: the ETA of the rest.
+    let (mut ran, mut ran_s) = (0usize, 0.0f64);
     'servers: for si in 0..plan.servers.len() {
         let mine: Vec<&&Cell> = todo.iter().filter(|c| c.server == si).collect();
         if mine.is_empty() {
@@ -411,9 +418,13 @@ pub fn run(a: &SuiteArgs, reg: &crate::workload::Registry) -> Result<ExitCode> {
                 cell.threads.to_string(),
                 "--results-dir".into(),
                 dir.display().to_string(),
+                // stdout is not kept; table keeps the cell's progress lines on a terminal.
                 "--format".into(),
-                "json".into(),
+                "table".into(),
             ];
+            if let Some(addr) = &a.metrics_addr {
+                args.extend(["--metrics-addr".into(), addr.clone()]);
+            }
             if let Some(e) = &cell.engine {
                 args.extend(["--engine".into(), e.clone()]);
             }
@@ -424,8 +435,19 @@ pub fn run(a: &SuiteArgs, reg: &crate::workload::Registry) -> Result<ExitCode> {
             for (k, v) in &flags {
                 args.extend(flag_value(k, v)?);
             }
-            eprintln!("suite: cell {}", cell.name);
-            match run_cell(&exe, &args, &dir) {
+            let eta = match ran {
+                0 => String::new(),
+                n => format!(
+                    ", ETA {}",
+                    human_eta(ran_s / n as f64 * (todo.len() - ran) as f64)
+                ),
+            };
+            eprintln!("suite: cell {}/{} {}{eta}", ran + 1, todo.len(), cell.name);
+            let t0 = std::time::Instant::now();
+            let end = run_cell(&exe, &args, &dir);
+            ran += 1;
+            ran_s += t0.elapsed().as_secs_f64();
+            match end {
                 CellEnd::Complete => {}
                 CellEnd::Interrupted => {
                     interrupted = true;
@@ -458,6 +480,17 @@ pub fn run(a: &SuiteArgs, reg: &crate::workload::Registry) -> Result<ExitCode> {
         )));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A time left, roughly: "40 s", "12 min", "3.5 h".
+fn human_eta(s: f64) -> String {
+    if s >= 3600.0 {
+        format!("{:.1} h", s / 3600.0)
+    } else if s >= 120.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{s:.0} s")
+    }
 }
 
 /// Run one cell as a child `enginebench run`, in its own process group: a Ctrl-C reaches only
