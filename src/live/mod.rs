@@ -227,7 +227,7 @@ impl Live {
                 Some(d) => {
                     let b = indicatif::ProgressBar::new(d.as_millis().max(1) as u64);
                     b.set_style(
-                        indicatif::ProgressStyle::with_template("{prefix} [{bar:25}] {msg}")
+                        indicatif::ProgressStyle::with_template("{prefix} [{wide_bar}] {msg}")
                             .expect("valid template")
                             .progress_chars("=> "),
                     );
@@ -330,7 +330,10 @@ impl Live {
                     b.println(r);
                 }
                 b.set_position((t_s * 1000.0) as u64);
-                b.set_message(phase_message(info, t_s, s));
+                // A phase's last interval may last a few ms: its rate says little.
+                if s.len_s >= self.0.interval.as_secs_f64() / 2.0 {
+                    b.set_message(phase_message(info, t_s, s));
+                }
             }
             (_, Some(r)) => eprintln!("{r}"),
             _ => {}
@@ -360,7 +363,7 @@ impl Live {
             let b = indicatif::ProgressBar::new(rows);
             b.set_style(
                 indicatif::ProgressStyle::with_template(
-                    "{prefix} [{bar:30}] {human_pos}/{human_len} rows  {msg}  ETA {eta}",
+                    "{prefix} [{wide_bar}] {human_pos}/{human_len} rows  {msg}  ETA {eta}",
                 )
                 .expect("valid template")
                 .progress_chars("=> "),
