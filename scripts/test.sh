@@ -54,8 +54,9 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 step "starting database servers in $tmp"
-# The report tests open the HTML report in headless Chromium (Debian's package).
-export EB_EXTRA_PACKAGES="${EB_EXTRA_PACKAGES:-} chromium"
+# The report tests open the HTML report in headless Chromium (Debian's package); the live
+# metrics test scrapes a run with a private Prometheus (Debian's package, 2.42 on bookworm).
+export EB_EXTRA_PACKAGES="${EB_EXTRA_PACKAGES:-} chromium prometheus"
 bash "$script_dir/db-servers.sh" start "$tmp"
 
 step "loading $tmp/env.sh"

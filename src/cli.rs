@@ -181,6 +181,9 @@ pub struct ReproduceArgs {
     /// Print the plan's cells and the time estimate, run nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Serve every cell's live metrics on HOST:PORT (OpenMetrics; docs/live.md).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub metrics_addr: Option<String>,
     /// Write the built-in plan to this file (to edit it, e.g. to add your MySQL by URL, and
     /// run it with `enginebench suite FILE`), run nothing.
     #[arg(long, value_name = "FILE")]
@@ -197,6 +200,10 @@ pub struct SuiteArgs {
     /// Folder of the suite's results (one sub-folder per cell). Default: enginebench-results/suite-<plan name>[-quick].
     #[arg(long, value_name = "DIR")]
     pub results_dir: Option<String>,
+    /// Give every cell's run `--metrics-addr HOST:PORT` (the cells run one after another, so
+    /// they share the address).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub metrics_addr: Option<String>,
 }
 
 /// Flags of `run` that start a private server or describe the server behind --target.
@@ -336,6 +343,20 @@ pub enum Format {
     Csv,
 }
 
+/// What `run` prints on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RunFormat {
+    /// When done: the raw-numbers table (operations × thread counts).
+    Table,
+    /// When done: the whole result document.
+    Json,
+    /// When done: one line per measured run.
+    Csv,
+    /// While running: one JSON line per report interval (and per second of a load), then a
+    /// last line with the status and the result file's path (schema/live-line-v1.schema.json).
+    Jsonl,
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     #[command(flatten)]
@@ -408,9 +429,19 @@ pub struct RunArgs {
     #[arg(long, default_value = "enginebench-results", value_name = "DIR")]
     pub results_dir: String,
 
-    /// What to print on stdout when done.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    /// What to print on stdout: table, json or csv when done; jsonl while running. With
+    /// json and jsonl no progress lines are drawn on the terminal.
+    #[arg(long, value_enum, default_value_t = RunFormat::Table)]
+    pub format: RunFormat,
+
+    /// Serve live metrics over HTTP while the run runs, at http://HOST:PORT/metrics, in the
+    /// OpenMetrics text format (Prometheus scrapes it): operations and errors as counters,
+    /// latency as a histogram in seconds with fixed buckets, client CPU seconds, the current
+    /// phase. Updated once per --report-interval (default 1 s). Port 0 picks a free port
+    /// (printed). At the end the endpoint stays up until a scraper has read the final numbers
+    /// (at most two of its scrape intervals, 30 s at most). docs/live.md.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub metrics_addr: Option<String>,
 
     #[command(flatten)]
     pub server: RunServerArgs,

@@ -9,6 +9,7 @@ pub mod error;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod harness;
+pub mod live;
 pub mod load;
 pub mod measure;
 pub mod report;

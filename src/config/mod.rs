@@ -106,6 +106,9 @@ pub struct RunConfig {
     pub reconnect: bool,
     /// `--connect-timeout`: how long refused connects are retried while a session opens.
     pub connect_timeout_s: f64,
+    /// `--metrics-addr`: where the live metrics endpoint listens (HOST:PORT).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metrics_addr: Option<String>,
 }
 
 impl std::fmt::Debug for RunConfig {
@@ -389,6 +392,9 @@ impl RunConfig {
             }
             None => None,
         };
+        if let Some(addr) = &a.metrics_addr {
+            crate::live::metrics::check_addr(addr)?;
+        }
         let (report_interval, live) = match &a.report_interval {
             Some(s) => (flag("--report-interval", parse::duration(s))?, true),
             None => (Duration::from_secs(1), false),
@@ -440,6 +446,7 @@ impl RunConfig {
             query_timeout_s: query_timeout,
             reconnect: a.reconnect,
             connect_timeout_s: connect_timeout.as_secs_f64(),
+            metrics_addr: a.metrics_addr.clone(),
         })
     }
 

@@ -10,11 +10,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::SystemTime;
 
-use crate::cli::{Format, RunArgs};
+use crate::cli::{RunArgs, RunFormat};
 use crate::config::RunConfig;
 use crate::db::peer::{self, FoundBy, Lookup};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Context, Error, Failure, Result};
+use crate::live::Live;
 use crate::load::{LoadMethod, LoadOptions, LoadStats};
 use crate::measure::host::HostFacts;
 use crate::measure::proc;
@@ -43,6 +44,9 @@ pub struct Harness<'a> {
     pub server_pid: Option<u32>,
     /// The benchmark table's engine, for SHOW ENGINE ... STATUS.
     pub table_engine: String,
+    /// The live outputs (progress, `--format jsonl`, `--metrics-addr`): every measured phase
+    /// goes through `live.phase`.
+    pub live: Live,
 }
 
 impl Harness<'_> {
@@ -125,6 +129,7 @@ pub(crate) fn load_options(
             _ => vec![],
         },
         progress: true,
+        live: Default::default(),
         journal: Default::default(),
     }
 }
@@ -279,6 +284,9 @@ pub fn run(a: &RunArgs, mut cfg: RunConfig, reg: &Registry) -> Result<ExitCode> 
         return Ok(ExitCode::SUCCESS);
     }
     interrupt::install();
+    // Before the server and the load: a metrics address that cannot be used ends the command
+    // at once (exit 2), and the load is seen live too.
+    let live = Live::for_run(&cfg, a.format)?;
     let server = match &cfg.server {
         Some(s) => {
             eprintln!(
@@ -308,7 +316,7 @@ pub fn run(a: &RunArgs, mut cfg: RunConfig, reg: &Registry) -> Result<ExitCode> 
         }
         None => None,
     };
-    let out = run_on(a, &cfg, server.as_ref(), reg);
+    let out = run_on(a, &cfg, server.as_ref(), reg, &live);
     // Stop the throwaway server whatever happened; a server that died is named in the error.
     let out = out.map_err(|e| name_dead_server(e, server.as_ref()));
     if let Some(mut sv) = server {
@@ -353,6 +361,7 @@ fn run_on(
     cfg: &RunConfig,
     server: Option<&Server>,
     reg: &Registry,
+    live: &Live,
 ) -> Result<ExitCode> {
     let spec = cfg.target_spec.clone();
     let workload = cfg.workload_spec.clone();
@@ -402,12 +411,13 @@ fn run_on(
         eprintln!("quick method: a small table and short runs for a first look (use --method classic for the report's method)");
     }
 
-    let opts = load_options(
+    let mut opts = load_options(
         &spec,
         cfg.load_connections,
         cfg.load_method,
         &cfg.table_options,
     );
+    opts.live = live.clone();
     let loaded = if workload.loads_in_run() {
         Ok(Vec::new())
     } else {
@@ -504,6 +514,7 @@ fn run_on(
         path: folder.join("result.json"),
         server_pid,
         table_engine,
+        live: live.clone(),
     };
     h.save()?;
     match workload.plan_line() {
@@ -540,7 +551,7 @@ fn run_on(
 fn finish(
     h: &mut Harness,
     outcome: Result<()>,
-    format: Format,
+    format: RunFormat,
     reg: &Registry,
 ) -> Result<ExitCode> {
     let spec = &h.cfg.target_spec;
@@ -554,16 +565,16 @@ fn finish(
         _ => e,
     });
     h.doc.finished_at = Some(now_rfc3339());
-    let code = match &outcome {
+    let code_u8: u8 = match &outcome {
         Ok(()) if interrupt::signal().is_some() => {
             h.doc.status = Status::Interrupted;
             h.doc.error = Some("interrupted by a signal; the points that finished are kept".into());
             h.doc.notes.push(interrupt::note());
-            ExitCode::from(128 + interrupt::signal().unwrap_or(2) as u8)
+            128 + interrupt::signal().unwrap_or(2) as u8
         }
         Ok(()) => {
             h.doc.status = Status::Complete;
-            ExitCode::SUCCESS
+            0
         }
         Err(e) => {
             h.doc.status = if matches!(e.failure, Failure::Interrupted(_)) {
@@ -581,7 +592,7 @@ fn finish(
                 Status::Failed
             };
             h.doc.error = Some(spec.scrub(&e.message));
-            ExitCode::from(e.exit_code())
+            e.exit_code()
         }
     };
     // Results first: whatever happened, what was measured is on disk before anything is reported.
@@ -597,24 +608,34 @@ fn finish(
     }
     // A signal that arrived while the files were written: every point had finished (the
     // status stays complete), but the run did not end normally: say so and exit 128 + N.
-    let mut code = code;
+    let mut code_u8 = code_u8;
     if let (Some(sig), Status::Complete) = (interrupt::signal(), h.doc.status) {
         h.doc.notes.push(format!(
             "{} arrived while the result files were written: every point finished; report.html may be missing.",
             interrupt::name(sig)
         ));
         h.save()?;
-        code = ExitCode::from(128 + sig as u8);
+        code_u8 = 128 + sig as u8;
     }
+    let code = ExitCode::from(code_u8);
     match format {
-        Format::Table => print!(
+        RunFormat::Table => print!(
             "{}",
             report::table::render(&h.doc, h.cfg.aggregate, &owners)
         ),
-        Format::Json => println!("{}", report::json::to_string(&h.doc)),
-        Format::Csv => print!("{}", report::csv::to_string(&h.doc)),
+        RunFormat::Json => println!("{}", report::json::to_string(&h.doc)),
+        RunFormat::Csv => print!("{}", report::csv::to_string(&h.doc)),
+        // The intervals went out while running; the last line says where the result is.
+        RunFormat::Jsonl => {}
     }
     eprintln!("result: {}", h.path.display());
+    let exit = match &outcome {
+        Ok(()) => code_u8,
+        Err(e) => e.exit_code(),
+    };
+    let status = serde_json::to_value(h.doc.status).expect("a status serializes");
+    h.live
+        .finish(status.as_str().unwrap_or("failed"), &h.path, exit);
     outcome.map(|()| code)
 }
 

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use super::Harness;
 use crate::error::{Error, Result};
+use crate::live::{PhaseInfo, PhaseKind};
 use crate::measure::proc::{self, ProcSample};
 use crate::measure::LatencyHist;
 use crate::report::{
@@ -61,8 +62,12 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
             let connect = session.connect_stats();
             report_connect(&connect);
             let interval = cfg.report_interval();
+            let live = h.live.clone();
             let warmup = if cfg.warmup_s > 0.0 {
-                let wu = session.phase(cfg.warmup(), None, interval, |_| {})?;
+                let info = PhaseInfo::new(PhaseKind::Warmup, op_name, threads, (0, cfg.runs))
+                    .planned(cfg.warmup());
+                let wu =
+                    live.phase(&mut session, &info, w, cfg.warmup(), None, interval, |_| {})?;
                 if let Some(why) = wu.lost_all {
                     return Err(Error::run(format!("{why} (in the warm-up)")));
                 }
@@ -87,19 +92,17 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                 let before = h.admin.counters(rt);
                 let proc0 = h.server_pid.and_then(ProcSample::of_tree);
                 let busy0 = proc::host_busy_s();
-                let live = cfg.live_report;
-                let label = format!("{} thds: {threads} run {r}", op_name);
-                let res = session.phase(duration, cfg.events, interval, |s: &IntervalSample| {
-                    if live {
-                        eprintln!(
-                            "[ {:>6.1}s ] {label}  ops/s: {:.1}  p95: {} us  err/s: {:.1}",
-                            s.t_s,
-                            s.ops_per_s,
-                            s.latency_us.p95_us,
-                            s.errors as f64 / cfg.report_interval_s
-                        );
-                    }
-                })?;
+                let info = PhaseInfo::new(PhaseKind::Run, op_name, threads, (r, cfg.runs))
+                    .planned(duration);
+                let res = live.phase(
+                    &mut session,
+                    &info,
+                    w,
+                    duration,
+                    cfg.events,
+                    interval,
+                    |_| {},
+                )?;
                 let busy1 = proc::host_busy_s();
                 let proc1 = h.server_pid.and_then(ProcSample::of_tree);
                 let after = h.admin.counters(rt);
@@ -118,6 +121,7 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                 // admin connection failed), give no honest delta.
                 if res.reconnects == 0 && !before.is_empty() && !after.is_empty() {
                     rec.server_counters = delta(&before, &after);
+                    live.server_counters(&rec.server_counters);
                 }
                 rec.intervals = name_interval_kinds(res.intervals, w, &kinds);
                 rec.percentiles_us = res.hist.percentiles_us(&cfg.extra_percentiles);

@@ -52,9 +52,12 @@ pub struct LoadOptions {
     pub batch_rows: usize,
     /// Statements each loader connection runs first (MySQL: unique_checks=0, ...).
     pub session_sql: Vec<String>,
+    /// Draw this load's progress bar on a terminal (a workload may follow only its big table).
     pub progress: bool,
     /// `--table-options`: appended to every benchmark table's CREATE TABLE (MariaDB/MySQL).
     pub table_options: String,
+    /// Where the progress goes (terminal bar, `--format jsonl` lines, live metrics).
+    pub live: crate::live::Live,
     /// Every table's load as it ends, finished or cut short by a signal (shared by clones).
     pub journal: LoadJournal,
 }
@@ -120,7 +123,7 @@ pub fn load(
     let fell_back = AtomicBool::new(false);
     let first_error: Mutex<Option<String>> = Mutex::new(None);
     let start = Instant::now();
-    let bar = opts.progress.then(|| progress_bar(src.table(), rows));
+    let mut progress = opts.live.load(src.table(), rows, conns, opts.progress);
 
     let waiter = std::thread::current();
     std::thread::scope(|s| {
@@ -154,9 +157,7 @@ pub fn load(
         }
         // The scope's own thread draws the progress bar until the workers are done.
         while done.load(Ordering::Relaxed) < rows && !failed.load(Ordering::Relaxed) {
-            if let Some(b) = &bar {
-                b.set_position(done.load(Ordering::Relaxed));
-            }
+            progress.update(done.load(Ordering::Relaxed));
             if interrupt::signal().is_some() {
                 failed.store(true, Ordering::SeqCst);
                 break;
@@ -165,10 +166,7 @@ pub fn load(
             std::thread::park_timeout(Duration::from_millis(100));
         }
     });
-    if let Some(b) = &bar {
-        b.set_position(done.load(Ordering::Relaxed));
-        b.finish_and_clear();
-    }
+    progress.finish(done.load(Ordering::Relaxed));
     let elapsed = start.elapsed().as_secs_f64();
     let loaded = inserted.load(Ordering::SeqCst);
     let stats = LoadStats {
@@ -371,18 +369,4 @@ fn refuses_local_infile(msg: &str) -> bool {
     ["ERROR 1148", "ERROR 3948", "ERROR 4166", "ERROR 2068"]
         .iter()
         .any(|c| msg.contains(c))
-}
-
-/// A progress bar on stderr with rows/s and ETA (hidden when stderr is not a terminal).
-pub fn progress_bar(what: &str, len: u64) -> indicatif::ProgressBar {
-    let b = indicatif::ProgressBar::new(len);
-    b.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{prefix} [{bar:30}] {human_pos}/{human_len} rows  {per_sec}  ETA {eta}",
-        )
-        .expect("valid template")
-        .progress_chars("=> "),
-    );
-    b.set_prefix(format!("loading {what}"));
-    b
 }

@@ -50,6 +50,29 @@ impl LatencyHist {
         self.0.len()
     }
 
+    /// Add this histogram's counts into fixed buckets: `into[i]` gets the values in
+    /// (`bounds_us[i-1]`, `bounds_us[i]`], the extra last slot those above the last bound.
+    /// A value is placed by the lowest value of its HDR bucket, so a latency recorded exactly
+    /// at a bound counts at or below it. Cost: one pass over the recorded buckets (a few
+    /// hundred), done once per report interval, never per operation.
+    pub fn add_to_buckets(&self, bounds_us: &[u64], into: &mut [u64]) {
+        debug_assert_eq!(into.len(), bounds_us.len() + 1);
+        for v in self.0.iter_recorded() {
+            let us = self.0.lowest_equivalent(v.value_iterated_to());
+            let i = bounds_us.partition_point(|&b| b < us);
+            into[i] += v.count_at_value();
+        }
+    }
+
+    /// Mean in µs (0 when empty).
+    pub fn mean_us(&self) -> f64 {
+        if self.0.is_empty() {
+            0.0
+        } else {
+            self.0.mean()
+        }
+    }
+
     pub fn reset(&mut self) {
         self.0.reset();
     }

@@ -163,6 +163,8 @@ enum Msg {
         idx: u32,
         ops: u64,
         errors: u64,
+        /// The interval's errors by class (all zero when `errors` is 0).
+        error_classes: ErrorCounts,
         /// Latencies of the intervals every worker of the sender's loop has left (recorder.rs).
         hists: Vec<(u32, LatencyHist)>,
         kinds: Vec<KindTick>,
@@ -219,6 +221,7 @@ fn add_ticks(into: &mut Vec<KindTick>, from: &[KindTick]) {
 struct Tick {
     ops: u64,
     errors: u64,
+    error_classes: ErrorCounts,
     hist: LatencyHist,
     kinds: Vec<KindTick>,
 }
@@ -241,6 +244,9 @@ pub struct IntervalSample {
     /// Per kind, indexed like `Workload::kinds()`; named into `by_kind` by the caller.
     #[serde(skip)]
     pub kind_ticks: Vec<KindTick>,
+    /// The interval's errors by class (the live metrics count them per class).
+    #[serde(skip)]
+    pub error_classes: ErrorCounts,
     /// Length of the interval (the last one of a phase may be shorter).
     #[serde(skip)]
     pub len_s: f64,
@@ -484,6 +490,19 @@ impl Session {
         interval: Duration,
         mut on_interval: impl FnMut(&IntervalSample),
     ) -> Result<PhaseResult> {
+        self.phase_with_hists(duration, events, interval, |s, _| on_interval(s))
+    }
+
+    /// `phase`, with each interval's merged latency histogram given to `on_interval` too (the
+    /// collector has it anyway; the live metrics add it to their fixed buckets). It is dropped
+    /// after the call: the phase keeps only each interval's summary.
+    pub fn phase_with_hists(
+        &mut self,
+        duration: Duration,
+        events: Option<u64>,
+        interval: Duration,
+        mut on_interval: impl FnMut(&IntervalSample, &LatencyHist),
+    ) -> Result<PhaseResult> {
         let live = self.alive();
         if live == 0 {
             return Err(Error::run("every connection to the target was lost"));
@@ -575,9 +594,10 @@ impl Session {
                     by_kind: BTreeMap::new(),
                     figures: BTreeMap::new(),
                     kind_ticks: tick.kinds,
+                    error_classes: tick.error_classes,
                     len_s,
                 };
-                on_interval(&s);
+                on_interval(&s, &tick.hist);
                 intervals.push(s);
             }
         };
@@ -593,6 +613,7 @@ impl Session {
                     idx,
                     ops,
                     errors,
+                    error_classes,
                     hists,
                     kinds,
                 } => {
@@ -602,6 +623,7 @@ impl Session {
                     let e = pending.entry(idx).or_default();
                     e.ops += ops;
                     e.errors += errors;
+                    e.error_classes.merge(&error_classes);
                     add_ticks(&mut e.kinds, &kinds);
                     latest[worker] = latest[worker].max(idx);
                 }
@@ -822,6 +844,7 @@ async fn worker<D: Driver>(
         let mut by_kind: Vec<KindTick> = Vec::new();
         let mut kind_errors: Vec<u64> = Vec::new();
         let mut ikinds: Vec<KindTick> = Vec::new();
+        let mut iclasses = ErrorCounts::default();
         let counters0 = driver.counters();
         // Ended before the deadline (--events reached, or a signal): the schedule's backlog
         // then counts up to now, not up to a deadline that may be far away (--time 0).
@@ -923,6 +946,7 @@ async fn worker<D: Driver>(
                     idx: cur_idx,
                     ops: iops,
                     errors: ierr,
+                    error_classes: std::mem::take(&mut iclasses),
                     hists,
                     kinds: std::mem::take(&mut ikinds),
                 });
@@ -954,6 +978,7 @@ async fn worker<D: Driver>(
                     }
                     kind_errors[i] += 1;
                     ierr += 1;
+                    iclasses.add(e.class);
                     let message = target.scrub(&e.message);
                     if samples.len() < ERROR_SAMPLES
                         && !samples.iter().any(|s| s.ends_with(&message))
@@ -984,6 +1009,7 @@ async fn worker<D: Driver>(
             idx: cur_idx,
             ops: iops,
             errors: ierr,
+            error_classes: std::mem::take(&mut iclasses),
             hists,
             kinds: std::mem::take(&mut ikinds),
         });

@@ -174,7 +174,13 @@ pub fn reproduce(
         eprintln!("{}", estimate(&plan, reg));
         return Ok(ExitCode::SUCCESS);
     }
-    run_plan(&plan, a.quick, a.results_dir.as_deref(), reg)
+    run_plan(
+        &plan,
+        a.quick,
+        a.results_dir.as_deref(),
+        a.metrics_addr.as_deref(),
+        reg,
+    )
 }
 
 /// What the measured phases of every cell will take, from each workload's own plan of its
@@ -227,7 +233,13 @@ pub fn estimate(plan: &Plan, reg: &crate::workload::Registry) -> String {
 
 pub fn run(a: &SuiteArgs, reg: &crate::workload::Registry) -> Result<ExitCode> {
     let plan = Plan::load(&a.plan, a.quick)?;
-    run_plan(&plan, a.quick, a.results_dir.as_deref(), reg)
+    run_plan(
+        &plan,
+        a.quick,
+        a.results_dir.as_deref(),
+        a.metrics_addr.as_deref(),
+        reg,
+    )
 }
 
 /// Run a parsed plan's cells that are not complete yet, then write the summary (claims first)
@@ -236,8 +248,12 @@ pub fn run_plan(
     plan: &Plan,
     quick: bool,
     results_dir: Option<&str>,
+    metrics_addr: Option<&str>,
     reg: &crate::workload::Registry,
 ) -> Result<ExitCode> {
+    if let Some(addr) = metrics_addr {
+        crate::live::metrics::check_addr(addr)?;
+    }
     let out_dir = PathBuf::from(results_dir.map(str::to_string).unwrap_or_else(|| {
         format!(
             "enginebench-results/suite-{}{}",
@@ -333,9 +349,13 @@ pub fn run_plan(
                 cell.threads.to_string(),
                 "--results-dir".into(),
                 dir.display().to_string(),
+                // stdout is not kept; table keeps the cell's progress lines on a terminal.
                 "--format".into(),
-                "json".into(),
+                "table".into(),
             ]);
+            if let Some(addr) = metrics_addr {
+                args.extend(["--metrics-addr".into(), addr.to_string()]);
+            }
             if let Some(e) = &cell.engine {
                 args.extend(["--engine".into(), e.clone()]);
             }

@@ -196,6 +196,8 @@ const FORBIDDEN: &[&str] = &[
     "server_pid",
     "server-pid",
     "format",
+    "metrics_addr",
+    "metrics-addr",
 ];
 
 impl Plan {

@@ -12,6 +12,7 @@ mod hostile;
 mod house;
 mod iibench;
 mod linkbench;
+mod live;
 mod micro_read;
 mod mysqlwire;
 mod oltp;

@@ -23,6 +23,7 @@ use crate::config::RunConfig;
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Error, Result};
 use crate::harness::{delta, host_cpu, server_process, Harness, DISTURBED_CPUS};
+use crate::live::{PhaseInfo, PhaseKind};
 use crate::measure::proc::{self, ProcSample};
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};
 use crate::report::{Aggregate, ClientCpu, Point, RunRecord};
@@ -97,14 +98,18 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
     let interval = cfg.report_interval();
 
     let mut st = State::new(cfg, spec, t0, proc0);
+    let (live, w) = (h.live.clone(), cfg.workload_spec.clone());
     let (ran, qres) = std::thread::scope(|s| {
         let query_phase = queries.as_mut().map(|qs| {
             let stop = qs.stop_handle();
             let length = deadline.map_or(UNBOUNDED, |d| d.saturating_duration_since(t0));
-            (
-                stop,
-                s.spawn(move || qs.phase(length, None, interval, |_| {})),
-            )
+            // Counted live beside the inserts, not drawn (the inserts' line is the run's).
+            let info = PhaseInfo {
+                shown: false,
+                ..PhaseInfo::new(PhaseKind::Run, "query", spec.query_threads, (1, 1))
+            };
+            let phase = move || live.phase(qs, &info, w.as_ref(), length, None, interval, |_| {});
+            (stop, s.spawn(phase))
         });
         let ran = insert_windows(h, spec, &shared, &mut inserts, &mut st, deadline);
         // The run ends with the last committed batch; the queries stop now.
@@ -254,19 +259,17 @@ fn insert_windows(
             None => UNBOUNDED,
         };
         let offset_s = now.duration_since(st.t0).as_secs_f64();
-        let (live, mut so_far) = (cfg.live_report, Vec::new());
-        let res = session.phase(length, Some(batches), st.interval, |s: &IntervalSample| {
+        let mut so_far = Vec::new();
+        // Each window is a phase; the live outputs count the run's time across them.
+        let info = PhaseInfo {
+            offset_s,
+            planned: spec.max_time,
+            ..PhaseInfo::new(PhaseKind::Run, "insert", spec.inserters, (1, 1))
+        };
+        let (live, w) = (h.live.clone(), cfg.workload_spec.clone());
+        let on_interval = |s: &IntervalSample| {
             let mut s = s.clone();
             s.t_s += offset_s;
-            if live {
-                eprintln!(
-                    "[ {:>6.1}s ] iibench  batches/s: {:.1}  p95: {} us  err/s: {:.1}",
-                    s.t_s,
-                    s.ops_per_s,
-                    s.latency_us.p95_us,
-                    s.errors as f64 / s.len_s.max(1e-9)
-                );
-            }
             so_far.push(s);
             // Long windows: the windows finished so far and this one's intervals.
             if last_save.elapsed() >= SAVE_EVERY && save_error.is_none() {
@@ -274,7 +277,16 @@ fn insert_windows(
                 let p = st.point(cfg, spec, shared, None, &so_far);
                 save_error = save(h, p).err();
             }
-        })?;
+        };
+        let res = live.phase(
+            session,
+            &info,
+            w.as_ref(),
+            length,
+            Some(batches),
+            st.interval,
+            on_interval,
+        )?;
         if let Some(e) = save_error.take() {
             return Err(e);
         }

@@ -16,6 +16,7 @@ pub mod timeline;
 pub use entry::{SchemaChangeArgs, SchemaChangeEntry, ENTRY};
 pub use report::Report;
 
+use crate::live::{Live, PhaseInfo, PhaseKind};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -392,7 +393,14 @@ pub fn measure(spec: &Spec, h: &mut Harness) -> Result<()> {
                 spec.before.as_secs_f64(),
                 alg.add
             );
-            let (m, events, status) = run_timeline(spec, alg, cfg, &mut session, &ddl)?;
+            let (m, events, status) = run_timeline(
+                spec,
+                alg,
+                cfg,
+                &mut session,
+                &ddl,
+                (&h.live.clone(), threads),
+            )?;
             let busy1 = proc::host_busy_s();
             let proc1 = server_pid.and_then(ProcSample::of_tree);
             drop(ddl);
@@ -444,6 +452,7 @@ fn run_timeline(
     cfg: &RunConfig,
     session: &mut Session,
     ddl: &DdlRunner,
+    (live, threads): (&Live, usize),
 ) -> Result<(Measured, Vec<DdlEvent>, &'static str)> {
     let interval = cfg.report_interval();
     let t0 = Instant::now();
@@ -492,8 +501,14 @@ fn run_timeline(
             None => PHASE,
         };
         let phase_start = Instant::now();
-        let res = session.phase(len, None, interval, |_| {})?;
         let off = secs(phase_start);
+        // The timeline is one run made of short phases; its length depends on the DDL's.
+        let info = PhaseInfo {
+            offset_s: off,
+            ..PhaseInfo::new(PhaseKind::Run, alg.name, threads, (1, 1))
+        };
+        let w = cfg.workload_spec.clone();
+        let res = live.phase(session, &info, w.as_ref(), len, None, interval, |_| {})?;
         let mut start_s = off;
         for s in &res.intervals {
             let end_s = off + s.t_s;
