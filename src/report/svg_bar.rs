@@ -58,7 +58,7 @@ impl BarChart {
         let mut s = String::with_capacity(4096);
         let _ = write!(
             s,
-            r#"<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {H}" width="{w}" height="{H}" role="img" aria-label="{t}"><title>{t}</title><text x="{:.1}" y="20" class="ct">{t}</text>"#,
+            r#"<svg class="chart" data-wide xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {H}" width="{w}" height="{H}" role="img" aria-label="{t}"><title>{t}</title><text x="{:.1}" y="20" class="ct">{t}</text>"#,
             w / 2.0,
             t = escape(&self.title)
         );
