@@ -7,6 +7,7 @@ mod common;
 mod compression;
 mod custom;
 mod faults;
+mod gate;
 mod hostile;
 mod house;
 mod iibench;
