@@ -41,7 +41,8 @@ pub enum Command {
     /// throughput vs threads, latency, time series, and what differs between the servers.
     Report(ReportArgs),
     /// Compare two results: the ratio B/A for every metric both have, with a significance
-    /// verdict from the repeated runs (Welch's t-test).
+    /// verdict from the repeated runs (Welch's t-test). With --fail-on, a regression gate:
+    /// exit 0 when it passes, 1 when it fails, 2 on bad input.
     Compare(CompareArgs),
     /// Start, stop or inspect a private MariaDB / PostgreSQL server (own folder, free port on
     /// 127.0.0.1, own socket; no systemd).
@@ -130,8 +131,28 @@ pub struct CompareArgs {
     /// The result compared with it (B).
     pub b: std::path::PathBuf,
     /// What to print.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = CompareFormat::Table)]
+    pub format: CompareFormat,
+    /// A regression gate: exit 1 when a metric of B is worse than its bound *and* the
+    /// difference is significant (Welch's t-test, 95 %), e.g. 'ops_per_s=-5%,p99_us=+10%'.
+    /// Metrics: ops_per_s (worse: lower), p50_us, p95_us, p99_us, client_us_per_op,
+    /// server_us_per_op, errors (worse: higher). A bound without % is in the metric's unit
+    /// (p99_us=+500: 500 µs; errors=0: any significant increase).
+    #[arg(long, value_name = "METRIC=BOUND,...")]
+    pub fail_on: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    /// One line per operation × threads × metric.
+    Table,
+    /// The rows as JSON (with a "gate" object on bounded rows).
+    Json,
+    /// The rows as CSV (with gate columns under --fail-on).
+    Csv,
+    /// A GitHub-flavoured markdown table with the gate's verdict line, for a pull-request
+    /// comment.
+    Markdown,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use crate::cli::{
-    parse_workload, CheckArgs, CleanupArgs, CompareArgs, Format, PrepareArgs, ReportArgs,
+    parse_workload, CheckArgs, CleanupArgs, CompareArgs, CompareFormat, PrepareArgs, ReportArgs,
     ReportFormat, RunArgs, WorkloadArgv,
 };
 use crate::config::{self, RunConfig};
@@ -221,7 +221,17 @@ pub fn report(a: &ReportArgs, reg: &Registry) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `compare A B`; with `--fail-on` a regression gate: exit 1 when a bounded row is worse than
+/// its bound and significant (the output is printed first), 2 on bad input.
 pub fn compare(a: &CompareArgs, reg: &Registry) -> Result<ExitCode> {
+    use report::gate;
+    // The bounds are checked before any file is read (bad syntax: one line, exit 2).
+    let bounds = a
+        .fail_on
+        .as_deref()
+        .map(gate::parse)
+        .transpose()
+        .map_err(Error::usage)?;
     let owners = reg.owners();
     let (da, db) = (report::load(&a.a, &owners)?, report::load(&a.b, &owners)?);
     let rows = report::compare::compare(&da, &db);
@@ -230,18 +240,72 @@ pub fn compare(a: &CompareArgs, reg: &Registry) -> Result<ExitCode> {
             "the two results have no (operation, threads) point in common",
         ));
     }
+    let checks = bounds.as_deref().map(|b| gate::check(b, &rows));
+    let outcome = bounds
+        .as_deref()
+        .zip(checks.as_deref())
+        .map(|(b, c)| gate::Outcome::of(b, &rows, c));
     let labels = report::html::labels(&[da.clone(), db.clone()]);
     match a.format {
-        Format::Table => print!("{}", report::compare::render(&rows, &labels[0], &labels[1])),
-        Format::Json => println!(
+        CompareFormat::Table => {
+            print!(
+                "{}",
+                report::compare::render(&rows, checks.as_deref(), &labels[0], &labels[1])
+            );
+            if let Some(o) = &outcome {
+                println!("{}", o.line());
+            }
+        }
+        CompareFormat::Markdown => print!(
             "{}",
-            serde_json::to_string_pretty(&rows).expect("rows serialize")
+            gate::markdown(
+                &rows,
+                checks.as_deref(),
+                outcome.as_ref(),
+                &labels[0],
+                &labels[1]
+            )
         ),
-        Format::Csv => {
-            println!("operation,threads,metric,a,b,ratio,verdict,disturbed");
-            for r in &rows {
+        CompareFormat::Json => {
+            #[derive(serde::Serialize)]
+            struct Gated<'a> {
+                #[serde(flatten)]
+                row: &'a report::compare::Row,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                gate: Option<&'a gate::Check>,
+            }
+            let out: Vec<Gated> = rows
+                .iter()
+                .enumerate()
+                .map(|(i, row)| Gated {
+                    row,
+                    gate: checks.as_ref().and_then(|c| c[i].as_ref()),
+                })
+                .collect();
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&out).expect("rows serialize")
+            );
+        }
+        CompareFormat::Csv => {
+            let gated = checks.is_some();
+            println!(
+                "operation,threads,metric,a,b,ratio,verdict,disturbed{}",
+                if gated { ",bound,change,gate" } else { "" }
+            );
+            for (i, r) in rows.iter().enumerate() {
+                let gate = match checks.as_ref().map(|c| c[i].as_ref()) {
+                    None => String::new(),
+                    Some(None) => ",,,".into(),
+                    Some(Some(c)) => format!(
+                        ",{},{},{}",
+                        c.bound,
+                        c.change,
+                        if c.failed { "fail" } else { "pass" }
+                    ),
+                };
                 println!(
-                    "{},{},{},{},{},{},{},{}",
+                    "{},{},{},{},{},{},{},{}{gate}",
                     r.operation,
                     r.threads,
                     r.metric,
@@ -254,7 +318,14 @@ pub fn compare(a: &CompareArgs, reg: &Registry) -> Result<ExitCode> {
             }
         }
     }
-    Ok(ExitCode::SUCCESS)
+    match outcome {
+        Some(o) if !o.passed() => {
+            // The verdict also goes to stderr, so a CI log shows it next to the exit code.
+            eprintln!("enginebench: {}", o.line());
+            Ok(ExitCode::from(1))
+        }
+        _ => Ok(ExitCode::SUCCESS),
+    }
 }
 
 pub fn list(reg: &Registry) -> Result<ExitCode> {

@@ -1,5 +1,6 @@
 //! `compare A B`: for every metric both results have, the ratio B/A and whether the difference
 //! is larger than the run-to-run noise (Welch's t-test over the measured runs, 95 %).
+//! `--fail-on` bounds on these rows are in [`super::gate`].
 
 use serde::Serialize;
 
@@ -43,17 +44,26 @@ pub struct Row {
 /// The per-run values of each compared metric; None where a run lacks it (the server's CPU
 /// of a run whose server process was not known).
 type Metric = (&'static str, fn(&super::RunRecord) -> Option<f64>);
-const METRICS: [Metric; 5] = [
+pub const METRICS: [Metric; 7] = [
     ("ops_per_s", |r| Some(r.ops_per_s)),
     ("p50_us", |r| Some(r.latency_us.p50_us as f64)),
+    ("p95_us", |r| Some(r.latency_us.p95_us as f64)),
     ("p99_us", |r| Some(r.latency_us.p99_us as f64)),
     ("client_cpu_us_per_op", |r| Some(r.client_cpu.us_per_op)),
     ("server_cpu_us_per_op", |r| {
         r.server_process.as_ref().map(|s| s.cpu_us_per_op)
     }),
+    // Errors of the measured run (every class): runs of one point have one length.
+    ("errors", |r| Some(r.errors_total as f64)),
 ];
 
-fn mean_var(v: &[f64]) -> (f64, f64) {
+/// Which way is better for a metric: throughput up, everything else (latency, CPU, errors)
+/// down.
+pub fn higher_is_better(metric: &str) -> bool {
+    metric == "ops_per_s"
+}
+
+pub(crate) fn mean_var(v: &[f64]) -> (f64, f64) {
     let n = v.len() as f64;
     let m = v.iter().sum::<f64>() / n;
     let var = if v.len() > 1 {
@@ -142,26 +152,43 @@ pub fn compare(a: &ResultDoc, b: &ResultDoc) -> Vec<Row> {
     rows
 }
 
-/// The terminal table of a comparison.
-pub fn render(rows: &[Row], a_label: &str, b_label: &str) -> String {
+/// The terminal table of a comparison; with `checks` (one per row, from `--fail-on`) a last
+/// column says what the gate made of each bounded row.
+pub fn render(
+    rows: &[Row],
+    checks: Option<&[Option<super::gate::Check>]>,
+    a_label: &str,
+    b_label: &str,
+) -> String {
     let mut out =
         format!("B/A with B = {b_label}, A = {a_label} (means over runs; Welch's t-test, 95 %)\n");
     out.push_str(&format!(
-        "{:<30} {:>7} {:<22} {:>12} {:>12} {:>7}  verdict\n",
-        "operation", "threads", "metric", "A", "B", "B/A"
+        "{:<30} {:>7} {:<22} {:>12} {:>12} {:>7}  {:<28}{}\n",
+        "operation",
+        "threads",
+        "metric",
+        "A",
+        "B",
+        "B/A",
+        "verdict",
+        if checks.is_some() { "  gate" } else { "" }
     ));
-    for r in rows {
-        out.push_str(&format!(
-            "{:<30} {:>7} {:<22} {:>12.1} {:>12.1} {:>7.3}  {}{}\n",
-            r.operation,
-            r.threads,
-            r.metric,
-            r.a,
-            r.b,
-            r.ratio,
+    for (i, r) in rows.iter().enumerate() {
+        let verdict = format!(
+            "{}{}",
             r.verdict.label(),
             if r.disturbed { " (disturbed runs)" } else { "" }
-        ));
+        );
+        let gate = checks
+            .and_then(|c| c.get(i)?.as_ref())
+            .map(|c| format!("  {}", c.reason(r.verdict)))
+            .unwrap_or_default();
+        let line = format!(
+            "{:<30} {:>7} {:<22} {:>12.1} {:>12.1} {:>7.3}  {verdict:<28}{gate}",
+            r.operation, r.threads, r.metric, r.a, r.b, r.ratio,
+        );
+        out.push_str(line.trim_end());
+        out.push('\n');
     }
     out
 }

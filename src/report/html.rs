@@ -52,14 +52,25 @@ pub fn labels(docs: &[ResultDoc]) -> Vec<String> {
         .collect()
 }
 
-const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}\
-h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:2em}\
-table{border-collapse:collapse;margin:8px 0 16px;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}\
-th{background:#f3f3f3}td.l,th.l{text-align:left}.charts{display:flex;flex-wrap:wrap;gap:12px}\
-.chart{background:#fff;border:1px solid #ddd}.ct{font-size:14px;font-weight:600;text-anchor:middle}\
-.xt{font-size:11px;text-anchor:middle}.yt{font-size:11px;text-anchor:end}.xl,.yl{font-size:12px;text-anchor:middle}\
-.lg{font-size:11px}.grid{stroke:#eee}.frame{fill:none;stroke:#999}.note{color:#555;font-size:13px}\
-.warn{color:#a00}details{margin:6px 0}summary{cursor:pointer}";
+// Small multiples: `.charts` is a grid of cells at least 400 px wide (three per row on a
+// 1366 px laptop, one on a 390 px phone); every chart scales to its cell. A table is its own
+// horizontal scroll box, so a wide one never widens the page.
+const STYLE: &str = "*{box-sizing:border-box}\
+body{font-family:system-ui,sans-serif;margin:0 auto;padding:12px 16px;color:#222;max-width:1400px}\
+h1{font-size:1.5em;overflow-wrap:anywhere}h2{border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:1.6em}\
+table{border-collapse:collapse;margin:8px 0 16px;font-size:13px;display:block;overflow-x:auto;max-width:100%}\
+td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}\
+th{background:#f3f3f3}td.l,th.l{text-align:left}\
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,400px),1fr));gap:12px;align-items:start}\
+.charts>*{min-width:0}.cell details{font-size:13px}\
+@media (min-width:900px){.charts>svg[data-wide]{grid-column:span 2}}\
+svg.chart{display:block;width:100%;height:auto;background:#fff;border:1px solid #ddd}\
+.ct{font-size:14px;font-weight:600;text-anchor:middle}\
+.xt{font-size:12px;text-anchor:middle}.yt{font-size:12px;text-anchor:end}.xl,.yl{font-size:13px;text-anchor:middle}\
+.lg{font-size:12px}.grid{stroke:#eee}.frame{fill:none;stroke:#999}.note{color:#555;font-size:13px}\
+.warn{color:#a00}details{margin:6px 0}summary{cursor:pointer;overflow-wrap:anywhere}\
+table.sum td,table.claims td{overflow-wrap:anywhere;vertical-align:top}.claims .holds{color:#060}.claims .fails{color:#a00}.claims .unmeasured{color:#666}.sum .sig{color:#a00}.sum .ns{color:#555}code{overflow-wrap:anywhere}\
+@media (max-width:600px){body{padding:8px}h1{font-size:1.25em}td,th{padding:2px 4px}table{font-size:12px}}";
 
 /// Render the report for one or more results; each owner adds its sections.
 pub fn render(docs: &[ResultDoc], owners: Owners) -> String {
@@ -93,8 +104,11 @@ pub fn render_with_preface(
         escape(&title(&rs))
     );
     let _ = write!(h, "<h1>enginebench report: {}</h1>", escape(&title(&rs)));
+    // A suite's claims, when it has some, then the answer: who leads each operation, by how
+    // much, and whether that is noise.
     h.push_str(preface);
-    summary(&mut h, &rs);
+    super::html_summary::section(&mut h, &rs);
+    what_was_run(&mut h, &rs);
     throughput(&mut h, &rs);
     latency(&mut h, &rs);
     time_series(&mut h, &rs, owners);
@@ -133,7 +147,7 @@ fn cfg_str(doc: &ResultDoc, key: &str) -> String {
     }
 }
 
-fn summary(h: &mut String, rs: &[Labeled]) {
+fn what_was_run(h: &mut String, rs: &[Labeled]) {
     h.push_str("<h2>What was run</h2><table><tr><th class=l>result</th><th class=l>workload</th><th class=l>server</th><th class=l>engine</th><th class=l>method</th><th>threads</th><th>warm-up s</th><th>runs × s</th><th>rows</th><th class=l>host</th><th class=l>status</th><th class=l>started</th></tr>");
     for r in rs {
         let d = r.doc;
@@ -236,7 +250,7 @@ fn series_per_result(
 }
 
 fn throughput(h: &mut String, rs: &[Labeled]) {
-    h.push_str("<h2>Throughput vs threads</h2><p class=note>Maximum ops/s over the measured runs of each point, one line per result; the table gives max / median and the coefficient of variation over runs. Hover a point for its value.</p>");
+    h.push_str("<h2 id=throughput>Throughput vs threads</h2><p class=note>Maximum ops/s over the measured runs of each point, one line per result; under each chart its numbers: max / median and the coefficient of variation over runs. Hover a point for its value.</p><div class=charts>");
     for op in operations(rs) {
         let series = series_per_result(rs, &op, |p| (p.threads as f64, p.aggregate.ops_per_s_max));
         let chart = Chart {
@@ -249,9 +263,10 @@ fn throughput(h: &mut String, rs: &[Labeled]) {
         };
         let _ = write!(
             h,
-            "<section class=op data-op=\"{}\"><div class=charts>{}</div>",
+            "<div class=cell data-op=\"{}\">{}<details><summary>ops/s of {}</summary>",
             escape(&op),
-            chart.to_svg()
+            chart.to_svg(),
+            escape(&op)
         );
         let threads = thread_counts(rs, &op);
         h.push_str("<table><tr><th class=l>ops/s (max / median, cv)</th>");
@@ -283,12 +298,13 @@ fn throughput(h: &mut String, rs: &[Labeled]) {
             }
             h.push_str("</tr>");
         }
-        h.push_str("</table></section>");
+        h.push_str("</table></details></div>");
     }
+    h.push_str("</div>");
 }
 
 fn latency(h: &mut String, rs: &[Labeled]) {
-    h.push_str("<h2>Latency</h2><p class=note>Percentiles over all measured runs of a point (merged histograms). The chart puts p99 against throughput across the thread sweep.</p>");
+    h.push_str("<h2 id=latency>Latency</h2><p class=note>Percentiles over all measured runs of a point (merged histograms). Each chart puts p99 against throughput across the thread sweep; under it, p50 to max per thread count.</p><div class=charts>");
     for op in operations(rs) {
         let series = series_per_result(rs, &op, |p| {
             (
@@ -310,9 +326,10 @@ fn latency(h: &mut String, rs: &[Labeled]) {
         };
         let _ = write!(
             h,
-            "<details><summary>{}</summary><div class=charts>{}</div>",
+            "<div class=cell data-op=\"{}\">{}<details><summary>latency of {}</summary>",
             escape(&op),
-            chart.to_svg()
+            chart.to_svg(),
+            escape(&op)
         );
         h.push_str("<table><tr><th class=l>result</th><th>threads</th><th>p50 µs</th><th>p90 µs</th><th>p95 µs</th><th>p99 µs</th><th>p99.9 µs</th><th>max µs</th><th>errors</th></tr>");
         for r in rs {
@@ -325,14 +342,14 @@ fn latency(h: &mut String, rs: &[Labeled]) {
                 );
             }
         }
-        h.push_str("</table></details>");
+        h.push_str("</table></details></div>");
     }
+    h.push_str("</div>");
 }
 
 fn time_series(h: &mut String, rs: &[Labeled], owners: Owners) {
-    h.push_str("<h2>Throughput over time</h2><p class=note>Operations per interval of each measured run, at the highest thread count of each operation; a run of more than 150 intervals is drawn with consecutive intervals merged (operations and time added).</p>");
+    h.push_str("<h2 id=over-time>Throughput over time</h2><p class=note>Operations per interval of each measured run, at the highest thread count of each operation; a run of more than 150 intervals is drawn with consecutive intervals merged (operations and time added).</p><div class=charts>");
     for op in operations(rs) {
-        let mut charts = String::new();
         for r in rs {
             let Some(p) = r
                 .doc
@@ -362,14 +379,10 @@ fn time_series(h: &mut String, rs: &[Labeled], owners: Owners) {
                 y_scale: Scale::Linear,
                 series,
             };
-            charts.push_str(&chart.to_svg());
+            h.push_str(&chart.to_svg());
         }
-        let _ = write!(
-            h,
-            "<details><summary>{}</summary><div class=charts>{charts}</div></details>",
-            escape(&op)
-        );
     }
+    h.push_str("</div>");
 }
 
 /// Points drawn per run in "Throughput over time" at most: a run of more intervals is drawn
@@ -523,9 +536,10 @@ fn comparison(h: &mut String, rs: &[Labeled]) {
     let rows = compare::compare(rs[0].doc, rs[1].doc);
     let _ = write!(
         h,
-        "<h2>Comparison: {} / {}</h2><p class=note>B/A of the means over runs; Welch's t-test at 95 % decides whether a difference is larger than the run-to-run noise.</p><table><tr><th class=l>operation</th><th>threads</th><th class=l>metric</th><th>A</th><th>B</th><th>B/A</th><th class=l>verdict</th></tr>",
+        "<h2>Comparison: {} / {}</h2><p class=note>B/A of the means over runs; Welch's t-test at 95 % decides whether a difference is larger than the run-to-run noise (as <code>enginebench compare</code>).</p><details><summary>Every metric at every point ({} rows)</summary><table><tr><th class=l>operation</th><th>threads</th><th class=l>metric</th><th>A</th><th>B</th><th>B/A</th><th class=l>verdict</th></tr>",
         escape(&rs[1].label),
-        escape(&rs[0].label)
+        escape(&rs[0].label),
+        rows.len()
     );
     for r in rows {
         let _ = write!(
@@ -541,5 +555,5 @@ fn comparison(h: &mut String, rs: &[Labeled]) {
             if r.disturbed { " (disturbed runs)" } else { "" }
         );
     }
-    h.push_str("</table>");
+    h.push_str("</table></details>");
 }

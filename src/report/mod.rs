@@ -7,9 +7,11 @@
 
 pub mod compare;
 pub mod csv;
+pub mod gate;
 pub mod html;
 mod html_fairness;
 mod html_kinds;
+mod html_summary;
 pub mod json;
 pub mod model;
 pub mod svg;

@@ -4,12 +4,20 @@
 
 use std::fmt::Write;
 
-const W: f64 = 660.0;
-const H: f64 = 320.0;
-const LEFT: f64 = 74.0;
-const RIGHT: f64 = 170.0;
-const TOP: f64 = 34.0;
-const BOTTOM: f64 = 48.0;
+// The page sets charts side by side in a grid (about three per row on a laptop, one on a
+// phone) and scales each to its cell's width: a chart is drawn for about 480 px, with its
+// legend under the plot so the plot keeps the width.
+const W: f64 = 480.0;
+const LEFT: f64 = 62.0;
+const RIGHT: f64 = 14.0;
+const TOP: f64 = 32.0;
+/// Plot height.
+const PH: f64 = 190.0;
+/// Below the plot: tick labels and the x axis label.
+const AXIS: f64 = 44.0;
+const LEGEND_ROW: f64 = 18.0;
+/// Title characters kept (14 px text across the chart's width).
+const TITLE_CHARS: usize = 60;
 
 /// Colour-blind-safe palette (Okabe-Ito), then four of Paul Tol's muted colours so that a
 /// workload of ten request types gets ten colours.
@@ -211,20 +219,23 @@ impl Chart {
             .flat_map(|s| s.points.iter().map(|p| p.1))
             .collect();
         let (xa, ya) = (Axis::new(self.x_scale, &xs), Axis::new(self.y_scale, &ys));
-        let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
+        let legend = legend_layout(self.series.iter().map(|s| s.name.as_str()));
+        let rows = legend.last().map_or(0.0, |l| l.1 + 1.0);
+        let h = (TOP + PH + AXIS + rows * LEGEND_ROW + 6.0).round();
+        let (pw, ph) = (W - LEFT - RIGHT, PH);
         let px = |v: f64| LEFT + xa.frac(v) * pw;
         let py = |v: f64| TOP + (1.0 - ya.frac(v)) * ph;
         let mut s = String::with_capacity(4096);
         let _ = write!(
             s,
-            r#"<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" aria-label="{t}"><title>{t}</title>"#,
+            r#"<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {h}" width="{W}" height="{h}" role="img" aria-label="{t}"><title>{t}</title>"#,
             t = escape(&self.title)
         );
         let _ = write!(
             s,
             r#"<text x="{}" y="20" class="ct">{}</text>"#,
             W / 2.0,
-            escape(&self.title)
+            escape(&truncate(&self.title, TITLE_CHARS))
         );
         // Grid and ticks.
         for t in ya.ticks() {
@@ -261,7 +272,7 @@ impl Chart {
             s,
             r#"<text x="{:.1}" y="{:.1}" class="xl">{}{}</text>"#,
             LEFT + pw / 2.0,
-            H - 8.0,
+            TOP + ph + 36.0,
             escape(&self.x_label),
             scale_note(self.x_scale)
         );
@@ -302,20 +313,39 @@ impl Chart {
                 );
             }
             s.push_str("</g>");
-            let ly = TOP + 8.0 + i as f64 * 18.0;
+            let (lx, row) = legend[i];
+            let ly = TOP + ph + AXIS + 12.0 + row * LEGEND_ROW;
             let _ = write!(
                 s,
-                r#"<rect x="{:.1}" y="{:.1}" width="12" height="12" fill="{c}"/><text x="{:.1}" y="{:.1}" class="lg">{}</text>"#,
-                LEFT + pw + 10.0,
+                r#"<rect x="{lx:.1}" y="{:.1}" width="12" height="12" fill="{c}"/><text x="{:.1}" y="{ly:.1}" class="lg">{}</text>"#,
                 ly - 10.0,
-                LEFT + pw + 26.0,
-                ly,
-                escape(&truncate(&ser.name, 22))
+                lx + 16.0,
+                escape(&truncate(&ser.name, LEGEND_CHARS))
             );
         }
         s.push_str("</svg>");
         s
     }
+}
+
+/// Legend names are cut to this many characters.
+const LEGEND_CHARS: usize = 22;
+
+/// Where each legend entry goes: (x, row), entries flowing left to right in rows under the
+/// plot. Widths are estimated from the name's length (12 px text: about 6.6 px a character).
+fn legend_layout<'a>(names: impl Iterator<Item = &'a str>) -> Vec<(f64, f64)> {
+    let (mut x, mut row) = (LEFT, 0.0);
+    let mut out = Vec::new();
+    for n in names {
+        let w = 16.0 + n.chars().count().min(LEGEND_CHARS) as f64 * 6.6 + 14.0;
+        if x > LEFT && x + w > W - RIGHT {
+            x = LEFT;
+            row += 1.0;
+        }
+        out.push((x, row));
+        x += w;
+    }
+    out
 }
 
 fn truncate(s: &str, n: usize) -> String {
@@ -359,6 +389,23 @@ mod tests {
                 && svg.contains(">InnoDB<")
         );
         assert_eq!(auto_scale([1.0, 5000.0].into_iter()), Scale::Log10);
+        // A legend of many series flows into rows under the plot; the chart grows to fit.
+        let many = Chart {
+            series: (0..10)
+                .map(|i| Series {
+                    name: format!("request type {i}"),
+                    points: vec![(1.0, 1.0)],
+                })
+                .collect(),
+            ..c.clone()
+        };
+        let rows = legend_layout(many.series.iter().map(|s| s.name.as_str()));
+        assert!(rows.iter().all(|(x, _)| *x >= LEFT && *x < W - RIGHT));
+        assert!(rows.last().unwrap().1 >= 2.0, "{rows:?}");
+        assert!(many.to_svg().contains(&format!(
+            "height=\"{}\"",
+            TOP + PH + AXIS + (rows.last().unwrap().1 + 1.0) * LEGEND_ROW + 6.0
+        )));
         assert_eq!(auto_scale([100.0, 500.0].into_iter()), Scale::Linear);
     }
 }

@@ -35,7 +35,7 @@ impl BarChart {
     pub fn to_svg(&self) -> String {
         let n_cat = self.categories.len().max(1);
         let n_ser = self.series.len().max(1);
-        // Wide enough for every bar to be at least 8 px, at least as wide as the line charts.
+        // Wide enough for every bar to be at least 8 px, and at least 660 px with the legend.
         let pw = (n_cat * n_ser) as f64 * 10.0 + n_cat as f64 * 16.0;
         let pw = pw.max(660.0 - LEFT - RIGHT);
         let w = LEFT + pw + RIGHT;
@@ -55,10 +55,12 @@ impl BarChart {
             1.0
         };
         let py = |v: f64| TOP + ph * (1.0 - (v / top).clamp(0.0, 1.0));
+        // A chart of many bars takes two cells of the page's grid (on a wide enough screen).
+        let wide = if w > 700.0 { " data-wide" } else { "" };
         let mut s = String::with_capacity(4096);
         let _ = write!(
             s,
-            r#"<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {H}" width="{w}" height="{H}" role="img" aria-label="{t}"><title>{t}</title><text x="{:.1}" y="20" class="ct">{t}</text>"#,
+            r#"<svg class="chart"{wide} xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {H}" width="{w}" height="{H}" role="img" aria-label="{t}"><title>{t}</title><text x="{:.1}" y="20" class="ct">{t}</text>"#,
             w / 2.0,
             t = escape(&self.title)
         );

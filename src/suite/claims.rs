@@ -807,7 +807,7 @@ pub fn html(evals: &[Evaluation]) -> String {
     if evals.is_empty() {
         return String::new();
     }
-    let mut h = String::from("<section id=\"claims\"><h2>Claims of the report</h2><p class=\"note\">Each verdict is computed from the results below: <b>holds</b> (the difference goes the claimed way and is significant), <b>does not hold</b> (it goes the other way, or outside the claimed band), <b>not measured</b> (a cell missing, a run disturbed, or the difference inside the noise). a/b: the claim's first side over its second.</p><div class=\"scroll\"><table class=\"claims\"><tr><th>claim</th><th>the report says</th><th>its figure</th><th>ours</th><th>verdict</th><th>why</th><th>settings that differ</th><th>counters per op that differ most</th></tr>");
+    let mut h = String::from("<section id=\"claims\"><h2>Claims of the report</h2><p class=\"note\">Each verdict is computed from the results below: <b>holds</b> (the difference goes the claimed way and is significant), <b>does not hold</b> (it goes the other way, or outside the claimed band), <b>not measured</b> (a cell missing, a run disturbed, or the difference inside the noise). a/b: the claim's first side over its second.</p><table class=\"claims\"><tr><th>claim</th><th>the report says</th><th>its figure</th><th>ours</th><th>verdict</th><th>why</th><th>settings that differ</th><th>counters per op that differ most</th></tr>");
     for e in evals {
         let settings: Vec<String> = e
             .settings
@@ -839,7 +839,7 @@ pub fn html(evals: &[Evaluation]) -> String {
             counters.join("<br>")
         ));
     }
-    h.push_str("</table></div></section>");
+    h.push_str("</table></section>");
     h
 }
 

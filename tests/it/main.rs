@@ -8,6 +8,7 @@ mod compression;
 mod connections;
 mod custom;
 mod faults;
+mod gate;
 mod hostile;
 mod house;
 mod iibench;

@@ -940,3 +940,292 @@ fn v1_results_are_read() {
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("schema_version 3"), "{}", out.stderr);
 }
+
+/// The page at a width in headless Chromium: a screenshot of the first screen (below 500 px:
+/// the left `w` pixels of a 500 px window), and the layout
+/// measured by a test-only copy of the page (its CSP lifted, a script added that opens every
+/// `<details>` and writes the widths into the DOM). An element inside a horizontal scroll box
+/// (a wide table scrolls in its own box) is not measured: it does not widen the page.
+struct Layout {
+    viewport: f64,
+    scroll_width: f64,
+    /// The rightmost edge of any element outside a scroll box, and which element.
+    right: f64,
+    widest: String,
+    screenshot: PathBuf,
+}
+
+const MEASURE: &str = r#"<script>(function(){
+document.querySelectorAll('details').forEach(function(d){d.open=true;});
+var vw=document.documentElement.clientWidth,right=0,who='';
+function boxed(e){for(var p=e.parentElement;p;p=p.parentElement){var o=getComputedStyle(p).overflowX;if(o!=='visible')return true;}return false;}
+document.querySelectorAll('body *').forEach(function(e){var r=e.getBoundingClientRect();
+if(r.width>0&&r.right>right&&!boxed(e)){right=r.right;who=e.tagName+' '+(e.getAttribute('class')||'')+' '+(e.getAttribute('data-op')||'');}});
+var p=document.createElement('pre');p.id='layout';
+p.textContent=JSON.stringify({vw:vw,sw:document.documentElement.scrollWidth,right:right,who:who});
+document.body.appendChild(p);})();</script>"#;
+
+fn layout(bin: &str, page: &Path, work: &Path, w: u32, h: u32) -> Layout {
+    let html = std::fs::read_to_string(page).unwrap();
+    let csp_end = html
+        .find("<meta http-equiv=\"Content-Security-Policy\"")
+        .unwrap();
+    let csp_len = html[csp_end..].find('>').unwrap() + 1;
+    let measured = format!(
+        "{}{}",
+        &html[..csp_end],
+        &html[csp_end + csp_len..].replace("</body>", &format!("{MEASURE}</body>"))
+    );
+    let copy = work.join(format!("measure-{w}.html"));
+    std::fs::write(&copy, measured).unwrap();
+    // Chromium's window is at least 500 px wide: a narrower viewport is an iframe of that
+    // width in a wrapper page, which takes the measurement out of the frame.
+    let framed = |name: &str, inner: &Path, take: bool| -> PathBuf {
+        let f = work.join(format!("{name}-{w}.html"));
+        let script = if take {
+            "<script>window.onload=function(){var f=document.getElementById('f');document.body.appendChild(f.contentDocument.getElementById('layout').cloneNode(true));};</script>"
+        } else {
+            ""
+        };
+        std::fs::write(
+            &f,
+            format!(
+                "<!DOCTYPE html><html><body style=\"margin:0\"><iframe id=f src=\"file://{}\" style=\"border:0;display:block;width:{w}px;height:{h}px\"></iframe>{script}</body></html>",
+                inner.display()
+            ),
+        )
+        .unwrap();
+        f
+    };
+    let narrow = w < 500;
+    let (measure_url, shot_url) = if narrow {
+        (
+            framed("frame-measure", &copy, true),
+            framed("frame-page", page, false),
+        )
+    } else {
+        (copy.clone(), page.to_path_buf())
+    };
+    let shot = work.join(format!("page-{w}x{h}.png"));
+    let run = |extra: &[String], url: &Path, ud: &str| {
+        std::process::Command::new(bin)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--hide-scrollbars",
+                "--disable-background-networking",
+                "--disable-component-update",
+            ])
+            .arg(format!("--user-data-dir={}", work.join(ud).display()))
+            .arg(format!("--window-size={},{h}", w.max(500)))
+            .arg("--allow-file-access-from-files")
+            .args(extra)
+            .arg(format!("file://{}", url.display()))
+            .output()
+            .unwrap()
+    };
+    let o = run(&["--dump-dom".into()], &measure_url, &format!("ud-m{w}"));
+    let dom = String::from_utf8_lossy(&o.stdout);
+    let json = dom
+        .split("<pre id=\"layout\">")
+        .nth(1)
+        .and_then(|s| s.split("</pre>").next())
+        .unwrap_or_else(|| {
+            panic!(
+                "no layout in the DOM: {}",
+                String::from_utf8_lossy(&o.stderr)
+            )
+        });
+    let m: Json =
+        serde_json::from_str(&json.replace("&quot;", "\"").replace("&amp;", "&")).unwrap();
+    let s = run(
+        &[format!("--screenshot={}", shot.display())],
+        &shot_url,
+        &format!("ud-s{w}"),
+    );
+    assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
+    if let Ok(keep) = std::env::var("EB_KEEP_SCREENSHOTS") {
+        std::fs::create_dir_all(&keep).unwrap();
+        std::fs::copy(&shot, Path::new(&keep).join(shot.file_name().unwrap())).unwrap();
+    }
+    Layout {
+        viewport: m["vw"].as_f64().unwrap(),
+        scroll_width: m["sw"].as_f64().unwrap(),
+        right: m["right"].as_f64().unwrap(),
+        widest: m["who"].as_str().unwrap().to_string(),
+        screenshot: shot,
+    }
+}
+
+/// The summary table's rows: (operation, the best result's label, the others' cell).
+fn summary_rows(html: &str) -> Vec<(String, String, String)> {
+    let table = html
+        .split("<table data-table=\"summary\"")
+        .nth(1)
+        .expect("a summary table")
+        .split("</table>")
+        .next()
+        .unwrap();
+    table
+        .split("<tr>")
+        .skip(2)
+        .map(|row| {
+            let cells: Vec<&str> = row
+                .split("<td")
+                .skip(1)
+                .map(|c| c.split_once('>').unwrap().1.split("</td>").next().unwrap())
+                .collect();
+            (
+                cells[0].to_string(),
+                cells[1].replace("<b>", "").replace("</b>", ""),
+                cells.get(3).map(|c| c.to_string()).unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+/// A short real micro-read run (all 13 queries) and a copy of it where some queries are 1.5x
+/// faster and the rest 0.6x: the page opens with the summary naming the right best result per
+/// operation with its ratio and verdict, and the settings that differ; in Chromium at 1366x768
+/// and at 390 px wide nothing is wider than the window, every chart is drawn, and the first
+/// screen of the laptop view is the summary.
+#[test]
+fn micro_read_page_leads_with_the_answer_at_laptop_and_phone_widths() {
+    let dir = tempdir();
+    let d = dir.path();
+    let url = format!("sqlite://{}/bench.db", d.display());
+    let a = run_to(
+        d,
+        "a",
+        &[
+            "run",
+            "micro-read",
+            "--target",
+            &url,
+            "--table-size",
+            "2000",
+            "--threads",
+            "1,2",
+            "--runs",
+            "2",
+            "--duration",
+            "100ms",
+            "--warmup",
+            "0",
+        ],
+    );
+    let mut da = json(&a);
+    let mut db = da.clone();
+    let ops: Vec<String> = da["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["operation"].as_str().unwrap().to_string())
+        .fold(Vec::new(), |mut v, o| {
+            if !v.contains(&o) {
+                v.push(o);
+            }
+            v
+        });
+    assert_eq!(ops.len(), 13, "{ops:?}");
+    // Every third query is faster in B; the others slower. Runs and aggregates move together.
+    let b_leads = |op: &str| ops.iter().position(|o| o == op).unwrap() % 3 == 0;
+    for p in db["points"].as_array_mut().unwrap() {
+        let f = if b_leads(p["operation"].as_str().unwrap()) {
+            1.5
+        } else {
+            0.6
+        };
+        for r in p["runs"].as_array_mut().unwrap() {
+            r["ops_per_s"] = Json::from(r["ops_per_s"].as_f64().unwrap() * f);
+        }
+        for k in ["ops_per_s_max", "ops_per_s_median", "ops_per_s_min"] {
+            p["aggregate"][k] = Json::from(p["aggregate"][k].as_f64().unwrap() * f);
+        }
+    }
+    // Server settings as a server would report them: one differs, one is the same.
+    da["target"]["settings"] = serde_json::json!({"cache_size": "-2000", "page_size": "4096"});
+    db["target"]["settings"] = serde_json::json!({"cache_size": "-64000", "page_size": "4096"});
+    db["target"]["engine"] = Json::from("tuned-btree");
+    let (fa, fb) = (d.join("A.json"), d.join("B.json"));
+    std::fs::write(&fa, da.to_string()).unwrap();
+    std::fs::write(&fb, db.to_string()).unwrap();
+    let page = d.join("page.html");
+    let r = eb(
+        d,
+        &[
+            "report",
+            fa.to_str().unwrap(),
+            fb.to_str().unwrap(),
+            "-o",
+            page.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(!html.contains("<script"));
+    // The summary comes first, before what was run and every chart.
+    let at = |s: &str| html.find(s).unwrap_or_else(|| panic!("no {s}"));
+    assert!(at("<h2 id=summary>") < at("<h2>What was run</h2>"));
+    assert!(at("<h2>What was run</h2>") < at("<svg class=\"chart\""));
+    let rows = summary_rows(&html);
+    assert_eq!(
+        rows.iter().map(|r| r.0.as_str()).collect::<Vec<_>>(),
+        ops.iter().map(String::as_str).collect::<Vec<_>>()
+    );
+    for (op, best, others) in &rows {
+        let (winner, other, ratio) = if b_leads(op) {
+            ("sqlite tuned-btree", "sqlite:", "0.667×")
+        } else {
+            ("sqlite", "sqlite tuned-btree:", "0.600×")
+        };
+        assert_eq!(best, winner, "{op}");
+        assert!(
+            others.contains(&format!("{other} {ratio} ")),
+            "{op}: {others}"
+        );
+        // Two runs per point: the verdict is a real test, not "single run".
+        assert!(
+            others.contains("significant") || others.contains("within noise"),
+            "{op}: {others}"
+        );
+    }
+    assert!(
+        html.contains("<b>Server settings that differ</b> (* not at its default): <code>cache_size</code> -2000 / -64000</p>"),
+        "settings line"
+    );
+    // Each throughput and latency chart has its numbers folded under it.
+    assert_eq!(html.matches("<div class=cell data-op=").count(), 26);
+    assert_eq!(html.matches("<details><summary>ops/s of ").count(), 13);
+
+    let Some(bin) = chromium() else { return };
+    let work = tempdir();
+    for (w, h) in [(1366, 768), (390, 844)] {
+        let l = layout(&bin, &page, work.path(), w, h);
+        assert_eq!(l.viewport, w as f64, "the window is {w} wide");
+        assert!(
+            l.scroll_width <= l.viewport && l.right <= l.viewport + 0.5,
+            "at {w} px the page is {} wide, {} reaches {}",
+            l.scroll_width,
+            l.widest,
+            l.right
+        );
+        let ink = inked_share(&l.screenshot);
+        assert!(
+            ink > 0.02,
+            "{w} px screenshot looks blank ({:.1} %)",
+            ink * 100.0
+        );
+    }
+    // Every chart still drawn: 13 throughput + 13 latency + 13 x 2 time series.
+    let seen = browse(&bin, &page, work.path());
+    assert!(seen.console.is_empty(), "console: {:?}", seen.console);
+    assert!(seen.page_requests.is_empty(), "{:?}", seen.page_requests);
+    let charts: Vec<&str> = seen.dom.split("<svg class=\"chart\"").skip(1).collect();
+    assert_eq!(charts.len(), 13 * 4);
+    assert!(charts
+        .iter()
+        .all(|c| c.split("</svg>").next().unwrap().contains("class=\"pt\"")));
+}
