@@ -632,7 +632,7 @@ servers = ["mariadb-small"]
             "threads = [1, 8]\nrun = { maxid1 = 10 }",
         ));
         assert!(
-            m.contains("section tpcc: --maxid1 does not apply to tpcc"),
+            m.contains("section tpcc variant plain: --maxid1 does not apply to tpcc"),
             "{m}"
         );
         let m = bad(&text.replace("workload = \"linkbench\"", "workload = \"linkbnch\""));
