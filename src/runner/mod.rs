@@ -780,15 +780,7 @@ async fn worker<D: Driver>(
     window: Arc<tokio::sync::Semaphore>,
 ) {
     let mut retries = 0;
-    let first = connect::open(
-        w,
-        &target,
-        &mut driver,
-        &faults,
-        &window,
-        &mut retries,
-    )
-    .await;
+    let first = connect::open(w, &target, &mut driver, &faults, &window, &mut retries).await;
     drop(window);
     // None while a lost connection waits to be re-established (--reconnect).
     let mut conn = match first {

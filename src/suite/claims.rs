@@ -6,7 +6,8 @@
 //!
 //! - `holds`: at every compared thread count the difference goes the claimed way and is
 //!   significant (Welch's t-test over the runs, 95 %, the test `compare` uses), and the ratio
-//!   lies in the band; for `a ~ b`, the difference is inside the noise or the ratio in the band;
+//!   lies in the band; for `a ~ b`, the ratio lies in the band (or, without a band, the
+//!   difference is inside the noise);
 //! - `does not hold`: at some thread count the measured difference contradicts the claim
 //!   significantly (or lies outside its band);
 //! - `not measured`: a cell or a point is missing, a run was flagged disturbed, a side has a
@@ -545,11 +546,17 @@ impl Claim {
             (None, None) => String::new(),
         };
         let (outcome, why) = match self.expect.as_str() {
-            "a ~ b" if !significant => (Outcome::Holds, format!("inside the noise ({test})")),
-            "a ~ b" if in_band && !band.is_empty() => (
+            // With a band, the band decides; a ratio outside it but inside the noise decides
+            // nothing (two noisy runs must not make a claim of equality hold).
+            "a ~ b" if !band.is_empty() && in_band => (
                 Outcome::Holds,
-                format!("significant ({test}) but a/b {r:.2} inside the band{band}"),
+                format!("a/b {r:.2} inside the band{band} ({test})"),
             ),
+            "a ~ b" if !band.is_empty() && !significant => (
+                Outcome::NotMeasured,
+                format!("a/b {r:.2} outside the band{band} but inside the noise ({test})"),
+            ),
+            "a ~ b" if !significant => (Outcome::Holds, format!("inside the noise ({test})")),
             "a ~ b" => (
                 Outcome::DoesNotHold,
                 format!("a/b {r:.2} differs significantly ({test})"),
@@ -957,6 +964,27 @@ expect = "a > b""#;
             &p,
             Some(doc(&[2000.0, 2001.0], false)),
             Some(doc(&[1000.0, 1001.0], false)),
+        );
+        assert_eq!(e.outcome, Outcome::DoesNotHold, "{}", e.why);
+        // "Comparable" with a band: the band decides, and noise outside it decides nothing.
+        let p = plan(&format!("{same}\nmin_ratio = 0.9\nmax_ratio = 1.1"));
+        let steady = doc(&[1000.0, 1001.0, 999.0], false);
+        let e = verdict(
+            &p,
+            Some(doc(&[1050.0, 1040.0, 1060.0], false)),
+            Some(steady.clone()),
+        );
+        assert_eq!(e.outcome, Outcome::Holds, "{}", e.why);
+        let e = verdict(
+            &p,
+            Some(doc(&[800.0, 500.0, 1300.0], false)),
+            Some(steady.clone()),
+        );
+        assert_eq!(e.outcome, Outcome::NotMeasured, "{}", e.why);
+        let e = verdict(
+            &p,
+            Some(doc(&[1500.0, 1501.0, 1499.0], false)),
+            Some(steady),
         );
         assert_eq!(e.outcome, Outcome::DoesNotHold, "{}", e.why);
     }
