@@ -41,6 +41,31 @@ pub struct Row {
     pub disturbed: bool,
 }
 
+impl Row {
+    /// The verdict as shown, with a note when some run was disturbed.
+    pub fn verdict_text(&self) -> String {
+        format!(
+            "{}{}",
+            self.verdict.label(),
+            if self.disturbed { " (disturbed runs)" } else { "" }
+        )
+    }
+
+    /// The row's cells as every table shows them: operation, threads, metric, A, B, B/A,
+    /// verdict.
+    pub fn cells(&self) -> [String; 7] {
+        [
+            self.operation.clone(),
+            self.threads.to_string(),
+            self.metric.to_string(),
+            format!("{:.1}", self.a),
+            format!("{:.1}", self.b),
+            format!("{:.3}", self.ratio),
+            self.verdict_text(),
+        ]
+    }
+}
+
 /// The per-run values of each compared metric; None where a run lacks it (the server's CPU
 /// of a run whose server process was not known).
 type Metric = (&'static str, fn(&super::RunRecord) -> Option<f64>);
@@ -174,11 +199,7 @@ pub fn render(
         if checks.is_some() { "  gate" } else { "" }
     ));
     for (i, r) in rows.iter().enumerate() {
-        let verdict = format!(
-            "{}{}",
-            r.verdict.label(),
-            if r.disturbed { " (disturbed runs)" } else { "" }
-        );
+        let verdict = r.verdict_text();
         let gate = checks
             .and_then(|c| c.get(i)?.as_ref())
             .map(|c| format!("  {}", c.reason(r.verdict)))

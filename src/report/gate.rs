@@ -289,18 +289,8 @@ fn md_table(out: &mut String, rows: &[&Row], checks: &[Option<&Check>], gate: bo
     out.push_str("|---|--:|---|--:|--:|--:|---|");
     out.push_str(if gate { "---|\n" } else { "\n" });
     for (r, c) in rows.iter().zip(checks) {
-        let _ = write!(
-            out,
-            "| {} | {} | {} | {:.1} | {:.1} | {:.3} | {}{} |",
-            md_cell(&r.operation),
-            r.threads,
-            r.metric,
-            r.a,
-            r.b,
-            r.ratio,
-            r.verdict.label(),
-            if r.disturbed { " (disturbed runs)" } else { "" }
-        );
+        let cells: Vec<String> = r.cells().iter().map(|c| md_cell(c)).collect();
+        let _ = write!(out, "| {} |", cells.join(" | "));
         if gate {
             let g = match c {
                 Some(c) if c.failed => format!("**{}**", c.reason(r.verdict)),

@@ -542,18 +542,13 @@ fn comparison(h: &mut String, rs: &[Labeled]) {
         rows.len()
     );
     for r in rows {
-        let _ = write!(
-            h,
-            "<tr><td class=l>{}</td><td>{}</td><td class=l>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.3}</td><td class=l>{}{}</td></tr>",
-            escape(&r.operation),
-            r.threads,
-            r.metric,
-            r.a,
-            r.b,
-            r.ratio,
-            r.verdict.label(),
-            if r.disturbed { " (disturbed runs)" } else { "" }
-        );
+        h.push_str("<tr>");
+        for (i, c) in r.cells().iter().enumerate() {
+            // Text columns (operation, metric, verdict) align left, numbers right.
+            let class = if matches!(i, 0 | 2 | 6) { " class=l" } else { "" };
+            let _ = write!(h, "<td{class}>{}</td>", escape(c));
+        }
+        h.push_str("</tr>");
     }
     h.push_str("</table></details>");
 }

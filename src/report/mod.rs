@@ -91,6 +91,25 @@ pub enum MetricValues {
     Once(f64),
 }
 
+impl MetricValues {
+    /// The mean over the runs (the value itself for `Once`).
+    pub fn mean(&self) -> f64 {
+        match self {
+            MetricValues::PerRun(v) if !v.is_empty() => compare::mean_var(v).0,
+            MetricValues::PerRun(_) => 0.0,
+            MetricValues::Once(x) => *x,
+        }
+    }
+
+    /// Every value divided by `by`.
+    pub fn scaled(self, by: f64) -> MetricValues {
+        match self {
+            MetricValues::PerRun(v) => MetricValues::PerRun(v.into_iter().map(|x| x / by).collect()),
+            MetricValues::Once(x) => MetricValues::Once(x / by),
+        }
+    }
+}
+
 pub type Owners<'a> = &'a [&'a dyn SectionOwner];
 
 /// Read a result file (or the result.json inside a result folder). A schema_version 1 result

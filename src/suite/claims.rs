@@ -176,26 +176,6 @@ pub const METRICS: &[(&str, &str)] = &[
 
 pub use crate::report::MetricValues as Values;
 
-trait Mean {
-    fn mean(&self) -> f64;
-    fn scaled(self, by: f64) -> Values;
-}
-
-impl Mean for Values {
-    fn mean(&self) -> f64 {
-        match self {
-            Values::PerRun(v) => v.iter().sum::<f64>() / v.len().max(1) as f64,
-            Values::Once(x) => *x,
-        }
-    }
-    fn scaled(self, by: f64) -> Values {
-        match self {
-            Values::PerRun(v) => Values::PerRun(v.into_iter().map(|x| x / by).collect()),
-            Values::Once(x) => Values::Once(x / by),
-        }
-    }
-}
-
 fn run_metric(name: &str, r: &RunRecord) -> Option<f64> {
     let per_op = |x: f64| x / r.ops.max(1) as f64;
     Some(match name {

@@ -168,10 +168,11 @@ pub fn reproduce(
     }
     let plan = Plan::from_text(text, &format!("{name} (built in)"), a.quick)?;
     if a.dry_run {
-        for c in plan.cells() {
+        let cells = plan.cells();
+        for c in &cells {
             println!("{}", c.name);
         }
-        eprintln!("{}", estimate(&plan, reg));
+        eprintln!("{}", estimate(&plan, &cells, reg));
         return Ok(ExitCode::SUCCESS);
     }
     run_plan(
@@ -185,10 +186,10 @@ pub fn reproduce(
 
 /// What the measured phases of every cell will take, from each workload's own plan of its
 /// run (loads and the workloads that run by rows or tests are named, not timed).
-pub fn estimate(plan: &Plan, reg: &crate::workload::Registry) -> String {
+pub fn estimate(plan: &Plan, cells: &[Cell], reg: &crate::workload::Registry) -> String {
     let mut total = Duration::ZERO;
     let mut untimed: Vec<String> = Vec::new();
-    for c in plan.cells() {
+    for c in cells {
         let s = &plan.sections[c.section];
         let mut argv = vec![
             s.workload.clone(),
@@ -202,7 +203,7 @@ pub fn estimate(plan: &Plan, reg: &crate::workload::Registry) -> String {
                 "mysql://estimate@localhost/estimate".into()
             },
         ];
-        argv.extend(plan.cell_flags(&c).unwrap_or_default());
+        argv.extend(plan.cell_flags(c).unwrap_or_default());
         let planned = crate::cli::parse_workload::<crate::cli::RunArgs>(reg, "run", &argv)
             .ok()
             .flatten()
@@ -219,7 +220,7 @@ pub fn estimate(plan: &Plan, reg: &crate::workload::Registry) -> String {
     let mut out = format!(
         "estimate: {} of measured phases over {} cell(s)",
         humantime::format_duration(Duration::from_secs(total.as_secs())),
-        plan.cells().len()
+        cells.len()
     );
     out.push_str(", plus loading the data and starting the servers");
     if !untimed.is_empty() {
@@ -265,7 +266,7 @@ pub fn run_plan(
         .map_err(|e| Error::usage(format!("--results-dir {}: {e}", out_dir.display())))?;
     interrupt::install();
     let cells = plan.cells();
-    eprintln!("{}", estimate(plan, reg));
+    eprintln!("{}", estimate(plan, &cells, reg));
     let todo: Vec<&Cell> = cells
         .iter()
         .filter(|c| cell_status(&out_dir.join(&c.name)).as_deref() != Some("complete"))

@@ -357,7 +357,7 @@ impl Plan {
             names.push(n);
         }
         let mut section_names = Vec::new();
-        for s in &self.sections {
+        for (si, s) in self.sections.iter().enumerate() {
             let label = if s.name.is_empty() {
                 s.workload.clone()
             } else {
@@ -405,20 +405,8 @@ impl Plan {
                 (0..s.variants.len()).map(Some).collect()
             };
             for v in variants {
-                let cell = Cell {
-                    name: String::new(),
-                    section: self
-                        .sections
-                        .iter()
-                        .position(|x| std::ptr::eq(x, s))
-                        .unwrap_or(0),
-                    server: 0,
-                    engine: None,
-                    variant: v,
-                    threads: 1,
-                };
                 let mut argv = vec![s.workload.clone()];
-                argv.extend(self.cell_flags(&cell)?);
+                argv.extend(self.section_flags(si, v)?);
                 crate::cli::parse_workload::<crate::cli::RunArgs>(&reg, "run", &argv).map_err(
                     |e| {
                         let within = v.map_or(String::new(), |v| {
@@ -495,9 +483,14 @@ impl Plan {
 
     /// The `run` flags of a cell, from its section and variant.
     pub fn cell_flags(&self, c: &Cell) -> Result<Vec<String>> {
-        let s = &self.sections[c.section];
+        self.section_flags(c.section, c.variant)
+    }
+
+    /// The `run` flags of a section with one of its variants (or none).
+    fn section_flags(&self, section: usize, variant: Option<usize>) -> Result<Vec<String>> {
+        let s = &self.sections[section];
         let mut flags = s.run.clone();
-        if let Some(v) = c.variant {
+        if let Some(v) = variant {
             flags.extend(s.variants[v].run.clone());
         }
         let mut out = Vec::new();

@@ -122,3 +122,24 @@ pub fn assert_schema_valid(doc: &serde_json::Value) {
         "result does not match schema: {errors:#?}"
     );
 }
+
+/// A micro-read run with `flags` on a SQLite file in `dir` (2,000 rows), results in
+/// `dir/name`; asserts it succeeded and returns its result file.
+pub fn micro_read_sqlite(dir: &Path, name: &str, flags: &[&str]) -> PathBuf {
+    let results = dir.join(name);
+    let url = format!("sqlite://{}/bench.db", dir.display());
+    let mut args = vec![
+        "run",
+        "micro-read",
+        "--target",
+        &url,
+        "--table-size",
+        "2000",
+        "--results-dir",
+        results.to_str().unwrap(),
+    ];
+    args.extend_from_slice(flags);
+    let r = eb(dir, &args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    result_file(&results)
+}

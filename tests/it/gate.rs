@@ -12,17 +12,10 @@ use crate::common::*;
 
 /// A real result: two queries at one thread, six short measured runs each (about 3 s).
 fn base(dir: &Path) -> PathBuf {
-    let results = dir.join("base");
-    let url = format!("sqlite://{}/bench.db", dir.display());
-    let r = eb(
+    micro_read_sqlite(
         dir,
+        "base",
         &[
-            "run",
-            "micro-read",
-            "--target",
-            &url,
-            "--table-size",
-            "2000",
             "--threads",
             "1",
             "--runs",
@@ -33,12 +26,8 @@ fn base(dir: &Path) -> PathBuf {
             "100ms",
             "--queries",
             "READ_PK_POINT,READ_KEY_POINT",
-            "--results-dir",
-            results.to_str().unwrap(),
         ],
-    );
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    result_file(&results)
+    )
 }
 
 /// A copy of `doc` with every run's throughput multiplied by `factors[run % len]` and its

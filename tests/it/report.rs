@@ -11,19 +11,11 @@ use crate::common::*;
 
 /// Two tiny SQLite results with the same points (2 operations × threads 1,2 × 3 runs).
 fn two_results(dir: &Path) -> (PathBuf, PathBuf) {
-    let mut out = Vec::new();
-    for name in ["a", "b"] {
-        let results = dir.join(name);
-        let url = format!("sqlite://{}/bench.db", dir.display());
-        let r = eb(
+    let run = |name| {
+        micro_read_sqlite(
             dir,
+            name,
             &[
-                "run",
-                "micro-read",
-                "--target",
-                &url,
-                "--table-size",
-                "2000",
                 "--threads",
                 "1,2",
                 "--runs",
@@ -34,14 +26,10 @@ fn two_results(dir: &Path) -> (PathBuf, PathBuf) {
                 "0",
                 "--queries",
                 "READ_PK_POINT,READ_KEY_RANGE",
-                "--results-dir",
-                results.to_str().unwrap(),
             ],
-        );
-        assert_eq!(r.code, 0, "{}", r.stderr);
-        out.push(result_file(&results));
-    }
-    (out.remove(0), out.remove(0))
+        )
+    };
+    (run("a"), run("b"))
 }
 
 fn chromium() -> Option<String> {
