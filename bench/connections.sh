@@ -11,20 +11,28 @@
 # 2. TPC-C with --spec-timing (keying and think times), 10 terminals per warehouse: tpmC and
 #    its efficiency against the spec's maximum of 12.86 tpmC per warehouse, then as many
 #    terminals again x10 on the same warehouses (a client at 10,000 terminals when
-#    EB_TPCC_WAREHOUSES=100): what the client holds per idle terminal.
+#    EB_TPCC_WAREHOUSES=100): what the client holds per idle terminal. Efficiency is tpmC
+#    over 12.86 per 10 terminals (the spec's maximum per warehouse, whose 10 terminals each
+#    complete at most 1.286 New-Orders a minute under its keying and think times).
+# 3. Open loop: oltp_point_select at a fixed --rate spread over thousands of connections
+#    (EB_RATE_RUNS): achieved rate against the requested one, operations started late (> 2 ms
+#    behind their intended start), the backlog at the end and the largest lag, response-time
+#    p99 (from each intended start), client CPU per query and peak RSS.
 #
 # Usage:
 #   bench/connections.sh
 #
 # Environment (all optional):
 #   EB_BIN              enginebench binary (default: target/release/enginebench, built if missing)
-#   EB_COUNTS           connection counts (default "64 1024 4096 10000")
+#   EB_COUNTS           connection counts (default "64 1024 4096 10000"; "" skips part 1)
 #   EB_TIME             seconds of each point-select run (default 10; 3 s warm-up before)
 #   EB_TPCC_WAREHOUSES  warehouses for part 2 (default 100: 1,000 terminals; 0 skips part 2)
 #   EB_TPCC_TERMINALS   terminal counts for part 2 (default "10W 100W": 10 and 100 per warehouse)
 #   EB_TPCC_CONNECT_TIMEOUT  --connect-timeout of the TPC-C runs (default 10m: each terminal
 #                       prepares ~70 statements; 1,000 took longer than 30 s on a busy 2-core machine)
 #   EB_TPCC_TIME        seconds of each TPC-C run (default 120; think times are ~10-20 s)
+#   EB_RATE_RUNS        open-loop runs for part 3, CONNECTIONS:RATE each (default
+#                       "1000:2000 4000:2000 4000:8000"; "" skips part 3)
 #   EB_OUT              output folder (default enginebench-results/connections-<UTC time>)
 
 set -euo pipefail
@@ -32,7 +40,7 @@ script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 repo=$(cd "$script_dir/.." && pwd -P)
 log() { echo "connections.sh: $*" >&2; }
 
-counts=${EB_COUNTS:-64 1024 4096 10000}
+counts=${EB_COUNTS-64 1024 4096 10000}
 time_s=${EB_TIME:-10}
 warehouses=${EB_TPCC_WAREHOUSES:-100}
 tpcc_time=${EB_TPCC_TIME:-120}
@@ -88,18 +96,29 @@ try:
     c = p.get("connect", {})
     errs = ",".join(f"{k}={v}" for k, v in r["errors"].items()) or "-"
     tpmc = r.get("figures", {}).get("tpm_c")
-    print(f"{name}\t{p['threads']}\t{rc}\t{c.get('elapsed_s', 0):.2f}\t{c.get('retries', 0)}\t{r['ops_per_s']:.0f}\t{r['errors_total']}\t{errs}\t{r['client_cpu']['us_per_op']:.2f}\t{int(hwm)/1024:.1f}\t{'' if tpmc is None else f'{tpmc:.1f}'}\t{load}")
+    ol = r.get("open_loop")
+    if ol:
+        late = f"{ol['late_ops'] / max(ol['intended_ops'], 1) * 100:.2f}"
+        sched = f"{ol['rate_ops_per_s']:.0f}\t{late}\t{ol['backlog_ops']}\t{ol['max_lag_us'] / 1000:.1f}\t{r['response_us']['p99_us'] / 1000:.2f}"
+    else:
+        sched = "\t\t\t\t"
+    print(f"{name}\t{p['threads']}\t{rc}\t{c.get('elapsed_s', 0):.2f}\t{c.get('retries', 0)}\t{r['ops_per_s']:.0f}\t{r['errors_total']}\t{errs}\t{r['client_cpu']['us_per_op']:.2f}\t{int(hwm)/1024:.1f}\t{'' if tpmc is None else f'{tpmc:.1f}'}\t{sched}\t{load}")
 except Exception as e:
-    print(f"{name}\t-\t{rc}\tfailed: {e}\t\t\t\t\t\t{int(hwm)/1024:.1f}\t\t{load}")
+    print(f"{name}\t-\t{rc}\tfailed: {e}\t\t\t\t\t\t{int(hwm)/1024:.1f}\t\t\t\t\t\t\t{load}")
 PY
     tail -n 1 "$out/runs.tsv" >&2
 }
 
-printf 'run\tconnections\texit\tconnect_s\tconnect_retries\tops_per_s\terrors\terrors_by_class\tclient_us_per_op\tclient_peak_rss_mb\ttpm_c\tload1\n' >"$out/runs.tsv"
+printf 'run\tconnections\texit\tconnect_s\tconnect_retries\tops_per_s\terrors\terrors_by_class\tclient_us_per_op\tclient_peak_rss_mb\ttpm_c\trate\tlate_pct\tbacklog\tmax_lag_ms\tresponse_p99_ms\tload1\n' >"$out/runs.tsv"
 "$bin" prepare oltp_point_select --target "$url" --tables 1 --table-size 10000 >&2
 for n in $counts; do
     measure "point-select-$n" run oltp_point_select --tables 1 --table-size 10000 --threads "$n" \
         --warmup 3s --runs 1 --duration "${time_s}s"
+done
+
+for cr in ${EB_RATE_RUNS-1000:2000 4000:2000 4000:8000}; do
+    measure "open-loop-${cr%%:*}c-${cr##*:}ps" run oltp_point_select --tables 1 --table-size 10000 \
+        --threads "${cr%%:*}" --rate "${cr##*:}" --warmup 3s --runs 1 --duration "${time_s}s"
 done
 
 if ((warehouses > 0)); then
@@ -113,22 +132,25 @@ if ((warehouses > 0)); then
     done
 fi
 
-python3 - "$out/runs.tsv" "$warehouses" >"$out/derived.txt" <<'PY'
+python3 - "$out/runs.tsv" >"$out/derived.txt" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
-w = int(sys.argv[2])
 base = next((r for r in rows if r["run"] == "point-select-64"), None)
 for r in rows:
     try:
         if r["run"].startswith("point-select") and base:
             print(f"{r['run']}: client CPU per query {float(r['client_us_per_op']) / float(base['client_us_per_op']):.2f}x of 64 connections")
         if r["run"].startswith("tpcc") and r["tpm_c"]:
-            print(f"{r['run']}: tpmC {r['tpm_c']} = {float(r['tpm_c']) / (12.86 * w) * 100:.1f} % of the spec's maximum for {w} warehouses (12.86 per warehouse)")
+            terms = int(r["connections"])
+            best = 12.86 * terms / 10
+            print(f"{r['run']}: tpmC {r['tpm_c']} = {float(r['tpm_c']) / best * 100:.1f} % of the maximum for {terms} terminals ({best:.1f}: 12.86 per 10 terminals)")
+        if r["run"].startswith("open-loop") and r["rate"]:
+            print(f"{r['run']}: {r['ops_per_s']} of {r['rate']} ops/s requested, {r['late_pct']} % started late, backlog {r['backlog']}, response p99 {r['response_p99_ms']} ms")
     except (ValueError, ZeroDivisionError):
         pass
 PY
 {
-    echo "# connections: point select at 64..10,000 connections, TPC-C --spec-timing"
+    echo "# connections: point select at 64..10,000 connections, open loop, TPC-C --spec-timing"
     echo
     echo "- machine: $(nproc) vCPU, $(uname -r), $(date -u +%FT%TZ); load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
     [[ -f $out/tpcc-load.txt ]] && echo "- $(cat "$out/tpcc-load.txt")"

@@ -47,7 +47,11 @@ impl Row {
         format!(
             "{}{}",
             self.verdict.label(),
-            if self.disturbed { " (disturbed runs)" } else { "" }
+            if self.disturbed {
+                " (disturbed runs)"
+            } else {
+                ""
+            }
         )
     }
 

@@ -545,7 +545,11 @@ fn comparison(h: &mut String, rs: &[Labeled]) {
         h.push_str("<tr>");
         for (i, c) in r.cells().iter().enumerate() {
             // Text columns (operation, metric, verdict) align left, numbers right.
-            let class = if matches!(i, 0 | 2 | 6) { " class=l" } else { "" };
+            let class = if matches!(i, 0 | 2 | 6) {
+                " class=l"
+            } else {
+                ""
+            };
             let _ = write!(h, "<td{class}>{}</td>", escape(c));
         }
         h.push_str("</tr>");

@@ -104,7 +104,9 @@ impl MetricValues {
     /// Every value divided by `by`.
     pub fn scaled(self, by: f64) -> MetricValues {
         match self {
-            MetricValues::PerRun(v) => MetricValues::PerRun(v.into_iter().map(|x| x / by).collect()),
+            MetricValues::PerRun(v) => {
+                MetricValues::PerRun(v.into_iter().map(|x| x / by).collect())
+            }
             MetricValues::Once(x) => MetricValues::Once(x / by),
         }
     }

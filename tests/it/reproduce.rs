@@ -304,3 +304,55 @@ fn table_options_make_the_storage_format_an_axis() {
         out.stderr
     );
 }
+
+/// Every server a built-in reproduction starts comes up with its profile and the plan's
+/// settings, and answers (a profile setting InnoDB refuses stops the server at start-up, which
+/// otherwise shows only when the reproduction runs).
+#[test]
+fn the_reproductions_servers_start() {
+    if !crate::servers::have("mariadb") || !crate::servers::have("postgres") {
+        return;
+    }
+    for (name, text) in enginebench::suite::REPRODUCTIONS {
+        let plan = enginebench::suite::Plan::from_text(text, name, false).unwrap();
+        for entry in &plan.servers {
+            let Some(server) = &entry.server else {
+                continue;
+            };
+            let (kind, profile) = server.split_once(':').unwrap();
+            let dir = tempdir();
+            let data = dir.path().join("srv");
+            let mut args = vec![
+                "server".to_string(),
+                "start".into(),
+                kind.into(),
+                "--profile".into(),
+                profile.into(),
+                "--datadir".into(),
+                data.to_str().unwrap().into(),
+            ];
+            for o in &entry.opts {
+                args.push("--server-opt".into());
+                args.push(o.clone());
+            }
+            let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+            let out = eb(dir.path(), &argv);
+            assert_eq!(out.code, 0, "{name}: {server}: {}", out.stderr);
+            let url = out.stdout.trim().to_string();
+            let answered = block(async {
+                let mut c = enginebench::db::Conn::connect(&spec(&url)).await?;
+                c.query_one("SELECT 1").await
+            });
+            let stop = eb(
+                dir.path(),
+                &["server", "stop", kind, "--datadir", data.to_str().unwrap()],
+            );
+            assert_eq!(stop.code, 0, "{name}: {server}: {}", stop.stderr);
+            assert_eq!(
+                answered.ok().flatten().as_deref(),
+                Some("1"),
+                "{name}: {server} did not answer"
+            );
+        }
+    }
+}
