@@ -191,10 +191,9 @@ pub fn estimate(plan: &Plan, cells: &[Cell], reg: &crate::workload::Registry) ->
     let mut untimed: Vec<String> = Vec::new();
     for c in cells {
         let s = &plan.sections[c.section];
-        let mut argv = vec![
-            s.workload.clone(),
-            "--threads".into(),
-            c.threads.to_string(),
+        let mut argv = vec![s.workload.clone()];
+        argv.extend(threads_flag(reg, &s.workload, c.threads));
+        argv.extend([
             // Resolving needs a target of the right kind; nothing connects to it.
             "--target".into(),
             if plan.servers[c.server].is_postgres() {
@@ -202,7 +201,7 @@ pub fn estimate(plan: &Plan, cells: &[Cell], reg: &crate::workload::Registry) ->
             } else {
                 "mysql://estimate@localhost/estimate".into()
             },
-        ];
+        ]);
         argv.extend(plan.cell_flags(c).unwrap_or_default());
         let planned = crate::cli::parse_workload::<crate::cli::RunArgs>(reg, "run", &argv)
             .ok()
@@ -230,6 +229,14 @@ pub fn estimate(plan: &Plan, cells: &[Cell], reg: &crate::workload::Registry) ->
         ));
     }
     out
+}
+
+/// `--threads N` for a cell, or nothing for a workload that takes no thread count.
+fn threads_flag(reg: &crate::workload::Registry, workload: &str, threads: usize) -> Vec<String> {
+    match reg.find(workload) {
+        Some(e) if !e.takes_threads() => Vec::new(),
+        _ => vec!["--threads".into(), threads.to_string()],
+    }
 }
 
 pub fn run(a: &SuiteArgs, reg: &crate::workload::Registry) -> Result<ExitCode> {
@@ -345,9 +352,8 @@ pub fn run_plan(
                     args.extend(["--server-label".into(), name.clone()]);
                 }
             }
+            args.extend(threads_flag(reg, &section.workload, cell.threads));
             args.extend([
-                "--threads".into(),
-                cell.threads.to_string(),
                 "--results-dir".into(),
                 dir.display().to_string(),
                 // stdout is not kept; table keeps the cell's progress lines on a terminal.

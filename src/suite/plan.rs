@@ -363,13 +363,13 @@ impl Plan {
             } else {
                 s.name.clone()
             };
-            if reg.find(&s.workload).is_none() {
+            let Some(entry) = reg.find(&s.workload) else {
                 return Err(bad(format!(
                     "section {label}: unknown workload '{}'; known workloads: {} (see `enginebench list`)",
                     s.workload,
                     reg.names().join(", ")
                 )));
-            }
+            };
             if section_names.contains(&s.name) {
                 return Err(bad(format!("two sections are named '{}'", s.name)));
             }
@@ -377,6 +377,12 @@ impl Plan {
             if s.threads.is_empty() || s.threads.contains(&0) {
                 return Err(bad(format!(
                     "section {label}: needs thread counts, each at least 1"
+                )));
+            }
+            if !entry.takes_threads() && s.threads != [1] {
+                return Err(bad(format!(
+                    "section {label}: {} runs on one connection and takes no thread count; use threads = [1]",
+                    s.workload
                 )));
             }
             if let Some(n) = s.servers.iter().find(|n| !names.contains(n)) {
@@ -639,5 +645,18 @@ servers = ["mariadb-small"]
         assert!(m.contains("no server is named 'nope'"), "{m}");
         let m = bad(&text.replace("name = \"mysql80\"\n", ""));
         assert!(m.contains("needs a `name`") && !m.contains("secret"), "{m}");
+        // sql-bench takes no thread count: a section gives [1] or is refused.
+        let sql = |threads: &str| {
+            text.replace(
+                "workload = \"linkbench\"",
+                &format!("workload = \"sqlbench\"\nthreads = {threads}"),
+            )
+        };
+        assert!(Plan::from_text(&sql("[1]"), "p.toml", false).is_ok());
+        let m = bad(&sql("[1, 4]"));
+        assert!(
+            m.contains("section lb: sqlbench runs on one connection"),
+            "{m}"
+        );
     }
 }

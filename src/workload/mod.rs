@@ -59,6 +59,11 @@ pub trait Entry: Sync {
     fn claims_unnamed(&self, _argv: &[String]) -> bool {
         false
     }
+    /// False when its workloads run on one connection by count and refuse `--threads`
+    /// (sql-bench): a suite then passes no `--threads`, and its sections take `threads = [1]`.
+    fn takes_threads(&self) -> bool {
+        true
+    }
     /// True when its workloads have consistency conditions (`check`).
     fn has_check(&self) -> bool {
         false

@@ -32,7 +32,7 @@ fn two_results(dir: &Path) -> (PathBuf, PathBuf) {
     (run("a"), run("b"))
 }
 
-fn chromium() -> Option<String> {
+pub(crate) fn chromium() -> Option<String> {
     let bin = std::env::var("EB_CHROMIUM").unwrap_or_else(|_| "chromium".into());
     if Command::new(&bin)
         .arg("--version")
@@ -49,16 +49,16 @@ fn chromium() -> Option<String> {
     None
 }
 
-struct Browsed {
-    dom: String,
-    console: Vec<String>,
-    page_requests: Vec<String>,
-    screenshot: PathBuf,
+pub(crate) struct Browsed {
+    pub dom: String,
+    pub console: Vec<String>,
+    pub page_requests: Vec<String>,
+    pub screenshot: PathBuf,
 }
 
 /// Open `page` in headless Chromium: its DOM, console messages, requests made by the page (not
 /// the browser's own background requests, whose initiator is "not an origin"), a screenshot.
-fn browse(bin: &str, page: &Path, work: &Path) -> Browsed {
+pub(crate) fn browse(bin: &str, page: &Path, work: &Path) -> Browsed {
     let net = work.join("net.json");
     let shot = work.join("shot.png");
     let url = format!("file://{}", page.display());

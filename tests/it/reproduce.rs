@@ -31,9 +31,18 @@ warmup = "0"
 duration = "700ms"
 runs = 3
 
+# A workload that takes no thread count runs as a cell too (the suite passes no --threads).
+[[sections]]
+name = "sb"
+workload = "sqlbench"
+threads = [1]
+[sections.run]
+scale = 0.001
+
 [[claims]]
 id = "C1"
 says = "the open loop is faster than the held one"
+section = "ps"
 metric = "ops_per_s"
 a = {{ variant = "open" }}
 b = {{ variant = "held" }}
@@ -42,6 +51,7 @@ expect = "a > b"
 [[claims]]
 id = "C2"
 says = "the held loop is faster"
+section = "ps"
 metric = "ops_per_s"
 a = {{ variant = "held" }}
 b = {{ variant = "open" }}
@@ -50,6 +60,7 @@ expect = "a > b"
 [[claims]]
 id = "C3"
 says = "a figure no oltp run has"
+section = "ps"
 metric = "figure:tpm_c"
 a = {{ variant = "open" }}
 b = {{ variant = "held" }}
@@ -70,6 +81,7 @@ expect = "a > b"
             .find(|p| p.exists())
             .unwrap()
     };
+    assert!(result_of("sb-sqlite-default-t1").exists());
     let (open, held) = (
         result_of("ps-sqlite-open-default-t1"),
         result_of("ps-sqlite-held-default-t1"),
@@ -149,6 +161,18 @@ expect = "a > b"
         .expect("claims table on the page");
     let chart_at = html.find("<svg").expect("a chart");
     assert!(claims_at < chart_at, "the claims come first");
+    // The page as a browser shows it: no script error, nothing fetched, the claims first.
+    if let Some(bin) = crate::report::chromium() {
+        let work = tempdir();
+        let seen = crate::report::browse(&bin, &s.join("report.html"), work.path());
+        assert!(seen.console.is_empty(), "console: {:?}", seen.console);
+        assert!(seen.page_requests.is_empty(), "{:?}", seen.page_requests);
+        let shown = |needle: &str| seen.dom.find(needle).expect(needle);
+        assert!(
+            shown("id=\"claims\"") < shown("<svg"),
+            "the claims come first"
+        );
+    }
 
     // Change what C1 reads: the held cell's runs now look fast, and the verdicts turn.
     let claims = edit_runs(&held, &|r| {

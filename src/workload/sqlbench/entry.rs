@@ -47,6 +47,10 @@ pub struct SqlbenchEntry;
 pub static ENTRY: SqlbenchEntry = SqlbenchEntry;
 
 impl Entry for SqlbenchEntry {
+    fn takes_threads(&self) -> bool {
+        false
+    }
+
     fn names(&self) -> Vec<&'static str> {
         vec![NAME]
     }
