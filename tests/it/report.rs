@@ -1083,17 +1083,10 @@ fn summary_rows(html: &str) -> Vec<(String, String, String)> {
 fn micro_read_page_leads_with_the_answer_at_laptop_and_phone_widths() {
     let dir = tempdir();
     let d = dir.path();
-    let url = format!("sqlite://{}/bench.db", d.display());
-    let a = run_to(
+    let a = micro_read_sqlite(
         d,
         "a",
         &[
-            "run",
-            "micro-read",
-            "--target",
-            &url,
-            "--table-size",
-            "2000",
             "--threads",
             "1,2",
             "--runs",
