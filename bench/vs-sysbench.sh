@@ -33,7 +33,8 @@
 #   EB_EXTRA       extra arguments for `enginebench run`, word-split
 #   EB_VARIANTS    more enginebench runs in each round, one per space-separated item: a
 #                  target-URL option ("begin=separate" runs `enginebench[begin=separate]` with
-#                  `&begin=separate` added to the target) or a flag ("--client-threads=2");
+#                  `&begin=separate` added to the target) or flags, comma-separated
+#                  ("--client-threads=2" or "--client-threads=16,--no-sched-batch");
 #                  each is compared with sysbench like the default run
 #   EB_PG_DRIVER   PostgreSQL client of enginebench: wire (default) or tokio_postgres
 #   EB_OUT         output folder (default enginebench-results/vs-sysbench-<dbms>-<UTC time>)
@@ -45,6 +46,15 @@
 #                  EB_TABLE_SIZE rows each; queries are then Com_stmt_execute + Com_begin +
 #                  Com_commit (sysbench sends BEGIN and COMMIT as text, as enginebench does).
 #                  The issue's setting: EB_WORKLOAD=read_write EB_THREADS=4.
+#   EB_BURN        CPU burner threads (default 0: none). With N > 0 the script starts N busy
+#                  loops in a session of their own (like another user's job on the machine),
+#                  bounded by `timeout` to the length of the whole series and killed at the end,
+#                  so every window of both tools runs on a loaded host. On this 2-vCPU machine
+#                  EB_BURN=1 loads "the other core".
+#   EB_PERF        1: also, in every window, `perf record -g` the server and `perf stat` the
+#                  client's system calls (raw_syscalls:sys_enter), written next to runs.tsv as
+#                  perf-<tool>-<run>.data / .stat. Recording costs the server CPU: use it for the
+#                  profile, not for the ratios (runs.tsv then says perf=1).
 #
 # What is measured, in the same window for both tools (so start-up, connecting and the
 # warm-up are outside it):
@@ -56,6 +66,8 @@
 #   client CPU  utime+stime of the client process (all threads) from /proc/PID/stat
 #   server CPU  mariadbd's utime+stime; PostgreSQL: the postmaster and its children
 #   ctx sw      voluntary + nonvoluntary context switches summed over the client's threads
+#   server cs   the server's voluntary and involuntary (preempted) context switches, summed
+#               over its threads (MariaDB) or its processes (PostgreSQL), per query
 #   other CPU   busy CPU of the whole machine (/proc/stat) minus client and server: how
 #               disturbed the window was (other engineers compile on this machine)
 # Output: one line per run in runs.tsv, medians and ratios in summary.md (also printed).
@@ -96,12 +108,22 @@ bin_old=${EB_BIN_OLD:-}
 out=${EB_OUT:-$repo/enginebench-results/vs-sysbench-$dbms-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$out"
 
+burners=""
+own_servers=0
+on_exit() {
+    [[ -z $burners ]] || kill $burners 2>/dev/null || true
+    if ((own_servers)); then
+        bash "$repo/scripts/db-servers.sh" stop "$sdir" >&2
+        rm -rf "$sdir"
+    fi
+}
+trap on_exit EXIT
 if [[ -n ${EB_SERVERS:-} ]]; then
     sdir=$EB_SERVERS
 else
     sdir=$(mktemp -d /tmp/eb-vs-sysbench.XXXXXX)
     bash "$repo/scripts/db-servers.sh" start "$sdir" >&2
-    trap 'bash "$repo/scripts/db-servers.sh" stop "$sdir" >&2; rm -rf "$sdir"' EXIT
+    own_servers=1
 fi
 # shellcheck disable=SC1091
 source "$sdir/env.sh"
@@ -140,6 +162,15 @@ else
         echo $t
     }
 fi
+# Voluntary and involuntary context switches of the server, summed over its threads/processes.
+server_cs() {
+    local pids=$srv_pid
+    [[ $dbms == pgsql ]] && pids="$srv_pid $(pgrep -P "$srv_pid" | tr '\n' ' ')"
+    local p
+    for p in $pids; do cat /proc/"$p"/task/*/status 2>/dev/null || true; done |
+        awk '/^voluntary_ctxt_switches/{v += $2} /^nonvoluntary_ctxt_switches/{n += $2}
+             END {print v + 0, n + 0}'
+}
 
 hz=$(getconf CLK_TCK)
 busy_ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
@@ -184,7 +215,7 @@ measure() { # tool run
             variant=${tool#enginebench\[}
             variant=${variant%]}
             if [[ $variant == --* ]]; then
-                flag=("$variant")
+                IFS=, read -r -a flag <<<"$variant"
             else
                 target="$eb_target&$variant"
             fi
@@ -196,25 +227,36 @@ measure() { # tool run
     fi
     pid=$!
     sleep "$win_start"
-    local q0 c0 s0 b0 x0 q1 c1 s1 b1 x1 t0 t1
+    local q0 c0 s0 b0 x0 q1 c1 s1 b1 x1 t0 t1 sv0 sn0 sv1 sn1 perf_pids=()
+    if [[ ${EB_PERF:-0} == 1 ]]; then
+        perf record -q -g -p "$srv_pid" -o "$out/perf-$tool-$run.data" -- sleep "$win_len" \
+            >/dev/null 2>&1 &
+        perf_pids+=($!)
+        perf stat -e raw_syscalls:sys_enter,context-switches,cpu-migrations -p "$pid" \
+            -o "$out/perf-$tool-$run.stat" -- sleep "$win_len" >/dev/null 2>&1 &
+        perf_pids+=($!)
+    fi
     # The window's real length: psql can take a second or more to answer on a busy server,
     # so the rates divide by the time between the two counter reads, not by EB_WINDOW.
     q0=$(queries); t0=$(date +%s.%N); c0=$(proc_ticks $pid); s0=$(server_ticks); b0=$(busy_ticks); x0=$(ctxsw $pid)
+    read -r sv0 sn0 < <(server_cs)
     sleep "$win_len"
     q1=$(queries); t1=$(date +%s.%N); c1=$(proc_ticks $pid); s1=$(server_ticks); b1=$(busy_ticks); x1=$(ctxsw $pid)
+    read -r sv1 sn1 < <(server_cs)
+    ((${#perf_pids[@]} == 0)) || wait "${perf_pids[@]}" || true
     # On a loaded machine the status queries themselves can take seconds: a client that ended
     # inside the window would make every figure of this run wrong.
     kill -0 "$pid" 2>/dev/null ||
         die "$tool run $run ended before the measuring window did: raise EB_TIME or shorten EB_WINDOW"
     wait $pid || die "$tool run $run failed: see $logf"
     awk -v tool="$tool" -v run="$run" -v q=$((q1 - q0)) -v c=$((c1 - c0)) -v s=$((s1 - s0)) \
-        -v b=$((b1 - b0)) -v x=$((x1 - x0)) -v hz="$hz" -v len="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" 'BEGIN {
+        -v b=$((b1 - b0)) -v x=$((x1 - x0)) -v sv=$((sv1 - sv0)) -v sn=$((sn1 - sn0)) -v hz="$hz" -v len="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" 'BEGIN {
         qps = q / len; cu = c / hz * 1e6 / q; su = s / hz * 1e6 / q; other = (b - c - s) / hz / len
-        printf "%s\t%d\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\n", tool, run, qps, cu, su, x / q, other }' |
+        printf "%s\t%d\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%.3f\t%.3f\n", tool, run, qps, cu, su, x / q, other, sv / q, sn / q }' |
         tee -a "$out/runs.tsv"
 }
 
-printf 'tool\trun\tqps\tclient_us_per_q\tserver_us_per_q\tctxsw_per_q\tother_cores\n' >"$out/runs.tsv"
+printf 'tool\trun\tqps\tclient_us_per_q\tserver_us_per_q\tctxsw_per_q\tother_cores\tsrv_vcs_per_q\tsrv_ivcs_per_q\n' >"$out/runs.tsv"
 # The tools of one round, in the order of the odd rounds.
 round=(sysbench enginebench)
 [[ -n $bin_old ]] && round+=(enginebench-old)
@@ -222,6 +264,17 @@ for v in ${EB_VARIANTS:-}; do
     round+=("enginebench[$v]")
 done
 log "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+burn=${EB_BURN:-0}
+if ((burn > 0)); then
+    # Bounded: the whole series plus a minute, even if this script is killed hard.
+    limit=$((pairs * ${#round[@]} * (time_s + 10) + 60))
+    for ((b = 0; b < burn; b++)); do
+        setsid timeout "$limit" sh -c 'while :; do :; done' &
+        burners+="$! "
+    done
+    log "$burn CPU burner(s) started for at most $limit s"
+    sleep 2
+fi
 for ((i = 1; i <= pairs; i++)); do
     if [[ -n $bin_old ]] && ((i % 2 == 0)); then
         # Even rounds reversed (see EB_BIN_OLD above). Without EB_BIN_OLD the order is
@@ -236,13 +289,15 @@ for ((i = 1; i <= pairs; i++)); do
     fi
 done
 log "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+[[ -z $burners ]] || kill $burners 2>/dev/null || true
+burners=""
 
 # Medians per tool, and ratios enginebench / sysbench (of the medians, and per pair).
 python3 - "$out/runs.tsv" "$dbms" "$threads" "$rows" "$time_s" "$win_start" "$win_len" "$workload" >"$out/summary.md" <<'EOF'
 import sys, statistics as st
 path, dbms, threads, rows, time_s, ws, wl = sys.argv[1:8]
 rows_ = [l.rstrip("\n").split("\t") for l in open(path)][1:]
-cols = ["qps", "client_us_per_q", "server_us_per_q", "ctxsw_per_q", "other_cores"]
+cols = ["qps", "client_us_per_q", "server_us_per_q", "ctxsw_per_q", "other_cores", "srv_vcs", "srv_ivcs"]
 by = {}
 for r in rows_:
     by.setdefault(r[0], []).append([float(x) for x in r[2:]])
@@ -250,15 +305,15 @@ med = {t: [st.median(v[i] for v in vs) for i in range(len(cols))] for t, vs in b
 print(f"## enginebench vs sysbench: {sys.argv[8]}, {dbms}, {threads} threads, {rows} rows, "
       f"{time_s} s runs, window {ws}+{wl} s, {len(by.get('sysbench', []))} "
       f"{'rounds' if 'enginebench-old' in by else 'pairs'}\n")
-print("| tool | QPS | client µs/query | server µs/query | ctx switches/query | other busy cores |")
-print("|---|---|---|---|---|---|")
+print("| tool | QPS | client µs/query | server µs/query | ctx switches/query | other busy cores | server voluntary cs/query | server preempted cs/query |")
+print("|---|---|---|---|---|---|---|---|")
 for t in ["sysbench", "enginebench", "enginebench-old"] + sorted(t for t in med if t.startswith("enginebench[")):
     if t in med:
         m = med[t]
-        print(f"| {t} (median) | {m[0]:.0f} | {m[1]:.2f} | {m[2]:.2f} | {m[3]:.2f} | {m[4]:.2f} |")
+        print(f"| {t} (median) | {m[0]:.0f} | {m[1]:.2f} | {m[2]:.2f} | {m[3]:.2f} | {m[4]:.2f} | {m[5]:.3f} | {m[6]:.3f} |")
 if "sysbench" in med and "enginebench" in med:
     s, e = med["sysbench"], med["enginebench"]
-    print(f"| ratio of medians, enginebench / sysbench | {e[0]/s[0]:.3f} | {e[1]/s[1]:.3f} | {e[2]/s[2]:.3f} | {e[3]/s[3]:.3f} | |")
+    print(f"| ratio of medians, enginebench / sysbench | {e[0]/s[0]:.3f} | {e[1]/s[1]:.3f} | {e[2]/s[2]:.3f} | {e[3]/s[3]:.3f} | | {e[5]/s[5]:.3f} | {e[6]/s[6]:.3f} |")
     pq = [b[0] / a[0] for a, b in zip(by["sysbench"], by["enginebench"])]
     pc = [b[1] / a[1] for a, b in zip(by["sysbench"], by["enginebench"])]
     print(f"\nPer pair: QPS ratio {', '.join(f'{x:.3f}' for x in pq)}; "

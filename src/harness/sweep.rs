@@ -307,6 +307,12 @@ pub fn server_process(
         written_bytes: written,
         written_bytes_per_op: written as f64 / ops.max(1) as f64,
         rss_bytes: b.rss_bytes,
+        voluntary_cs_per_op: Some(
+            b.voluntary_cs.saturating_sub(a.voluntary_cs) as f64 / ops.max(1) as f64,
+        ),
+        preempted_cs_per_op: Some(
+            b.preempted_cs.saturating_sub(a.preempted_cs) as f64 / ops.max(1) as f64,
+        ),
     })
 }
 

@@ -169,6 +169,12 @@ pub struct ProcSample {
     pub read_bytes: u64,
     pub write_bytes: u64,
     pub rss_bytes: u64,
+    /// Context switches summed over every thread (and, for PostgreSQL, every child process):
+    /// `voluntary_ctxt_switches` (the thread went to sleep, e.g. waiting for the next query)
+    /// and `nonvoluntary_ctxt_switches` (it was preempted while runnable). Threads that
+    /// exited between two samples take theirs with them.
+    pub voluntary_cs: u64,
+    pub preempted_cs: u64,
 }
 
 impl ProcSample {
@@ -190,6 +196,7 @@ impl ProcSample {
         let (r, w) = io_bytes(pid);
         s.read_bytes += r;
         s.write_bytes += w;
+        (s.voluntary_cs, s.preempted_cs) = context_switches(pid);
         for c in children(pid) {
             if let Some(cf) = stat_fields(c) {
                 s.user_s += num(&cf, 11) / hz;
@@ -197,6 +204,9 @@ impl ProcSample {
                 let (r, w) = io_bytes(c);
                 s.read_bytes += r;
                 s.write_bytes += w;
+                let (v, n) = context_switches(c);
+                s.voluntary_cs += v;
+                s.preempted_cs += n;
             }
         }
         Some(s)
@@ -205,6 +215,26 @@ impl ProcSample {
     pub fn cpu_s(&self) -> f64 {
         self.user_s + self.sys_s
     }
+}
+
+/// Voluntary and involuntary context switches of all of `pid`'s threads so far
+/// (/proc/PID/task/*/status).
+fn context_switches(pid: u32) -> (u64, u64) {
+    let (mut v, mut n) = (0, 0);
+    for t in threads(pid) {
+        let Ok(s) = std::fs::read_to_string(format!("/proc/{pid}/task/{t}/status")) else {
+            continue;
+        };
+        for l in s.lines() {
+            let num = |x: &str| x.trim().parse::<u64>().unwrap_or(0);
+            if let Some(x) = l.strip_prefix("voluntary_ctxt_switches:") {
+                v += num(x);
+            } else if let Some(x) = l.strip_prefix("nonvoluntary_ctxt_switches:") {
+                n += num(x);
+            }
+        }
+    }
+    (v, n)
 }
 
 /// read_bytes / write_bytes of /proc/PID/io: bytes that reached the storage layer.

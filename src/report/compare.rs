@@ -62,18 +62,28 @@ impl Row {
             self.operation.clone(),
             self.threads.to_string(),
             self.metric.to_string(),
-            format!("{:.1}", self.a),
-            format!("{:.1}", self.b),
+            value_text(self.metric, self.a),
+            value_text(self.metric, self.b),
             format!("{:.3}", self.ratio),
             self.verdict_text(),
         ]
     }
 }
 
+/// A metric's value as the tables print it: counts per operation (well below one) with three
+/// decimals, everything else with one.
+fn value_text(metric: &str, v: f64) -> String {
+    if metric.starts_with("server_sleeps") || metric.starts_with("server_preempts") {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
 /// The per-run values of each compared metric; None where a run lacks it (the server's CPU
 /// of a run whose server process was not known).
 type Metric = (&'static str, fn(&super::RunRecord) -> Option<f64>);
-pub const METRICS: [Metric; 7] = [
+pub const METRICS: [Metric; 9] = [
     ("ops_per_s", |r| Some(r.ops_per_s)),
     ("p50_us", |r| Some(r.latency_us.p50_us as f64)),
     ("p95_us", |r| Some(r.latency_us.p95_us as f64)),
@@ -81,6 +91,14 @@ pub const METRICS: [Metric; 7] = [
     ("client_cpu_us_per_op", |r| Some(r.client_cpu.us_per_op)),
     ("server_cpu_us_per_op", |r| {
         r.server_process.as_ref().map(|s| s.cpu_us_per_op)
+    }),
+    // Why the server's CPU per operation moved: its threads sleeping (and being woken) or
+    // being preempted per operation (docs/method.md, "Server CPU per operation").
+    ("server_sleeps_per_op", |r| {
+        r.server_process.as_ref()?.voluntary_cs_per_op
+    }),
+    ("server_preempts_per_op", |r| {
+        r.server_process.as_ref()?.preempted_cs_per_op
     }),
     // Errors of the measured run (every class): runs of one point have one length.
     ("errors", |r| Some(r.errors_total as f64)),
@@ -209,8 +227,13 @@ pub fn render(
             .map(|c| format!("  {}", c.reason(r.verdict)))
             .unwrap_or_default();
         let line = format!(
-            "{:<30} {:>7} {:<22} {:>12.1} {:>12.1} {:>7.3}  {verdict:<28}{gate}",
-            r.operation, r.threads, r.metric, r.a, r.b, r.ratio,
+            "{:<30} {:>7} {:<22} {:>12} {:>12} {:>7.3}  {verdict:<28}{gate}",
+            r.operation,
+            r.threads,
+            r.metric,
+            value_text(r.metric, r.a),
+            value_text(r.metric, r.b),
+            r.ratio,
         );
         out.push_str(line.trim_end());
         out.push('\n');

@@ -336,6 +336,13 @@ pub struct ServerProcess {
     pub written_bytes_per_op: f64,
     /// Resident memory of the main server process at the end of the run.
     pub rss_bytes: u64,
+    /// The server's threads going to sleep per operation (voluntary context switches): a
+    /// server thread that waits for its client's next query sleeps and must be woken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub voluntary_cs_per_op: Option<f64>,
+    /// The server's threads preempted per operation (involuntary context switches).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preempted_cs_per_op: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

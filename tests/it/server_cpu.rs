@@ -71,6 +71,12 @@ fn server_cpu_recorded(base_var: &str, db: &str, query: &str, found_by: &str) {
         for r in p["runs"].as_array().unwrap() {
             let sp = &r["server_process"];
             assert!(sp["cpu_us_per_op"].as_f64().unwrap() > 0.0, "{sp}");
+            // In a closed loop a server thread waits for its client's next query: it went to
+            // sleep (voluntary) or, when the client's reply preempted it, was preempted; one
+            // or the other nearly once per query, far above 0.1.
+            let sleeps = sp["voluntary_cs_per_op"].as_f64().unwrap();
+            let preempted = sp["preempted_cs_per_op"].as_f64().unwrap();
+            assert!(sleeps + preempted > 0.1, "{sp}");
             let share = r["client_cpu_share"].as_f64().unwrap();
             assert!(share > 0.0 && share < 1.0, "{share}");
         }
@@ -81,7 +87,12 @@ fn server_cpu_recorded(base_var: &str, db: &str, query: &str, found_by: &str) {
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
     // One line per metric of the one point, the server's next to the client's.
-    for metric in ["client_cpu_us_per_op", "server_cpu_us_per_op"] {
+    for metric in [
+        "client_cpu_us_per_op",
+        "server_cpu_us_per_op",
+        "server_sleeps_per_op",
+        "server_preempts_per_op",
+    ] {
         assert_eq!(
             out.stdout.lines().filter(|l| l.contains(metric)).count(),
             1,
