@@ -262,6 +262,10 @@ pub struct RunServerArgs {
 pub struct TargetArgs {
     /// Where to run: sqlite:///path.db, mysql://user@host:port/db, mysql://user@localhost/db?socket=/path.sock,
     /// postgres://user@host:port/db or postgres://user@localhost/db?host=/socket/dir.
+    /// Several hosts (the nodes of a cluster): mysql://user@h1:3306,h2:3306,h3:3306/db or
+    /// postgres://user@h1:5432,h2:5432/db (TCP only; a host without :port takes 3306/5432):
+    /// connection N goes to host N mod hosts (round robin, as sysbench's --mysql-host list),
+    /// and each run records ops/s, errors and latency (µs) per host as well as in total.
     /// Passwords: set MYSQL_PWD or PGPASSWORD rather than writing them in the URL.
     /// [default: sqlite://enginebench-data/enginebench.db]
     #[arg(long, short = 't', env = "ENGINEBENCH_TARGET", value_name = "URL")]

@@ -2,6 +2,10 @@
 //! `postgres://user:pass@host:port/db?host=/socket/dir`, both with optional
 //! `ssl-mode=disable|prefer|require|verify-ca|verify-full` and `ssl-ca=FILE`. Validation only,
 //! no I/O.
+//!
+//! Several hosts in one target (`mysql://u@h1:3306,h2:3306/db`, libpq's multi-host form for
+//! PostgreSQL): the nodes of a cluster. Connection `w` goes to node `w % nodes`, the way
+//! sysbench spreads its threads over a `--mysql-host` list.
 
 use std::path::PathBuf;
 
@@ -41,6 +45,9 @@ pub struct TargetSpec {
     /// transaction marked `pipeline = true` are written without waiting for the previous
     /// statement's reply (on, the default) or one at a time.
     pub pipeline_statements: bool,
+    /// Every node of a multi-host URL as (host, port), in the URL's order; empty for one host.
+    /// `host`/`port` above are the first node's (the admin connection's).
+    pub nodes: Vec<(String, u16)>,
 }
 
 /// The PostgreSQL client used for a target (`?driver=wire|tokio_postgres` in the URL).
@@ -126,6 +133,7 @@ impl TargetSpec {
             pg_driver: PgDriver::default(),
             pipeline_begin: false,
             pipeline_statements: false,
+            nodes: Vec::new(),
         }
     }
 
@@ -137,7 +145,14 @@ impl TargetSpec {
         env_password: &dyn Fn(Dbms) -> Option<String>,
     ) -> Result<Self, String> {
         let shown = redact_raw(raw);
-        let u = url::Url::parse(raw).map_err(|e| format!("invalid target '{shown}': {e}"))?;
+        let (one, hostlist) = split_hosts(raw);
+        let u = url::Url::parse(&one).map_err(|e| format!("invalid target '{shown}': {e}"))?;
+        let nodes = match &hostlist {
+            Some(list) => parse_hosts(list, default_port)
+                .map_err(|e| format!("invalid target '{shown}': {e}"))?,
+            None => Vec::new(),
+        };
+
         let host = u
             .host_str()
             .unwrap_or("")
@@ -257,6 +272,11 @@ impl TargetSpec {
                 ssl_mode.name()
             ));
         }
+        if !nodes.is_empty() && socket.is_some() {
+            return Err(format!(
+                "invalid target '{shown}': several hosts need TCP (host:port each), not ?{socket_key}= (a socket is one server)"
+            ));
+        }
         let url_password = u.password().map(percent_decode);
         let password_in_url = url_password.is_some();
         let password = url_password.or_else(|| env_password(dbms));
@@ -264,16 +284,29 @@ impl TargetSpec {
         if password_in_url {
             let _ = display.set_password(Some("***"));
         }
+        let mut display = display.to_string();
+        if let Some(list) = &hostlist {
+            // Show every node: the parsed URL holds only the first.
+            let one_host = match u.port() {
+                Some(p) => format!("{}:{p}", u.host_str().unwrap_or("")),
+                None => u.host_str().unwrap_or("").to_string(),
+            };
+            display = display.replacen(&format!("@{one_host}"), &format!("@{list}"), 1);
+        }
+        let (host, port) = match nodes.first() {
+            Some((h, p)) => (h.clone(), *p),
+            None => (host, u.port().unwrap_or(default_port)),
+        };
         Ok(Self {
             dbms,
-            display: display.to_string(),
+            display,
             sqlite_path: PathBuf::new(),
             host: if host.is_empty() {
                 "localhost".into()
             } else {
                 host
             },
-            port: u.port().unwrap_or(default_port),
+            port,
             socket,
             user,
             password,
@@ -285,7 +318,39 @@ impl TargetSpec {
             pg_driver,
             pipeline_begin,
             pipeline_statements,
+            nodes,
         })
+    }
+
+    /// How many nodes the target has (1 unless the URL lists several hosts).
+    pub fn node_count(&self) -> usize {
+        self.nodes.len().max(1)
+    }
+
+    /// `host:port` of node `i` (the socket for a one-host target on a Unix socket).
+    pub fn node_label(&self, i: usize) -> String {
+        match self.nodes.get(i) {
+            Some((h, p)) => format!("{h}:{p}"),
+            None => match &self.socket {
+                Some(s) if self.nodes.is_empty() => s.clone(),
+                _ => format!("{}:{}", self.host, self.port),
+            },
+        }
+    }
+
+    /// The target narrowed to node `i`: a one-host spec whose `display` names that node.
+    pub fn node(&self, i: usize) -> TargetSpec {
+        let Some((h, p)) = self.nodes.get(i) else {
+            return self.clone();
+        };
+        let mut t = self.clone();
+        if let (_, Some(list)) = split_hosts(&self.display) {
+            t.display = self.display.replacen(&list, &format!("{h}:{p}"), 1);
+        }
+        t.host = h.clone();
+        t.port = *p;
+        t.nodes = Vec::new();
+        t
     }
 
     /// Remove the password from any text (driver messages, for instance) before it is shown.
@@ -295,6 +360,53 @@ impl TargetSpec {
             _ => text.to_string(),
         }
     }
+}
+
+/// Split a multi-host URL: the URL with only the first host (what `url::Url` parses) and the
+/// host list as written, or the URL unchanged and None when it names one host.
+fn split_hosts(raw: &str) -> (String, Option<String>) {
+    let Some(start) = raw.find("://").map(|i| i + 3) else {
+        return (raw.to_string(), None);
+    };
+    let end = raw[start..]
+        .find(['/', '?'])
+        .map_or(raw.len(), |i| start + i);
+    let auth = &raw[start..end];
+    let host_at = auth.rfind('@').map_or(start, |i| start + i + 1);
+    let list = &raw[host_at..end];
+    if !list.contains(',') {
+        return (raw.to_string(), None);
+    }
+    let first = list.split(',').next().unwrap_or("");
+    (
+        format!("{}{first}{}", &raw[..host_at], &raw[end..]),
+        Some(list.to_string()),
+    )
+}
+
+/// `h1:p1,h2,[::1]:p3` as (host, port) pairs, the default port where none is given.
+fn parse_hosts(list: &str, default_port: u16) -> Result<Vec<(String, u16)>, String> {
+    let mut out = Vec::new();
+    for item in list.split(',') {
+        let (h, p) = match item.rsplit_once(':') {
+            Some((h, p)) if !p.contains(']') => (h, Some(p)),
+            _ => (item, None),
+        };
+        let h = h.trim_matches(['[', ']']);
+        if h.is_empty() {
+            return Err(format!("empty host in the host list '{list}'"));
+        }
+        let port = match p {
+            Some(p) => p
+                .parse::<u16>()
+                .ok()
+                .filter(|p| *p > 0)
+                .ok_or_else(|| format!("bad port '{p}' in the host list '{list}'"))?,
+            None => default_port,
+        };
+        out.push((h.to_string(), port));
+    }
+    Ok(out)
 }
 
 /// True for query keys whose values are secrets (`password=`, `sslkey=`, `ssl-key=`, ...).
@@ -445,6 +557,49 @@ mod tests {
             e.contains("unknown driver 'libpq'") && !e.contains("hunter2"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn several_hosts() {
+        let t = parse("mysql://root:pw9@10.0.0.1:3307,10.0.0.2,h3:3309/db").unwrap();
+        assert_eq!(
+            t.nodes,
+            vec![
+                ("10.0.0.1".to_string(), 3307),
+                ("10.0.0.2".to_string(), 3306),
+                ("h3".to_string(), 3309)
+            ]
+        );
+        assert_eq!(
+            (t.host.as_str(), t.port, t.node_count()),
+            ("10.0.0.1", 3307, 3)
+        );
+        assert_eq!(
+            t.display,
+            "mysql://root:***@10.0.0.1:3307,10.0.0.2,h3:3309/db"
+        );
+        let n1 = t.node(1);
+        assert_eq!(
+            (n1.host.as_str(), n1.port, n1.node_count()),
+            ("10.0.0.2", 3306, 1)
+        );
+        assert_eq!(n1.display, "mysql://root:***@10.0.0.2:3306/db");
+        assert_eq!(t.node_label(2), "h3:3309");
+        let p = parse("postgres://pg@a:5432,b:5433/db").unwrap();
+        assert_eq!(p.node_label(1), "b:5433");
+        assert_eq!(parse("postgres://pg@a/db").unwrap().node_count(), 1);
+        for bad in [
+            "mysql://u:hunter2@a:1,,b/db",
+            "mysql://u:hunter2@a:1,b:x/db",
+            "mysql://u:hunter2@a:1,b:0/db",
+            "mysql://u:hunter2@a,b/db?socket=/s",
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert!(
+                e.starts_with("invalid target") && !e.contains("hunter2"),
+                "{bad}: {e}"
+            );
+        }
     }
 
     #[test]

@@ -9,8 +9,8 @@ use crate::live::{PhaseInfo, PhaseKind};
 use crate::measure::proc::{self, ProcSample};
 use crate::measure::LatencyHist;
 use crate::report::{
-    Aggregate, ClientCpu, HostCpu, KindRecord, OpenLoop, PhaseSummary, Point, RunRecord,
-    ServerProcess,
+    Aggregate, ClientCpu, HostCpu, KindRecord, NodeRecord, OpenLoop, PhaseSummary, Point,
+    RunRecord, ServerProcess,
 };
 use crate::runner::{
     interrupt, ConnectStats, IntervalSample, KindTick, Pacing, PhaseResult, SessionConfig,
@@ -251,12 +251,7 @@ pub fn record(
         ops_per_s: res.ops as f64 / elapsed_s.max(1e-9),
         statements_per_s: res.statements as f64 / elapsed_s.max(1e-9),
         errors_total: res.errors.total(),
-        errors: res
-            .errors
-            .to_map()
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
+        errors: error_map(&res.errors),
         error_samples: res.error_samples.clone(),
         latency_us: res.hist.summary(),
         client_cpu: ClientCpu::new(res.client_cpu, res.ops),
@@ -273,8 +268,31 @@ pub fn record(
         workload_counters: res.counters.clone(),
         reconnects: res.reconnects,
         reconnect_failures: res.reconnect_failures,
+        by_node: res
+            .by_node
+            .iter()
+            .map(|n| NodeRecord {
+                node: n.label.clone(),
+                connections: n.connections,
+                ops: n.ops,
+                ops_per_s: n.ops as f64 / elapsed_s.max(1e-9),
+                errors_total: n.errors.total(),
+                errors: error_map(&n.errors),
+                latency_us: n.hist.summary(),
+                workers_lost: n.workers_lost,
+                reconnects: n.reconnects,
+            })
+            .collect(),
         ..RunRecord::default()
     }
+}
+
+/// Errors by class name (only the classes that occurred).
+fn error_map(e: &crate::measure::ErrorCounts) -> BTreeMap<String, u64> {
+    e.to_map()
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
 }
 
 /// The host's busy CPU over a run, and what processes other than the client and the server

@@ -227,9 +227,31 @@ pub struct RunRecord {
     pub reconnects: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub reconnect_failures: u64,
+    /// Per node of a multi-host target, in the URL's order (absent for one node).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_node: Vec<NodeRecord>,
     /// Parts of the run that one workload owns, keyed by the workload's name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub sections: BTreeMap<String, Value>,
+}
+
+/// One node of a multi-host target over a run: its connections' operations, errors and
+/// latencies (they add up to the run's totals).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct NodeRecord {
+    /// `host:port` as the URL gave it.
+    pub node: String,
+    pub connections: usize,
+    pub ops: u64,
+    pub ops_per_s: f64,
+    pub errors_total: u64,
+    pub errors: BTreeMap<String, u64>,
+    pub latency_us: LatencySummary,
+    /// Connections to this node lost for good during the run (the node went away).
+    #[serde(default)]
+    pub workers_lost: usize,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reconnects: u64,
 }
 
 /// The typed content of a section, None when it is absent or does not have the owner's shape.

@@ -111,6 +111,27 @@ impl KindStats {
     }
 }
 
+/// One node of a multi-host target over a phase: what its connections did.
+#[derive(Debug, Clone)]
+pub struct NodeStats {
+    /// `host:port` as the URL gave it.
+    pub label: String,
+    pub connections: usize,
+    pub ops: u64,
+    pub errors: ErrorCounts,
+    pub hist: LatencyHist,
+    /// Connections to this node lost for good in the phase.
+    pub workers_lost: usize,
+    /// Connections re-established (`--reconnect`).
+    pub reconnects: u64,
+}
+
+/// Which node worker `w` of `workers` connects to: round robin, as sysbench spreads its
+/// threads over a `--mysql-host` list.
+pub fn node_of(w: usize, nodes: usize) -> usize {
+    w % nodes.max(1)
+}
+
 /// The slot of `kind`, grown on first use (workloads without kinds only ever use slot 0).
 fn kind_slot(v: &mut Vec<KindStats>, kind: u8) -> &mut KindStats {
     let k = kind as usize;
@@ -197,6 +218,8 @@ struct WorkerStats {
     /// Connections re-established (`--reconnect`) and attempts that failed.
     reconnects: u64,
     reconnect_failures: u64,
+    /// The node of a multi-host target this worker is connected to.
+    node: Option<usize>,
 }
 
 /// Operations of one kind in one interval (indexed like `Workload::kinds()`).
@@ -282,6 +305,8 @@ pub struct PhaseResult {
     /// Set when every connection was lost in this phase (the run cannot go on): why. What the
     /// phase measured until then is still here, so that it can be kept.
     pub lost_all: Option<String>,
+    /// Per node of a multi-host target, in the URL's order (empty for one node).
+    pub by_node: Vec<NodeStats>,
 }
 
 /// Connected workers, ready to run phases.
@@ -295,6 +320,8 @@ pub struct Session {
     /// Set once `stop_handle` was asked for: the phases of this session can be ended early.
     stop: Option<Arc<Mutex<StopState>>>,
     connect: ConnectStats,
+    /// `host:port` of each node of a multi-host target (empty for one node).
+    nodes: Vec<String>,
 }
 
 /// Ends a session's running phase from another thread: for a phase that lasts as long as
@@ -361,14 +388,19 @@ impl Session {
         let (cmd, cmd_rx) = watch::channel(Command::Idle);
         let (tx, rx) = mpsc::channel();
         let factory = Arc::new(factory);
-        let target = Arc::new(target.clone());
+        let multi = target.node_count() > 1;
+        let node_targets: Arc<Vec<Arc<TargetSpec>>> = Arc::new(
+            (0..target.node_count())
+                .map(|i| Arc::new(target.node(i)))
+                .collect(),
+        );
         let mut handles = Vec::with_capacity(loops);
         for l in 0..loops {
             // Worker w runs on loop w % loops.
             let ids: Vec<usize> = (l..n).step_by(loops).collect();
-            let (factory, target, cmd_rx, tx, window) = (
+            let (factory, node_targets, cmd_rx, tx, window) = (
                 factory.clone(),
-                target.clone(),
+                node_targets.clone(),
                 cmd_rx.clone(),
                 tx.clone(),
                 window.clone(),
@@ -390,11 +422,23 @@ impl Session {
                     let rec = Rc::new(RefCell::new(LoopRecorder::new(ids.len())));
                     for (slot, w) in ids.into_iter().enumerate() {
                         let driver = factory(w);
-                        let (target, cmd_rx, tx) = (target.clone(), cmd_rx.clone(), tx.clone());
+                        let node = node_of(w, node_targets.len());
+                        let target = node_targets[node].clone();
+                        let (cmd_rx, tx) = (cmd_rx.clone(), tx.clone());
+                        let node = multi.then_some(node);
                         let place = (rec.clone(), slot);
                         let opening = window.clone();
                         local.spawn_local(worker(
-                            w, n, pacing, faults, target, driver, cmd_rx, tx, place, opening,
+                            (w, node),
+                            n,
+                            pacing,
+                            faults,
+                            target,
+                            driver,
+                            cmd_rx,
+                            tx,
+                            place,
+                            opening,
                         ));
                     }
                     rt.block_on(local);
@@ -412,6 +456,13 @@ impl Session {
             next_phase: 1,
             stop: None,
             connect: ConnectStats::default(),
+            nodes: if multi {
+                (0..target.node_count())
+                    .map(|i| target.node_label(i))
+                    .collect()
+            } else {
+                Vec::new()
+            },
         };
         let mut answered = 0;
         let mut retries = 0;
@@ -445,7 +496,7 @@ impl Session {
             session.stop();
             let opened = session.alive.iter().filter(|a| **a).count();
             let hint = match connect::Limit::of(&error) {
-                Some(l) => format!(" — {}", l.advice(&target, n)),
+                Some(l) => format!(" — {}", l.advice(target, n)),
                 None => String::new(),
             };
             let tried = if retries > 0 {
@@ -456,10 +507,11 @@ impl Session {
             } else {
                 String::new()
             };
+            let to = target.node(node_of(worker, target.node_count()));
             return Err(Error::usage(format!(
                 "connection {} of {n} to {} failed ({opened} opened{tried}): {}{hint}",
                 worker + 1,
-                target.display,
+                to.display,
                 target.scrub(&error.message)
             )));
         }
@@ -552,6 +604,7 @@ impl Session {
                 hist: LatencyHist::new(),
                 response: LatencyHist::new(),
                 by_kind: Vec::new(),
+                by_node: Vec::new(),
             }),
             schedule: ScheduleStats::default(),
             end: start,
@@ -562,7 +615,21 @@ impl Session {
             counters: Vec::new(),
             reconnects: 0,
             reconnect_failures: 0,
+            node: None,
         };
+        let mut by_node: Vec<NodeStats> = self
+            .nodes
+            .iter()
+            .map(|label| NodeStats {
+                label: label.clone(),
+                connections: 0,
+                ops: 0,
+                errors: ErrorCounts::default(),
+                hist: LatencyHist::new(),
+                workers_lost: 0,
+                reconnects: 0,
+            })
+            .collect();
         let mut done = 0;
         let mut lost = 0;
         let interval_s = interval.as_secs_f64();
@@ -629,6 +696,14 @@ impl Session {
                 }
                 Msg::PhaseDone { worker, mut stats } => {
                     latest[worker] = u32::MAX;
+                    let node = stats.node.and_then(|i| by_node.get_mut(i));
+                    if let Some(nd) = node {
+                        nd.connections += 1;
+                        nd.ops += stats.ops;
+                        nd.errors.merge(&stats.errors);
+                        nd.reconnects += stats.reconnects;
+                        nd.workers_lost += stats.lost.is_some() as usize;
+                    }
                     if let Some(error) = stats.lost.take() {
                         self.alive[worker] = false;
                         lost += 1;
@@ -666,6 +741,9 @@ impl Session {
         }
         for (k, h) in hists.by_kind.iter().enumerate() {
             kind_slot(&mut by_kind, k as u8).hist.add(h);
+        }
+        for (nd, h) in by_node.iter_mut().zip(&hists.by_node) {
+            nd.hist.add(h);
         }
         let last = pending
             .keys()
@@ -709,6 +787,7 @@ impl Session {
             reconnects: total.reconnects,
             reconnect_failures: total.reconnect_failures,
             lost_all,
+            by_node,
         })
     }
 
@@ -736,10 +815,10 @@ fn merge_stats(total: &mut WorkerStats, s: WorkerStats) {
         t.hist.add(&h.hist);
         t.response.add(&h.response);
         for (k, kh) in h.by_kind.iter().enumerate() {
-            if t.by_kind.len() <= k {
-                t.by_kind.resize_with(k + 1, LatencyHist::new);
-            }
-            t.by_kind[k].add(kh);
+            recorder::grown(&mut t.by_kind, k).add(kh);
+        }
+        for (i, nh) in h.by_node.iter().enumerate() {
+            recorder::grown(&mut t.by_node, i).add(nh);
         }
     }
     total.schedule.merge(&s.schedule);
@@ -768,7 +847,7 @@ fn merge_stats(total: &mut WorkerStats, s: WorkerStats) {
 
 #[allow(clippy::too_many_arguments)]
 async fn worker<D: Driver>(
-    w: usize,
+    (w, node): (usize, Option<usize>),
     workers: usize,
     pacing: Pacing,
     faults: Faults,
@@ -948,7 +1027,8 @@ async fn worker<D: Driver>(
                 Ok(step) => {
                     let us = t1.duration_since(t0).as_micros() as u64;
                     let response_us = intended.map(|due| t1.duration_since(due).as_micros() as u64);
-                    rec.borrow_mut().record(idx, step.kind, us, response_us);
+                    rec.borrow_mut()
+                        .record(idx, step.kind, node, us, response_us);
                     ops += 1;
                     iops += 1;
                     rows += step.rows;
@@ -1030,6 +1110,7 @@ async fn worker<D: Driver>(
             counters: counter_growth(&counters0, driver.counters()),
             reconnects,
             reconnect_failures,
+            node,
         };
         let was_lost = stats.lost.is_some();
         let _ = tx.send(Msg::PhaseDone {

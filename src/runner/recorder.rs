@@ -37,6 +37,8 @@ pub(super) struct LoopRecorder {
     hist: LatencyHist,
     response: Option<LatencyHist>,
     by_kind: Vec<LatencyHist>,
+    /// Per node of a multi-host target (empty for one node).
+    by_node: Vec<LatencyHist>,
     intervals: BTreeMap<u32, LatencyHist>,
 }
 
@@ -45,6 +47,7 @@ pub(super) struct PhaseHists {
     pub hist: LatencyHist,
     pub response: LatencyHist,
     pub by_kind: Vec<LatencyHist>,
+    pub by_node: Vec<LatencyHist>,
 }
 
 impl LoopRecorder {
@@ -58,6 +61,7 @@ impl LoopRecorder {
             hist: LatencyHist::new(),
             response: None,
             by_kind: Vec::new(),
+            by_node: Vec::new(),
             intervals: BTreeMap::new(),
         }
     }
@@ -78,6 +82,7 @@ impl LoopRecorder {
         self.hist.reset();
         self.response = None;
         self.by_kind.clear();
+        self.by_node.clear();
         self.intervals.clear();
     }
 
@@ -86,15 +91,22 @@ impl LoopRecorder {
         self.gone[slot] = true;
     }
 
-    /// One successful operation that ended in interval `idx`.
+    /// One successful operation that ended in interval `idx`, on node `node` of a multi-host
+    /// target (None: one node, nothing kept per node).
     #[inline]
-    pub fn record(&mut self, idx: u32, kind: u8, us: u64, response_us: Option<u64>) {
+    pub fn record(
+        &mut self,
+        idx: u32,
+        kind: u8,
+        node: Option<usize>,
+        us: u64,
+        response_us: Option<u64>,
+    ) {
         self.hist.record_us(us);
-        let k = kind as usize;
-        if self.by_kind.len() <= k {
-            self.by_kind.resize_with(k + 1, LatencyHist::new);
+        grown(&mut self.by_kind, kind as usize).record_us(us);
+        if let Some(n) = node {
+            grown(&mut self.by_node, n).record_us(us);
         }
-        self.by_kind[k].record_us(us);
         if let Some(r) = response_us {
             self.response
                 .get_or_insert_with(LatencyHist::new)
@@ -139,8 +151,17 @@ impl LoopRecorder {
             hist: std::mem::take(&mut self.hist),
             response: self.response.take().unwrap_or_default(),
             by_kind: std::mem::take(&mut self.by_kind),
+            by_node: std::mem::take(&mut self.by_node),
         })
     }
+}
+
+/// Slot `i` of `v`, grown on first use.
+pub(super) fn grown(v: &mut Vec<LatencyHist>, i: usize) -> &mut LatencyHist {
+    if v.len() <= i {
+        v.resize_with(i + 1, LatencyHist::new);
+    }
+    &mut v[i]
 }
 
 #[cfg(test)]
@@ -151,15 +172,15 @@ mod tests {
     fn intervals_are_handed_over_once_every_worker_has_left_them() {
         let mut r = LoopRecorder::new(2);
         r.start_phase(1);
-        r.record(0, 0, 10, None);
-        r.record(0, 0, 20, None);
-        r.record(1, 0, 30, None);
+        r.record(0, 0, None, 10, None);
+        r.record(0, 0, Some(1), 20, None);
+        r.record(1, 0, None, 30, None);
         // Worker 0 moves on; worker 1 is still in interval 0: nothing can be handed over.
         assert!(r.move_to(0, 1).is_empty());
         let out = r.move_to(1, 2);
         assert_eq!(out.len(), 1);
         assert_eq!((out[0].0, out[0].1.count()), (0, 2));
-        r.record(2, 0, 40, None);
+        r.record(2, 0, None, 40, None);
         assert_eq!(r.move_to(0, u32::MAX).len(), 1); // interval 1 (worker 1 is at 2)
         let rest = r.move_to(1, u32::MAX);
         assert_eq!(rest.len(), 1);
@@ -170,6 +191,7 @@ mod tests {
             .expect("the last worker takes the phase histograms");
         assert_eq!(h.hist.count(), 4);
         assert_eq!(h.by_kind[0].count(), 4);
+        assert_eq!((h.by_node.len(), h.by_node[1].count()), (2, 1));
         assert_eq!(h.response.count(), 0);
     }
 
@@ -177,7 +199,7 @@ mod tests {
     fn a_lost_worker_takes_no_part_in_later_phases() {
         let mut r = LoopRecorder::new(3);
         r.start_phase(1);
-        r.record(0, 1, 5, Some(7));
+        r.record(0, 1, None, 5, Some(7));
         r.move_to(0, u32::MAX);
         r.move_to(1, u32::MAX);
         r.move_to(2, u32::MAX);
@@ -188,7 +210,7 @@ mod tests {
         assert_eq!(h.response.count(), 1);
         // Phase 2: two workers; the second start of the phase does not reset it again.
         r.start_phase(2);
-        r.record(0, 0, 5, None);
+        r.record(0, 0, None, 5, None);
         r.start_phase(2);
         assert_eq!(r.move_to(0, 1).len(), 0, "worker 2 is still in interval 0");
         assert_eq!(r.move_to(2, 1).len(), 1);

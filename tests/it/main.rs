@@ -3,6 +3,7 @@
 //! with EB_REQUIRE_SERVERS=1 a missing URL fails the test instead of skipping it.
 
 mod cli;
+mod cluster;
 mod common;
 mod compression;
 mod connections;
