@@ -20,6 +20,9 @@
 #   EB_TEST_PG_URL         postgres://postgres@localhost:PGPORT/enginebench_test?host=DIR/pgsock
 #   EB_TEST_PG_TCP_URL     postgres://postgres@127.0.0.1:PGPORT/enginebench_test
 #   EB_TEST_PG_PID         pid of the postmaster
+#   EB_TEST_GALERA_URL     mysql://root@127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3/enginebench_test:
+#                          a 3-node MariaDB Galera cluster (state transfer by rsync), every
+#                          node on its own loopback ports; EB_GALERA_NODES=0 starts none
 # The PG socket URL carries the port because PostgreSQL names its socket file
 # after the port (DIR/pgsock/.s.PGSQL.PGPORT); without it clients look for 5432.
 #
@@ -33,7 +36,9 @@ export PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH"
 PACKAGES=(mariadb-server mariadb-client mariadb-plugin-rocksdb postgresql
     # InnoDB page compression with lz4, lzo, lzma, bzip2, snappy (the compression workload).
     mariadb-plugin-provider-lz4 mariadb-plugin-provider-lzo mariadb-plugin-provider-lzma
-    mariadb-plugin-provider-bzip2 mariadb-plugin-provider-snappy)
+    mariadb-plugin-provider-bzip2 mariadb-plugin-provider-snappy
+    # The Galera cluster of the clustered-target tests (state transfer by rsync).
+    galera-4 rsync)
 # Extra packages (space separated), e.g. EB_EXTRA_PACKAGES=sysbench.
 read -r -a _extra <<<"${EB_EXTRA_PACKAGES:-}"
 PACKAGES+=("${_extra[@]}")
@@ -304,6 +309,110 @@ mdb_stop() {
     log "MariaDB: stopped"
 }
 
+# ----------------------------------------------------------------- Galera ---
+
+# A Galera cluster of GAL_NODES MariaDB nodes under DIR/gal: node i has its data in
+# DIR/gal/n$i, its SQL port in GAL_PORTS[i] and group-communication, IST and SST ports of its
+# own, all on 127.0.0.1. The first node bootstraps the cluster; the others join one after the
+# other with a full state transfer by rsync from a synced node. When we are root the nodes run
+# as user mysql: the rsync daemon of a state transfer started by root drops to nobody and can
+# then not write the joiner's data directory.
+GAL_NODES=${EB_GALERA_NODES:-3}
+
+gal_user() { if ((EUID == 0)); then echo mysql; else id -un; fi; }
+
+gal_pids() { # node
+    pids_with_arg mariadbd "--datadir=$DIR/gal/n$1"
+}
+
+gal_sql() { # node sql
+    mariadb --no-defaults -S "$DIR/gal/n$1.sock" -uroot --batch --skip-column-names -e "$2"
+}
+
+gal_start() {
+    local i user addr="" deadline state
+    user=$(gal_user)
+    rm -rf "$DIR/gal"
+    mkdir -p "$DIR/gal"
+    GAL_PORTS=() GAL_GCOMM=()
+    for ((i = 1; i <= GAL_NODES; i++)); do
+        GAL_PORTS[i]=$(pick_port)
+        GAL_GCOMM[i]=$(pick_port)
+        addr+="${addr:+,}127.0.0.1:${GAL_GCOMM[i]}"
+        mkdir -p "$DIR/gal/n$i" "$DIR/gal/t$i"
+    done
+    log "Galera: initialising the first node's data directory"
+    mariadb-install-db --no-defaults --user="$user" --datadir="$DIR/gal/n1" \
+        --auth-root-authentication-method=normal >"$DIR/gal/install.log" 2>&1 ||
+        die "Galera: mariadb-install-db failed (log: $DIR/gal/install.log)"
+    [[ $user == "$(id -un)" ]] || chown -R "$user" "$DIR/gal"
+    for ((i = 1; i <= GAL_NODES; i++)); do
+        local ist sst
+        ist=$(pick_port)
+        sst=$(pick_port)
+        log "Galera: starting node $i on 127.0.0.1:${GAL_PORTS[i]}"
+        setsid mariadbd --no-defaults --user="$user" \
+            --datadir="$DIR/gal/n$i" --tmpdir="$DIR/gal/t$i" \
+            --socket="$DIR/gal/n$i.sock" --port="${GAL_PORTS[i]}" --bind-address=127.0.0.1 \
+            --pid-file="$DIR/gal/n$i.pid" --log-error="$DIR/gal/n$i.err" \
+            --innodb-buffer-pool-size=128M --max-connections=300 \
+            --binlog-format=ROW --innodb-autoinc-lock-mode=2 \
+            --wsrep-on=ON --wsrep-provider=/usr/lib/galera/libgalera_smm.so \
+            --wsrep-cluster-name="eb-$$" --wsrep-cluster-address="gcomm://$addr" \
+            --wsrep-node-address="127.0.0.1:${GAL_GCOMM[i]}" \
+            --wsrep-provider-options="gmcast.listen_addr=tcp://127.0.0.1:${GAL_GCOMM[i]};ist.recv_addr=127.0.0.1:$ist;gcache.size=64M" \
+            --wsrep-sst-method=rsync --wsrep-sst-receive-address="127.0.0.1:$sst" \
+            --wsrep-node-incoming-address="127.0.0.1:${GAL_PORTS[i]}" \
+            $( ((i == 1)) && echo --wsrep-new-cluster) \
+            </dev/null >>"$DIR/gal/n$i.out" 2>&1 &
+        deadline=$((SECONDS + SERVER_WAIT))
+        while :; do
+            state=$(gal_sql "$i" "SHOW STATUS LIKE 'wsrep_local_state_comment'" 2>/dev/null |
+                cut -f2 || true)
+            [[ $state == Synced ]] && break
+            [[ -n "$(gal_pids "$i")" ]] || {
+                tail -n 20 "$DIR/gal/n$i.err" >&2 2>/dev/null || true
+                die "Galera: node $i exited during start-up (log: $DIR/gal/n$i.err)"
+            }
+            ((SECONDS < deadline)) || die "Galera: node $i not synced after ${SERVER_WAIT}s (log: $DIR/gal/n$i.err)"
+            sleep 0.5
+        done
+    done
+    gal_sql 1 "CREATE DATABASE IF NOT EXISTS $DB_NAME"
+    local hosts=""
+    for ((i = 1; i <= GAL_NODES; i++)); do hosts+="${hosts:+,}127.0.0.1:${GAL_PORTS[i]}"; done
+    GAL_URL="mysql://root@$hosts/$DB_NAME"
+    log "Galera: $GAL_NODES nodes synced, cluster size $(gal_sql 1 "SHOW STATUS LIKE 'wsrep_cluster_size'" | cut -f2)"
+}
+
+gal_stop() {
+    local i pids pid deadline
+    [[ -d "$DIR/gal" ]] || return 0
+    # The last node first: the first one then leaves last and could bootstrap again.
+    for ((i = 9; i >= 1; i--)); do
+        [[ -d "$DIR/gal/n$i" ]] || continue
+        pids=$(gal_pids "$i" | paste -sd ' ')
+        [[ -n "${pids// /}" ]] || continue
+        log "Galera: stopping node $i (pid $pids)"
+        timeout $((SERVER_WAIT + 10)) mariadb-admin --no-defaults -S "$DIR/gal/n$i.sock" -uroot \
+            --connect-timeout=5 --shutdown-timeout="$SERVER_WAIT" shutdown >/dev/null 2>&1 ||
+            kill -TERM $pids 2>/dev/null || true
+        deadline=$((SECONDS + SERVER_WAIT))
+        for pid in $pids; do
+            while alive "$pid"; do
+                if ((SECONDS >= deadline)); then
+                    kill -KILL "$pid" 2>/dev/null || true
+                    STOP_FAILED=1
+                    break
+                fi
+                sleep 0.2
+            done
+        done
+    done
+    # A state transfer's rsync daemon outlives a killed joiner.
+    pkill -f "rsync --daemon.*$DIR/gal/" 2>/dev/null || true
+}
+
 # ------------------------------------------------------------- PostgreSQL ---
 
 # PostgreSQL refuses to run as root; run its tools as the postgres user from /
@@ -439,7 +548,7 @@ start)
 
     # If anything below fails, do not leave half the servers running.
     STOP_FAILED=0
-    trap 'rc=$?; if ((rc != 0)); then log "start failed, stopping what was started"; mdb_stop || true; pg_stop || true; fi' EXIT
+    trap 'rc=$?; if ((rc != 0)); then log "start failed, stopping what was started"; mdb_stop || true; pg_stop || true; gal_stop || true; fi' EXIT
 
     mdb_start
     # Check rather than assume that MyRocks loaded: tests rely on it.
@@ -457,6 +566,9 @@ start)
     fi
     log "PostgreSQL: ready, pid $PG_PID, database $DB_NAME"
 
+    GAL_URL=""
+    ((GAL_NODES == 0)) || gal_start
+
     # Write env.sh atomically so a reader never sees half a file.
     cat >"$DIR/env.sh.tmp" <<EOF
 # Written by db-servers.sh start $DIR on $(date -u '+%Y-%m-%dT%H:%M:%SZ'); source it.
@@ -466,6 +578,7 @@ export EB_TEST_MYSQL_PID='$MDB_PID'
 export EB_TEST_PG_URL='postgres://postgres@localhost:$PG_PORT/$DB_NAME?host=$DIR/pgsock'
 export EB_TEST_PG_TCP_URL='postgres://postgres@127.0.0.1:$PG_PORT/$DB_NAME'
 export EB_TEST_PG_PID='$PG_PID'
+export EB_TEST_GALERA_URL='$GAL_URL'
 EOF
     mv "$DIR/env.sh.tmp" "$DIR/env.sh"
     trap - EXIT
@@ -484,6 +597,7 @@ stop)
     if [[ -d /usr/lib/postgresql ]]; then PGBIN=$(pg_bindir 2>/dev/null || true); fi
     mdb_stop
     pg_stop
+    gal_stop
     ((STOP_FAILED == 0)) || die "a server had to be killed (see logs in $DIR)"
     ;;
 *)

@@ -1,6 +1,7 @@
 //! Clustered targets: several hosts in one URL (connections spread round robin, figures per
 //! node), and the clusters the tool starts itself (`--server mariadb-galera:N`).
 
+use enginebench::db::Conn;
 use serde_json::Value as Json;
 
 use crate::common::*;
@@ -122,4 +123,134 @@ fn cluster_bad_host_lists_exit_2() {
         assert!(!out.stderr.contains("hunter2"));
         assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
     }
+}
+
+/// The nodes of a multi-host URL, each as a URL of its own.
+fn node_urls(url: &str) -> Vec<String> {
+    let (head, rest) = url.split_once('@').unwrap();
+    let (hosts, path) = rest.split_once('/').unwrap();
+    hosts
+        .split(',')
+        .map(|h| format!("{head}@{h}/{path}"))
+        .collect()
+}
+
+/// Each node's answers to `sql` (one row), after waiting for the node to apply everything the
+/// cluster committed before (causal read).
+fn per_node(urls: &[String], sql: &str) -> Vec<Vec<Option<String>>> {
+    urls.iter()
+        .map(|u| {
+            block(async {
+                let mut c = Conn::connect(&spec(u))
+                    .await
+                    .expect("connect to a Galera node");
+                c.execute("SET SESSION wsrep_sync_wait = 1").await.unwrap();
+                c.query(sql).await.unwrap().remove(0)
+            })
+        })
+        .collect()
+}
+
+/// The conflicts Galera counted on all nodes so far (certification failures and transactions
+/// aborted by a replicated write).
+fn galera_conflicts(urls: &[String]) -> u64 {
+    per_node(
+        urls,
+        "SELECT SUM(VARIABLE_VALUE) FROM information_schema.GLOBAL_STATUS \
+         WHERE VARIABLE_NAME IN ('WSREP_LOCAL_CERT_FAILURES', 'WSREP_LOCAL_BF_ABORTS')",
+    )
+    .iter()
+    .map(|r| r[0].as_deref().unwrap_or("0").parse::<u64>().unwrap())
+    .sum()
+}
+
+/// oltp_read_write over the three nodes of the test Galera cluster on 100 hot rows: every node
+/// serves its connections, the cluster's conflicts come back as deadlock errors that are
+/// counted and not fatal, and afterwards every node holds the same rows and the same sum of
+/// `k`.
+#[test]
+fn cluster_galera_oltp_read_write_over_three_nodes() {
+    // scripts/db-servers.sh with EB_GALERA_NODES=0 writes the variable empty: no cluster.
+    if std::env::var("EB_TEST_GALERA_URL").as_deref() == Ok("") {
+        eprintln!("skipped: EB_GALERA_NODES=0 started no Galera cluster");
+        return;
+    }
+    let Some(base) = server_url("EB_TEST_GALERA_URL") else {
+        return;
+    };
+    let db = "eb_it_galera";
+    // DDL on the first node replicates to the others.
+    let first = node_urls(&base).remove(0);
+    let url = {
+        let one = fresh_db(&first, db);
+        let (_, rest) = base.split_once('@').unwrap();
+        let hosts = rest.split_once('/').unwrap().0;
+        let head = one.split_once('@').unwrap().0;
+        format!("{head}@{hosts}/{db}")
+    };
+    let nodes = node_urls(&url);
+    assert_eq!(nodes.len(), 3, "{url}");
+    let dir = tempdir();
+    let prep = eb(
+        dir.path(),
+        &[
+            "prepare",
+            "oltp_read_write",
+            "--target",
+            &url,
+            "--table-size",
+            "100",
+        ],
+    );
+    assert_eq!(prep.code, 0, "{}", prep.stderr);
+    let conflicts0 = galera_conflicts(&nodes);
+    let doc = run_json(
+        dir.path(),
+        &[
+            "run",
+            "oltp_read_write",
+            "--target",
+            &url,
+            "--table-size",
+            "100",
+            "--threads",
+            "6",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+            "--duration",
+            "2s",
+            "--format",
+            "json",
+        ],
+    );
+    let conflicts = galera_conflicts(&nodes) - conflicts0;
+    let run = &doc["points"][0]["runs"][0];
+    let by_node = run["by_node"].as_array().unwrap();
+    assert_eq!(by_node.len(), 3);
+    for n in by_node {
+        assert_eq!(n["connections"].as_u64().unwrap(), 2, "{n}");
+        assert!(n["ops"].as_u64().unwrap() > 0, "{n}");
+    }
+    // Conflicts are counted by class, never fatal, and come from the cluster: the server
+    // reports a certification failure or a brute-force abort as error 1213 (deadlock).
+    let errors = run["errors"].as_object().cloned().unwrap_or_default();
+    assert!(
+        errors.keys().all(|k| k == "deadlock"),
+        "only conflicts expected: {errors:?}"
+    );
+    let deadlocks = errors.get("deadlock").and_then(|v| v.as_u64()).unwrap_or(0);
+    assert!(
+        deadlocks == 0 || conflicts > 0,
+        "{deadlocks} deadlocks but Galera counted no conflict"
+    );
+    // Every node ends with the same table.
+    let state = per_node(&nodes, "SELECT COUNT(*), SUM(k) FROM sbtest1");
+    assert_eq!(state[0][0].as_deref(), Some("100"), "{state:?}");
+    assert!(
+        state.iter().all(|s| *s == state[0]),
+        "nodes differ: {state:?}"
+    );
+    eprintln!("galera: {deadlocks} conflicts counted by the run, {conflicts} by the cluster");
 }
