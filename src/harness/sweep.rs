@@ -90,6 +90,7 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                     break;
                 }
                 let before = h.admin.counters(rt);
+                let nodes_before = h.admin.other_node_counters(rt);
                 let proc0 = h.server_pid.and_then(ProcSample::of_tree);
                 let busy0 = proc::host_busy_s();
                 let info = PhaseInfo::new(PhaseKind::Run, op_name, threads, (r, cfg.runs))
@@ -106,6 +107,7 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                 let busy1 = proc::host_busy_s();
                 let proc1 = h.server_pid.and_then(ProcSample::of_tree);
                 let after = h.admin.counters(rt);
+                let nodes_after = h.admin.other_node_counters(rt);
                 if res.interrupted && res.ops == 0 && res.errors.total() == 0 {
                     break;
                 }
@@ -122,6 +124,16 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                 if res.reconnects == 0 && !before.is_empty() && !after.is_empty() {
                     rec.server_counters = delta(&before, &after);
                     live.server_counters(&rec.server_counters);
+                }
+                // Every node's own counters (node 0's are the run's).
+                let befores = std::iter::once(&before).chain(&nodes_before);
+                let afters = std::iter::once(&after).chain(&nodes_after);
+                if !nodes_before.is_empty() {
+                    for ((node, b), a) in rec.by_node.iter_mut().zip(befores).zip(afters) {
+                        if !b.is_empty() && !a.is_empty() {
+                            node.server_counters = delta(b, a);
+                        }
+                    }
                 }
                 rec.intervals = name_interval_kinds(res.intervals, w, &kinds);
                 rec.percentiles_us = res.hist.percentiles_us(&cfg.extra_percentiles);
@@ -281,6 +293,7 @@ pub fn record(
                 latency_us: n.hist.summary(),
                 workers_lost: n.workers_lost,
                 reconnects: n.reconnects,
+                server_counters: BTreeMap::new(),
             })
             .collect(),
         ..RunRecord::default()

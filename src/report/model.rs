@@ -252,6 +252,10 @@ pub struct NodeRecord {
     pub workers_lost: usize,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub reconnects: u64,
+    /// This node's status counters that moved during the run, read over a connection of its
+    /// own (Galera's certification failures, flow control, queues); empty when not read.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub server_counters: BTreeMap<String, f64>,
 }
 
 /// The typed content of a section, None when it is absent or does not have the owner's shape.

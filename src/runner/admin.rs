@@ -17,15 +17,52 @@ pub struct Admin {
     conn: Option<Conn>,
     spec: TargetSpec,
     faults: Faults,
+    /// Connections to the other nodes of a multi-host target (node 1, 2, ...), opened when
+    /// first needed and dropped after a failed read.
+    nodes: Vec<Option<Conn>>,
 }
 
 impl Admin {
     pub fn new(conn: Conn, spec: TargetSpec, faults: Faults) -> Self {
+        let others = spec.node_count() - 1;
         Admin {
             conn: Some(conn),
             spec,
             faults,
+            nodes: (0..others).map(|_| None).collect(),
         }
+    }
+
+    /// Status counters of the other nodes of a multi-host target (node 1, 2, ... in the URL's
+    /// order; node 0 is `counters`): an empty map for a node that could not be read, none for
+    /// a one-node target.
+    pub fn other_node_counters(&mut self, rt: &Runtime) -> Vec<BTreeMap<String, f64>> {
+        let mut out = Vec::with_capacity(self.nodes.len());
+        let wait = self
+            .faults
+            .query_timeout
+            .unwrap_or(std::time::Duration::from_secs(10));
+        for (i, slot) in self.nodes.iter_mut().enumerate() {
+            let spec = self.spec.node(i + 1);
+            let read = rt.block_on(async {
+                tokio::time::timeout(wait, async {
+                    if slot.is_none() {
+                        *slot = Conn::connect(&spec).await.ok();
+                    }
+                    match slot.as_mut() {
+                        Some(c) => capture::counters(c).await,
+                        None => BTreeMap::new(),
+                    }
+                })
+                .await
+            });
+            let counters = read.unwrap_or_default();
+            if counters.is_empty() {
+                *slot = None;
+            }
+            out.push(counters);
+        }
+        out
     }
 
     /// Run one read on the connection; `None` when there is no usable connection or the read

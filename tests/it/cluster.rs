@@ -229,10 +229,19 @@ fn cluster_galera_oltp_read_write_over_three_nodes() {
     let run = &doc["points"][0]["runs"][0];
     let by_node = run["by_node"].as_array().unwrap();
     assert_eq!(by_node.len(), 3);
+    // Each node's own counters, read over a connection of its own around the run: its
+    // commits, and together the conflicts the cluster counted.
+    let mut node_conflicts = 0.0;
     for n in by_node {
         assert_eq!(n["connections"].as_u64().unwrap(), 2, "{n}");
         assert!(n["ops"].as_u64().unwrap() > 0, "{n}");
+        let c = &n["server_counters"];
+        assert!(c["Com_commit"].as_f64().unwrap() > 0.0, "{n}");
+        for k in ["wsrep_local_cert_failures", "wsrep_local_bf_aborts"] {
+            node_conflicts += c[k].as_f64().unwrap_or(0.0);
+        }
     }
+    assert_eq!(node_conflicts as u64, conflicts, "{by_node:?}");
     // Conflicts are counted by class, never fatal, and come from the cluster: the server
     // reports a certification failure or a brute-force abort as error 1213 (deadlock).
     let errors = run["errors"].as_object().cloned().unwrap_or_default();
