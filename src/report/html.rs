@@ -113,6 +113,7 @@ pub fn render_with_preface(
     latency(&mut h, &rs);
     time_series(&mut h, &rs, owners);
     super::html_kinds::section(&mut h, &rs);
+    super::html_nodes::section(&mut h, &rs);
     for o in owners {
         h.push_str(&o.html(&rs));
     }

@@ -11,6 +11,7 @@ pub mod gate;
 pub mod html;
 mod html_fairness;
 mod html_kinds;
+mod html_nodes;
 mod html_summary;
 pub mod json;
 pub mod model;

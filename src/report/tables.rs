@@ -151,6 +151,7 @@ pub fn all(rs: &[Labeled], owners: Owners) -> Vec<Table> {
     let mut t = Vec::new();
     t.extend(super::html_fairness::tables(rs));
     t.extend(super::html_kinds::tables(rs));
+    t.extend(super::html_nodes::tables(rs));
     for o in owners {
         t.extend(o.tables(rs));
     }

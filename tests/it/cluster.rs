@@ -242,6 +242,24 @@ fn cluster_galera_oltp_read_write_over_three_nodes() {
         }
     }
     assert_eq!(node_conflicts as u64, conflicts, "{by_node:?}");
+    // The page's node table (CSV here): a row per node, its conflicts adding up the same.
+    let path = dir.path().join("galera.json");
+    std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
+    let p = path.to_str().unwrap();
+    let out = eb(
+        dir.path(),
+        &[
+            "report", p, "--format", "csv", "--table", "nodes", "-o", "-",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let mut lines = out.stdout.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = header.iter().position(|c| *c == "conflicts").unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 3, "{}", out.stdout);
+    let csv_conflicts: f64 = rows.iter().map(|r| r[col].parse::<f64>().unwrap()).sum();
+    assert_eq!(csv_conflicts as u64, conflicts, "{}", out.stdout);
     // Conflicts are counted by class, never fatal, and come from the cluster: the server
     // reports a certification failure or a brute-force abort as error 1213 (deadlock).
     let errors = run["errors"].as_object().cloned().unwrap_or_default();
