@@ -278,7 +278,7 @@ mdb_sql() {
 }
 
 mdb_stop() {
-    local pids pid deadline
+    local pids
     # Found by command line, not pid file: the pid file can be missing (crash
     # during start-up) or stale (its pid reused by an unrelated process).
     pids=$(mdb_pids | paste -sd ' ')
@@ -287,18 +287,25 @@ mdb_stop() {
         return 0
     fi
     log "MariaDB: stopping (pid $pids)"
-    # Clean shutdown through the server first; SIGTERM does the same if the
-    # socket is unusable. mariadb-admin would wait up to an hour by default.
-    if ! timeout $((SERVER_WAIT + 10)) mariadb-admin --no-defaults -S "$DIR/mdb.sock" -uroot \
+    mdb_shutdown "$DIR/mdb.sock" "$pids" MariaDB
+    log "MariaDB: stopped"
+}
+
+# Stop the mariadbd processes $2 (pids) whose socket is $1, bounded: a clean shutdown through
+# the server first, SIGTERM (the same) if the socket is unusable, SIGKILL after SERVER_WAIT.
+# mariadb-admin alone would wait up to an hour by default.
+mdb_shutdown() { # socket pids name
+    local pid deadline
+    if ! timeout $((SERVER_WAIT + 10)) mariadb-admin --no-defaults -S "$1" -uroot \
             --connect-timeout=5 --shutdown-timeout="$SERVER_WAIT" shutdown >/dev/null 2>&1; then
-        # shellcheck disable=SC2086 # $pids: one word per pid
-        kill -TERM $pids 2>/dev/null || true
+        # shellcheck disable=SC2086 # $2: one word per pid
+        kill -TERM $2 2>/dev/null || true
     fi
     deadline=$((SECONDS + SERVER_WAIT))
-    for pid in $pids; do
+    for pid in $2; do
         while alive "$pid"; do
             if ((SECONDS >= deadline)); then
-                log "MariaDB: pid $pid still running after ${SERVER_WAIT}s, killing it"
+                log "$3: pid $pid still running after ${SERVER_WAIT}s, killing it"
                 kill -KILL "$pid" 2>/dev/null || true
                 STOP_FAILED=1
                 break
@@ -306,7 +313,6 @@ mdb_stop() {
             sleep 0.2
         done
     done
-    log "MariaDB: stopped"
 }
 
 # ----------------------------------------------------------------- Galera ---
@@ -386,7 +392,7 @@ gal_start() {
 }
 
 gal_stop() {
-    local i pids pid deadline
+    local i pids
     [[ -d "$DIR/gal" ]] || return 0
     # The last node first: the first one then leaves last and could bootstrap again.
     for ((i = 9; i >= 1; i--)); do
@@ -394,20 +400,7 @@ gal_stop() {
         pids=$(gal_pids "$i" | paste -sd ' ')
         [[ -n "${pids// /}" ]] || continue
         log "Galera: stopping node $i (pid $pids)"
-        timeout $((SERVER_WAIT + 10)) mariadb-admin --no-defaults -S "$DIR/gal/n$i.sock" -uroot \
-            --connect-timeout=5 --shutdown-timeout="$SERVER_WAIT" shutdown >/dev/null 2>&1 ||
-            kill -TERM $pids 2>/dev/null || true
-        deadline=$((SECONDS + SERVER_WAIT))
-        for pid in $pids; do
-            while alive "$pid"; do
-                if ((SECONDS >= deadline)); then
-                    kill -KILL "$pid" 2>/dev/null || true
-                    STOP_FAILED=1
-                    break
-                fi
-                sleep 0.2
-            done
-        done
+        mdb_shutdown "$DIR/gal/n$i.sock" "$pids" "Galera node $i"
     done
     # A state transfer's rsync daemon outlives a killed joiner.
     pkill -f "rsync --daemon.*$DIR/gal/" 2>/dev/null || true
