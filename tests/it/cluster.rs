@@ -168,16 +168,25 @@ fn galera_conflicts(urls: &[String]) -> u64 {
 /// serves its connections, the cluster's conflicts come back as deadlock errors that are
 /// counted and not fatal, and afterwards every node holds the same rows and the same sum of
 /// `k`.
-#[test]
-fn cluster_galera_oltp_read_write_over_three_nodes() {
-    // scripts/db-servers.sh with EB_GALERA_NODES=0 writes the variable empty: no cluster.
+/// The Galera tests share one cluster, and one of them kills a node: one at a time.
+static GALERA: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The test cluster's URL; None (skipped) when scripts/db-servers.sh started none
+/// (EB_GALERA_NODES=0 writes the variable empty).
+fn galera_url() -> Option<String> {
     if std::env::var("EB_TEST_GALERA_URL").as_deref() == Ok("") {
         eprintln!("skipped: EB_GALERA_NODES=0 started no Galera cluster");
-        return;
+        return None;
     }
-    let Some(base) = server_url("EB_TEST_GALERA_URL") else {
+    server_url("EB_TEST_GALERA_URL")
+}
+
+#[test]
+fn cluster_galera_oltp_read_write_over_three_nodes() {
+    let Some(base) = galera_url() else {
         return;
     };
+    let _one = GALERA.lock().unwrap_or_else(|p| p.into_inner());
     let db = "eb_it_galera";
     // DDL on the first node replicates to the others.
     let first = node_urls(&base).remove(0);
@@ -280,4 +289,145 @@ fn cluster_galera_oltp_read_write_over_three_nodes() {
         "nodes differ: {state:?}"
     );
     eprintln!("galera: {deadlocks} conflicts counted by the run, {conflicts} by the cluster");
+}
+
+/// The mariadbd listening on `port` of this machine, and its command line.
+fn mariadbd_on(port: u16) -> Option<(i32, Vec<String>)> {
+    let want = format!("--port={port}");
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+        if comm.trim() != "mariadbd" {
+            continue;
+        }
+        let raw = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        let args: Vec<String> = raw
+            .split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        if args.iter().any(|a| *a == want) {
+            return Some((pid, args));
+        }
+    }
+    None
+}
+
+/// Wait (bounded) until the Galera node behind `url` is synced with its cluster again.
+fn wait_synced(url: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    loop {
+        let state = block(async {
+            let mut c = Conn::connect(&spec(url)).await.ok()?;
+            c.query("SHOW STATUS LIKE 'wsrep_local_state_comment'")
+                .await
+                .ok()?
+                .first()?
+                .get(1)?
+                .clone()
+        });
+        if state.as_deref() == Some("Synced") {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the restarted node is not synced after 90 s: {state:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+}
+
+/// One node of the cluster killed mid-run: with --reconnect the run goes on against the other
+/// nodes and ends on time, and the lost node's connections are reported on that node. The
+/// node is started again afterwards (it rejoins by state transfer).
+#[test]
+fn cluster_galera_node_killed_mid_run_goes_on_with_reconnect() {
+    let Some(base) = galera_url() else {
+        return;
+    };
+    let _one = GALERA.lock().unwrap_or_else(|p| p.into_inner());
+    let db = "eb_it_galera_kill";
+    let first = node_urls(&base).remove(0);
+    let one = fresh_db(&first, db);
+    let hosts = base.split_once('@').unwrap().1.split_once('/').unwrap().0;
+    let url = format!("{}@{hosts}/{db}", one.split_once('@').unwrap().0);
+    let nodes = node_urls(&url);
+    let victim_port = url::Url::parse(&nodes[2]).unwrap().port().unwrap();
+    let (pid, args) = mariadbd_on(victim_port).expect("the third node's mariadbd");
+    let dir = tempdir();
+    let prep = eb(
+        dir.path(),
+        &[
+            "prepare",
+            "oltp_read_write",
+            "--target",
+            &url,
+            "--table-size",
+            "100",
+        ],
+    );
+    assert_eq!(prep.code, 0, "{}", prep.stderr);
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        // SAFETY: a plain kill(2) of a process this test found by its command line.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    });
+    let started = std::time::Instant::now();
+    let out = eb(
+        dir.path(),
+        &[
+            "run",
+            "oltp_read_write",
+            "--target",
+            &url,
+            "--table-size",
+            "100",
+            "--threads",
+            "6",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+            "--duration",
+            "4s",
+            "--reconnect",
+            "--connect-timeout",
+            "2s",
+            "--format",
+            "json",
+        ],
+    );
+    let took = started.elapsed();
+    killer.join().unwrap();
+    // Start the node again whatever happened, so the cluster is whole for the other tests.
+    let mut restart = std::process::Command::new("setsid");
+    restart
+        .args(&args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    restart.spawn().expect("restart the killed node");
+    wait_synced(&nodes[2]);
+
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(took.as_secs() < 40, "the run took {took:?}");
+    let doc: Json = serde_json::from_str(&out.stdout).expect("json result");
+    assert_schema_valid(&doc);
+    let by_node = doc["points"][0]["runs"][0]["by_node"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let lost = by_node[2]["errors"]["connection_lost"]
+        .as_u64()
+        .unwrap_or(0);
+    assert!(
+        lost > 0,
+        "the killed node's connections are reported: {by_node:?}"
+    );
+    for n in &by_node[..2] {
+        assert!(n["ops"].as_u64().unwrap() > 0, "{n}");
+        assert!(n["errors"].get("connection_lost").is_none(), "{n}");
+    }
 }
