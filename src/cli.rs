@@ -44,6 +44,12 @@ pub enum Command {
     /// verdict from the repeated runs (Welch's t-test). With --fail-on, a regression gate:
     /// exit 0 when it passes, 1 when it fails, 2 on bad input.
     Compare(CompareArgs),
+    /// Merge the results of a fleet's shards (`run --shard I/N`, one run id) into one result
+    /// of the same schema: operations, errors and client CPU summed (and kept per shard),
+    /// latency histograms added, the server's settings and counters taken once, intervals
+    /// added. Shards missing or ended early are recorded as lost. Results of different runs,
+    /// workloads or settings are refused (exit 2). docs/fleet.md.
+    Merge(MergeArgs),
     /// Start, stop or inspect a private MariaDB / PostgreSQL server (own folder, free port on
     /// 127.0.0.1, own socket; no systemd).
     Server(ServerArgs),
@@ -116,6 +122,17 @@ pub struct ReportArgs {
     pub table: Option<String>,
 }
 
+#[derive(Debug, Clone, Args)]
+pub struct MergeArgs {
+    /// The shards' result files (result.json) or result folders.
+    #[arg(required = true, value_name = "RESULT")]
+    pub results: Vec<std::path::PathBuf>,
+    /// The folder to write the merged result.json and report.html into (created).
+    /// Default: enginebench-results/merge-RUN_ID.
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub output: Option<std::path::PathBuf>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ReportFormat {
     Html,
@@ -180,6 +197,11 @@ pub struct ServerArgs {
     /// Override one server setting (repeatable), e.g. --server-opt innodb_buffer_pool_size=1G.
     #[arg(long = "server-opt", value_name = "KEY=VALUE")]
     pub server_opt: Vec<String>,
+    /// start: listen on this address instead of 127.0.0.1, e.g. 0.0.0.0 for clients on other
+    /// machines (a fleet's shards: docs/fleet.md). The root user has no password: open it on
+    /// a private network only.
+    #[arg(long, value_name = "ADDR")]
+    pub bind: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -487,6 +509,32 @@ pub struct RunArgs {
     /// back-off until then, and the retries are counted in the result.
     #[arg(long, value_name = "DURATION", default_value = "30s")]
     pub connect_timeout: String,
+
+    /// Run as shard I of a fleet of N enginebench processes (0-based, I < N), each on its own
+    /// machine or pod, against one target: this process runs its share of the workload (TPC-C:
+    /// its block of home warehouses; inserts: keys no other shard writes; --rate: 1/N of it;
+    /// --threads: per shard, as given). `/N` takes I from JOB_COMPLETION_INDEX (a Kubernetes
+    /// Indexed Job). A workload that cannot be split says so (exit 2). Merge the shards'
+    /// results with `enginebench merge`; docs/fleet.md.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+
+    /// With --shard: the fleet run's name, the same for every shard and new for every run
+    /// (letters, digits, '.', '_', '-'). The shards meet in the table enginebench_fleet of the
+    /// target before every point and start it together, 1.5 s after the last one arrived.
+    #[arg(long, value_name = "ID", env = "ENGINEBENCH_RUN_ID")]
+    pub run_id: Option<String>,
+
+    /// With --shard and no --run-id: start the first point at this wall-clock time
+    /// (2026-11-26T03:00:00Z, or seconds since the epoch) instead of meeting in the target.
+    /// The shards' clocks must agree (NTP; docs/fleet.md).
+    #[arg(long, value_name = "TIME")]
+    pub start_at: Option<String>,
+
+    /// With --run-id: how long a shard waits for the others to check in before it gives up
+    /// and names the missing ones (e.g. 60s, 5m).
+    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    pub fleet_timeout: String,
 }
 
 /// The first line of a clap error, without its "error: " prefix.

@@ -40,6 +40,7 @@ fn resolve_for(
             sched_batch: false,
             given: Default::default(),
         },
+        shard: None,
     };
     p.entry.resolve(&p.name, &p.matches, &mut cx)
 }
@@ -221,6 +222,48 @@ pub fn report(a: &ReportArgs, reg: &Registry) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `merge RESULT...`: the shards of one fleet run as one result (and its page).
+pub fn merge(a: &crate::cli::MergeArgs, reg: &Registry) -> Result<ExitCode> {
+    let owners = reg.owners();
+    let inputs = a
+        .results
+        .iter()
+        .map(|p| {
+            Ok(report::merge::Input {
+                file: p.display().to_string(),
+                doc: report::load(p, &owners)?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let doc = report::merge::merge(inputs)?;
+    let fleet = doc.fleet.as_ref().expect("a merge has its fleet part");
+    let dir = a.output.clone().unwrap_or_else(|| {
+        Path::new("enginebench-results").join(format!("merge-{}", fleet.run_id))
+    });
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| Error::usage(format!("--output: cannot create {}: {e}", dir.display())))?;
+    let path = dir.join("result.json");
+    report::json::write_atomic(&path, &doc)?;
+    let html = dir.join("report.html");
+    if let Err(e) = report::json::write_text_atomic(
+        &html,
+        &report::html::render(std::slice::from_ref(&doc), &owners),
+    ) {
+        eprintln!("warning: cannot write {}: {e}", html.display());
+    }
+    if let Some(e) = &doc.error {
+        eprintln!("warning: {e}");
+    }
+    eprintln!(
+        "merged {} of {} shard(s) of {}: {}",
+        fleet.merged.len(),
+        fleet.shards,
+        fleet.run_id,
+        path.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `compare A B`; with `--fail-on` a regression gate: exit 1 when a bounded row is worse than
 /// its bound and significant (the output is printed first), 2 on bad input.
 pub fn compare(a: &CompareArgs, reg: &Registry) -> Result<ExitCode> {
@@ -375,6 +418,14 @@ pub fn server(a: &crate::cli::ServerArgs) -> Result<ExitCode> {
             )?;
             // It must outlive this command.
             spec.die_with_parent = false;
+            if let Some(b) = &a.bind {
+                if b.parse::<std::net::IpAddr>().is_err() {
+                    return Err(Error::usage(format!(
+                        "--bind {b}: give an IP address (0.0.0.0 for every interface)"
+                    )));
+                }
+                spec.bind = Some(b.clone());
+            }
             interrupt::install();
             let sv = Server::start(&spec)?;
             eprintln!(
@@ -391,8 +442,10 @@ pub fn server(a: &crate::cli::ServerArgs) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         ServerAction::Stop | ServerAction::Status => {
-            if !a.server_opt.is_empty() {
-                return Err(Error::usage("--server-opt applies to `server start` only"));
+            if !a.server_opt.is_empty() || a.bind.is_some() {
+                return Err(Error::usage(
+                    "--server-opt and --bind apply to `server start` only",
+                ));
             }
             let dir = a.datadir.as_deref().ok_or_else(|| {
                 Error::usage("--datadir DIR is required: the folder `server start` printed")

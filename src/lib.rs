@@ -6,6 +6,7 @@ pub mod commands;
 pub mod config;
 pub mod db;
 pub mod error;
+pub mod fleet;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod harness;
@@ -37,6 +38,7 @@ pub fn run_with(cli: cli::Cli, reg: &workload::Registry) -> Result<ExitCode> {
         cli::Command::List => commands::list(reg),
         cli::Command::Report(a) => commands::report(a, reg),
         cli::Command::Compare(a) => commands::compare(a, reg),
+        cli::Command::Merge(a) => commands::merge(a, reg),
         cli::Command::Server(a) => commands::server(a),
         cli::Command::Suite(a) => suite::run(a, reg),
         cli::Command::Reproduce(a) => suite::reproduce(a, reg),

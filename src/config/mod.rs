@@ -109,6 +109,9 @@ pub struct RunConfig {
     /// `--metrics-addr`: where the live metrics endpoint listens (HOST:PORT).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metrics_addr: Option<String>,
+    /// `--shard`, `--run-id`, `--start-at`, `--fleet-timeout`: this run is one shard of a fleet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<crate::fleet::Fleet>,
 }
 
 impl std::fmt::Debug for RunConfig {
@@ -239,15 +242,50 @@ pub fn resolve_target(t: &TargetArgs) -> Result<TargetSpec> {
 }
 
 /// `--rate` / `--arrivals` as a pacing mode.
-fn pacing(a: &RunArgs) -> Result<Pacing> {
+/// `--rate` (a shard of a fleet takes its 1/N of it).
+fn pacing(a: &RunArgs, shard: Option<crate::fleet::Shard>) -> Result<Pacing> {
     let Some(raw) = a.rate.as_deref() else {
         return Ok(Pacing::ClosedLoop);
     };
     let ops_per_s = flag("--rate", parse::rate(raw))?;
     Ok(Pacing::FixedRate {
-        ops_per_s,
+        ops_per_s: ops_per_s / shard.map_or(1.0, |s| s.count as f64),
         arrivals: a.arrivals.unwrap_or(Arrivals::Poisson),
     })
+}
+
+/// The fleet flags, checked (no I/O).
+fn fleet(a: &RunArgs) -> Result<Option<crate::fleet::Fleet>> {
+    use crate::fleet;
+    let Some(s) = &a.shard else {
+        if a.start_at.is_some() {
+            return Err(Error::usage("--start-at goes with --shard I/N"));
+        }
+        return Ok(None);
+    };
+    let index_env = std::env::var(fleet::INDEX_ENV).ok();
+    let shard = fleet::Shard::parse(s, index_env.as_deref())?;
+    if a.server.server.is_some() {
+        return Err(Error::usage(
+            "--shard with --server: every shard would start its own server; start one server and give every shard its --target",
+        ));
+    }
+    if let Some(id) = &a.run_id {
+        fleet::check_run_id(id)?;
+    }
+    let start_at = a.start_at.as_deref().map(fleet::parse_start_at).transpose()?;
+    if a.run_id.is_some() == start_at.is_some() {
+        return Err(Error::usage(
+            "--shard needs either --run-id ID (the shards meet in the target's enginebench_fleet table) or --start-at TIME (a start time every shard is given)",
+        ));
+    }
+    let timeout = flag("--fleet-timeout", parse::duration(&a.fleet_timeout))?;
+    Ok(Some(fleet::Fleet {
+        shard,
+        run_id: a.run_id.clone(),
+        start_at_unix_s: start_at,
+        timeout_s: timeout.as_secs_f64(),
+    }))
 }
 
 impl RunConfig {
@@ -316,7 +354,9 @@ impl RunConfig {
             return Err(Error::usage("--load-connections: must be at least 1"));
         }
         a.data.check_table_options(spec.dbms)?;
-        let pacing = pacing(a)?;
+        let fleet = fleet(a)?;
+        let shard = fleet.as_ref().map(|f| f.shard);
+        let pacing = pacing(a, shard)?;
         let mut cx = ResolveCx {
             purpose: Purpose::Run,
             dbms: spec.dbms,
@@ -342,8 +382,15 @@ impl RunConfig {
                     pin: a.server.pin.is_some(),
                 },
             },
+            shard,
         };
         let workload_spec = entry.resolve(name, m, &mut cx)?;
+        if shard.is_some() && workload_spec.partition().is_none() {
+            return Err(Error::usage(format!(
+                "--shard: {} cannot be split between the shards of a fleet (its work would run N times over); run it from one process",
+                workload_spec.name()
+            )));
+        }
         let Shape {
             threads,
             warmup,
@@ -447,6 +494,7 @@ impl RunConfig {
             reconnect: a.reconnect,
             connect_timeout_s: connect_timeout.as_secs_f64(),
             metrics_addr: a.metrics_addr.clone(),
+            fleet,
         })
     }
 

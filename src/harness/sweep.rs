@@ -63,6 +63,11 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
             report_connect(&connect);
             let interval = cfg.report_interval();
             let live = h.live.clone();
+            // A shard of a fleet starts the point (its warm-up, then its runs) with the others.
+            if let Some(f) = &cfg.fleet {
+                let point = h.doc.points.len() as u32;
+                rt.block_on(crate::fleet::meet(f, h.conn()?, point))?;
+            }
             let warmup = if cfg.warmup_s > 0.0 {
                 let info = PhaseInfo::new(PhaseKind::Warmup, op_name, threads, (0, cfg.runs))
                     .planned(cfg.warmup());
@@ -93,6 +98,7 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                 let nodes_before = h.admin.other_node_counters(rt);
                 let proc0 = h.server_pid.and_then(ProcSample::of_tree);
                 let busy0 = proc::host_busy_s();
+                let started = cfg.fleet.as_ref().map(|_| crate::fleet::now_unix_s());
                 let info = PhaseInfo::new(PhaseKind::Run, op_name, threads, (r, cfg.runs))
                     .planned(duration);
                 let res = live.phase(
@@ -115,6 +121,7 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                 merged.add(&res.hist);
                 let open_loop = open_loop_record(pacing, &res, &mut merged_response);
                 let mut rec = record(r, &res, (proc0, proc1), busy1 - busy0);
+                rec.started_at_unix_s = started;
                 if let Some((response, schedule)) = open_loop {
                     rec.response_us = Some(response);
                     rec.open_loop = Some(schedule);

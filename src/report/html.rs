@@ -109,6 +109,7 @@ pub fn render_with_preface(
     h.push_str(preface);
     super::html_summary::section(&mut h, &rs);
     what_was_run(&mut h, &rs);
+    super::html_fleet::section(&mut h, &rs);
     throughput(&mut h, &rs);
     latency(&mut h, &rs);
     time_series(&mut h, &rs, owners);

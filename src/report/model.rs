@@ -53,6 +53,35 @@ pub struct ResultDoc {
     /// workload reads or writes their content.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub sections: BTreeMap<String, Value>,
+    /// A merge of a fleet's shards (`enginebench merge`): which shards it holds and which
+    /// were lost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<FleetMerge>,
+}
+
+/// What a merged result is made of.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct FleetMerge {
+    pub run_id: String,
+    /// Shards the fleet had (N of --shard I/N).
+    pub shards: u32,
+    /// Shards whose results were merged, and the result file each came from.
+    pub merged: Vec<MergedShard>,
+    /// Shards with no complete result: missing from the merge's inputs, or ended before
+    /// their last run (failed, killed). Their finished runs are merged; `shards` of each
+    /// merged run says which shards it holds.
+    pub lost: Vec<u32>,
+    /// The largest difference between the shards' starts of one run (their clocks and the
+    /// meeting's spread).
+    pub max_start_skew_s: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct MergedShard {
+    pub shard: u32,
+    pub file: String,
+    pub status: Status,
+    pub hostname: String,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -230,6 +259,13 @@ pub struct RunRecord {
     /// Per node of a multi-host target, in the URL's order (absent for one node).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub by_node: Vec<NodeRecord>,
+    /// A shard of a fleet (`--shard`): when the run started (seconds since the epoch), to line
+    /// the shards' runs up in a merge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at_unix_s: Option<f64>,
+    /// A merge of a fleet's shards (`enginebench merge`): each shard's part of this run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<ShardRun>,
     /// Parts of the run that one workload owns, keyed by the workload's name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub sections: BTreeMap<String, Value>,
@@ -304,6 +340,22 @@ impl RunRecord {
 
 fn is_zero(v: &u64) -> bool {
     *v == 0
+}
+
+/// One shard's part of a merged run: its own figures, or `lost` when it has none for this
+/// run (it failed or was killed before the run ended).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ShardRun {
+    pub shard: u32,
+    pub lost: bool,
+    pub ops: u64,
+    pub ops_per_s: f64,
+    pub errors_total: u64,
+    pub client_cpu: ClientCpu,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at_unix_s: Option<f64>,
+    #[serde(default)]
+    pub disturbed: bool,
 }
 
 /// One operation kind within a run: ops finished (rolled_back of them ended in a requested

@@ -85,6 +85,10 @@ pub struct ServerSpec {
     /// (`profile::fitted`). 0: leave the profile as it is.
     #[serde(skip)]
     pub fit_connections: usize,
+    /// `server start --bind ADDR`: listen on ADDR (e.g. 0.0.0.0, or one interface's address)
+    /// instead of 127.0.0.1, for clients on other machines (a fleet's shards).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bind: Option<String>,
 }
 
 impl ServerSpec {
@@ -104,6 +108,7 @@ impl ServerSpec {
             keep_datadir: keep || datadir.is_some(),
             die_with_parent: true,
             fit_connections: 0,
+            bind: None,
         })
     }
 }
@@ -388,7 +393,7 @@ impl Server {
                 .arg(format!("--tmpdir={}", tmp.display()))
                 .arg(format!("--socket={}", sock.display()))
                 .arg(format!("--port={port}"))
-                .arg("--bind-address=127.0.0.1")
+                .arg(format!("--bind-address={}", spec.bind.as_deref().unwrap_or("127.0.0.1")))
                 .arg(format!(
                     "--pid-file={}",
                     self.root.join("server.pid").display()
@@ -518,7 +523,7 @@ impl Server {
                 .arg(port.to_string())
                 .arg("-k")
                 .arg(&self.socket_dir)
-                .args(["-c", "listen_addresses=127.0.0.1"])
+                .args(["-c", &format!("listen_addresses={}", spec.bind.as_deref().unwrap_or("127.0.0.1"))])
                 .current_dir("/");
             let f = std::fs::OpenOptions::new()
                 .append(true)

@@ -100,6 +100,9 @@ pub struct ResolveCx {
     /// `--engine` as typed.
     pub engine: Option<String>,
     pub shape: Shape,
+    /// `--shard I/N`: this process runs shard I of a fleet of N; the workload takes its share
+    /// (and says how in `Workload::partition`).
+    pub shard: Option<crate::fleet::Shard>,
 }
 
 /// The run's shape: thread counts, phase lengths, repeats, and the size the result shows.
@@ -156,8 +159,15 @@ pub trait Workload: Send + Sync + 'static {
     }
     /// The table whose storage engine the result reports ("" when there is no single one).
     fn main_table(&self) -> &str;
-    /// Its options for the result's config (beyond the common ones).
+    /// Its options for the result's config (beyond the common ones). What differs between the
+    /// shards of a fleet goes under the key "shard" (the merge compares the rest).
     fn options(&self) -> serde_json::Value;
+    /// How a fleet's shards split this workload (`--shard I/N`), in one line for the result;
+    /// None when it cannot be split: `run --shard` then refuses it (exit 2) rather than run it
+    /// twice over.
+    fn partition(&self) -> Option<String> {
+        None
+    }
     /// What is approximate or differs from the original, for the result's notes.
     fn notes(&self, _target: &TargetSpec) -> Vec<String> {
         Vec::new()

@@ -141,6 +141,7 @@ pub fn spec(
         ));
     }
     Ok(Spec {
+        shard: None,
         kind,
         seed,
         table_size: table_size as u32,

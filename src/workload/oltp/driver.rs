@@ -403,7 +403,7 @@ impl Driver for OltpDriver {
         };
         if spec.kind == Kind::OltpInsert && !spec.auto_inc {
             // Client-made ids: past every id there now, one residue class per worker, so
-            // workers and later runs never collide (sysbench draws unique random 32-bit ids).
+            // workers, shards and later runs never collide (sysbench draws unique random 32-bit ids).
             let mut max = 0i64;
             for t in 1..=spec.tables {
                 let m = conn
@@ -413,7 +413,10 @@ impl Driver for OltpDriver {
                     .unwrap_or(0);
                 max = max.max(m);
             }
-            self.next_id = max + 1 + self.worker as i64;
+            // Residue class (worker + 1) mod threads, whatever max each worker read: the
+            // workers of a fleet's shards, which read max at different moments, never meet.
+            let w = self.threads as i64;
+            self.next_id = (max / w + 1) * w + self.worker as i64 + 1;
         }
         Ok(())
     }
@@ -464,6 +467,7 @@ mod tests {
 
     pub fn spec(kind: Kind) -> Spec {
         Spec {
+            shard: None,
             kind,
             seed: 1,
             table_size: 10_000,

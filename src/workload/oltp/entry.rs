@@ -67,14 +67,16 @@ impl Entry for OltpEntry {
         }
         let rows = a.size.rows(SYSBENCH_TABLE_SIZE)?;
         cx.shape.size = rows;
-        Ok(Arc::new(spec(
+        let mut s = spec(
             kind,
             &a.oltp,
             rows,
             cx.seed,
             cx.engine.as_deref(),
             a.text.compressed_fraction.as_deref(),
-        )?))
+        )?;
+        s.shard = cx.shard;
+        Ok(Arc::new(s))
     }
 }
 
@@ -91,6 +93,18 @@ impl Workload for Spec {
     }
     fn options(&self) -> serde_json::Value {
         self.options_json()
+    }
+    fn partition(&self) -> Option<String> {
+        match self.kind {
+            // One table per worker, numbered from 1 in every process.
+            Kind::BulkInsert => None,
+            Kind::OltpInsert if !self.auto_inc => Some(
+                "each shard's workers take their own ids (worker k of the fleet's W inserts ids k, k+W, ... past the table's largest)".into(),
+            ),
+            _ => Some(
+                "the shards' workers draw from the whole table like the threads of one process, each with its own random stream".into(),
+            ),
+        }
     }
     fn notes(&self, _target: &TargetSpec) -> Vec<String> {
         Spec::notes(self)
@@ -109,6 +123,11 @@ impl Workload for Spec {
         cfg: &SessionConfig,
     ) -> Result<Session> {
         let spec = self.clone();
-        Session::start(target, cfg, move |w| OltpDriver::new(&spec, w, threads))
+        Session::start(target, cfg, move |w| {
+            let (w, all) = spec
+                .shard
+                .map_or((w, threads), |s| s.worker(w, threads));
+            OltpDriver::new(&spec, w, all)
+        })
     }
 }

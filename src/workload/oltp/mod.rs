@@ -146,6 +146,10 @@ pub struct Spec {
     /// `--compressed-fraction`: c and pad from the shared generator (None: sysbench's digits).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<data::SbText>,
+    /// `--shard I/N`: this process's workers are workers shard*threads.. of the fleet's
+    /// threads*N (random streams and insert ids then differ between shards).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::fleet::Shard>,
 }
 
 impl Spec {

@@ -91,6 +91,9 @@ impl Entry for TpccEntry {
             Some(i) => Some(Isolation::parse(i, cx.dbms)?),
             None => None,
         };
+        if let Some(sh) = cx.shard {
+            sh.block(warehouses as u64, "--warehouses")?;
+        }
         // tpcc's size is its number of warehouses.
         cx.shape.size = warehouses as u64;
         Ok(Arc::new(Spec {
@@ -99,6 +102,7 @@ impl Entry for TpccEntry {
             weights,
             isolation,
             spec_timing: a.spec_timing,
+            shard: cx.shard,
         }))
     }
     fn has_check(&self) -> bool {
@@ -139,6 +143,12 @@ impl Workload for Spec {
     fn options(&self) -> serde_json::Value {
         Spec::options(self)
     }
+    fn partition(&self) -> Option<String> {
+        let (lo, hi) = self.homes();
+        Some(format!(
+            "home warehouses: each shard's terminals have theirs in its own block (here {lo}..{hi}); remote warehouses of Payment and NewOrder are drawn from all, as TPC-C says"
+        ))
+    }
     fn notes(&self, _target: &TargetSpec) -> Vec<String> {
         Spec::notes(self)
     }
@@ -175,12 +185,12 @@ impl Workload for Spec {
     fn start(
         &self,
         _op: usize,
-        _threads: usize,
+        threads: usize,
         target: &TargetSpec,
         cfg: &SessionConfig,
     ) -> Result<Session> {
         let spec = self.clone();
-        Session::start(target, cfg, move |w| TpccDriver::new(&spec, w))
+        Session::start(target, cfg, move |w| TpccDriver::new(&spec, w, threads))
     }
     /// tpmC (committed NewOrders per minute), tpmTotal (finished transactions per minute) and
     /// the constraints of TPC-C 5.2.5.3 and 5.2.3.
@@ -266,6 +276,7 @@ mod tests {
             weights: DEFAULT_WEIGHTS,
             isolation: None,
             spec_timing: false,
+            shard: None,
         };
         let mut run = RunRecord {
             run: 2,

@@ -126,6 +126,8 @@ pub struct Spec {
     pub isolation: Option<Isolation>,
     /// Keying and think times of TPC-C 5.2.5 (`--spec-timing`).
     pub spec_timing: bool,
+    /// `--shard I/N`: this shard's terminals have their home warehouses in its block only.
+    pub shard: Option<crate::fleet::Shard>,
 }
 
 /// TPC-C 5.2.5.7: minimum keying time per transaction type (KINDS order).
@@ -146,6 +148,17 @@ pub fn think_time(r: &mut Rng, mean_s: f64) -> std::time::Duration {
 }
 
 impl Spec {
+    /// The home warehouses of this process's terminals (first, last): all of them, or the
+    /// shard's block (`resolve` checked that every shard has one).
+    pub fn homes(&self) -> (u32, u32) {
+        match self.shard {
+            Some(s) => s
+                .block(self.warehouses as u64, "--warehouses")
+                .map_or((1, self.warehouses), |(lo, hi)| (lo as u32, hi as u32)),
+            None => (1, self.warehouses.max(1)),
+        }
+    }
+
     pub fn c(&self) -> CConst {
         CConst::from_seed(self.seed)
     }
@@ -157,6 +170,11 @@ impl Spec {
             "isolation": self.isolation,
             "c_constants": self.c(),
             "keying_and_think_times": self.spec_timing,
+            "shard": self.shard.map(|s| serde_json::json!({
+                "index": s.index,
+                "count": s.count,
+                "home_warehouses": self.homes(),
+            })),
         })
     }
 
@@ -337,13 +355,17 @@ pub struct TpccDriver {
 }
 
 impl TpccDriver {
-    pub fn new(spec: &Spec, worker: usize) -> Self {
-        let w = spec.warehouses.max(1) as usize;
+    /// Terminal `worker` of `threads` in this process.
+    pub fn new(spec: &Spec, worker: usize, threads: usize) -> Self {
+        let (first, last) = spec.homes();
+        let w = (last - first + 1) as usize;
+        // A shard's terminals draw their own random streams (keyed by their fleet-wide number).
+        let key = spec.shard.map_or(worker, |s| s.worker(worker, threads).0);
         TpccDriver {
             c: spec.c(),
-            home_w: (worker % w) as i64 + 1,
+            home_w: (worker % w) as i64 + first as i64,
             stock_d: ((worker / w) % 10) as i64 + 1,
-            rng: Rng::keyed(spec.seed, 5000, worker as u64),
+            rng: Rng::keyed(spec.seed, 5000, key as u64),
             deck: Deck::new(&spec.weights),
             spec: spec.clone(),
             stmts: None,
@@ -640,10 +662,19 @@ mod tests {
             weights: DEFAULT_WEIGHTS,
             isolation: None,
             spec_timing: false,
+            shard: None,
         };
-        let homes: Vec<i64> = (0..7).map(|k| TpccDriver::new(&spec, k).home_w).collect();
+        let homes: Vec<i64> = (0..7).map(|k| TpccDriver::new(&spec, k, 7).home_w).collect();
         assert_eq!(homes, vec![1, 2, 3, 1, 2, 3, 1]);
-        assert_eq!(TpccDriver::new(&spec, 4).stock_d, 2);
+        assert_eq!(TpccDriver::new(&spec, 4, 7).stock_d, 2);
+        // Shard 1 of 2 of 5 warehouses: homes 3..5 only.
+        let spec = Spec {
+            warehouses: 5,
+            shard: Some(crate::fleet::Shard { index: 1, count: 2 }),
+            ..spec
+        };
+        let homes: Vec<i64> = (0..4).map(|k| TpccDriver::new(&spec, k, 4).home_w).collect();
+        assert_eq!(homes, vec![3, 4, 5, 3]);
     }
 
     #[test]

@@ -1,0 +1,307 @@
+//! A fleet: several enginebench processes (on other machines, pods or network namespaces) run
+//! one benchmark as shards of it. Each shard runs its share of the workload (the workload says
+//! how it splits: `Workload::partition`), the shards meet before measuring so that their
+//! measured runs and report intervals line up on the wall clock, and `enginebench merge` adds
+//! their results into one (report/merge.rs). docs/fleet.md.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::db::Conn;
+use crate::error::{Context, Error, Result};
+use crate::runner::interrupt;
+
+/// The table the shards check in to, keyed by run id and point.
+pub const TABLE: &str = "enginebench_fleet";
+
+/// The variable a Kubernetes Indexed Job sets in each pod: its completion index.
+pub const INDEX_ENV: &str = "JOB_COMPLETION_INDEX";
+
+/// How far ahead of the last check-in the start is set: time for every shard to see it.
+const LEAD: Duration = Duration::from_millis(1500);
+
+/// How often a waiting shard looks at the table.
+const POLL: Duration = Duration::from_millis(100);
+
+/// Shard `index` of `count` (0-based, like a Kubernetes completion index).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+}
+
+impl Shard {
+    /// `I/N`, or `/N` with I from `index_env` (JOB_COMPLETION_INDEX).
+    pub fn parse(s: &str, index_env: Option<&str>) -> Result<Shard> {
+        let bad = |why: &str| Error::usage(format!("--shard {s}: {why}"));
+        let (i, n) = s
+            .split_once('/')
+            .ok_or_else(|| bad("give INDEX/COUNT (e.g. 0/4), or /COUNT in a Kubernetes Indexed Job"))?;
+        let count: u32 = n
+            .trim()
+            .parse()
+            .map_err(|_| bad("COUNT must be a whole number"))?;
+        if count == 0 {
+            return Err(bad("COUNT must be at least 1"));
+        }
+        let index: u32 = match (i.trim(), index_env) {
+            ("", Some(v)) => v.trim().parse().map_err(|_| {
+                bad(&format!("{INDEX_ENV}={v} is not a whole number"))
+            })?,
+            ("", None) => {
+                return Err(bad(&format!(
+                    "no INDEX given and {INDEX_ENV} is not set (it is set in the pods of a Kubernetes Indexed Job)"
+                )))
+            }
+            (i, _) => i.parse().map_err(|_| bad("INDEX must be a whole number"))?,
+        };
+        if index >= count {
+            return Err(bad(&format!(
+                "INDEX must be below COUNT (shards are numbered 0 to {})",
+                count - 1
+            )));
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// This shard's block of the ids 1..=n (contiguous, sizes differing by at most one),
+    /// inclusive; an error when some shard would get none.
+    pub fn block(&self, n: u64, what: &str) -> Result<(u64, u64)> {
+        if n < self.count as u64 {
+            return Err(Error::usage(format!(
+                "{what} {n} cannot be split over {} shards: each shard needs at least one",
+                self.count
+            )));
+        }
+        let (i, c) = (self.index as u64, self.count as u64);
+        Ok((n * i / c + 1, n * (i + 1) / c))
+    }
+
+    /// Worker `w` of `threads` as a worker of the whole fleet: (its global index, the fleet's
+    /// worker count), so that per-worker keys and random streams differ between shards.
+    pub fn worker(&self, w: usize, threads: usize) -> (usize, usize) {
+        (
+            self.index as usize * threads + w,
+            threads * self.count as usize,
+        )
+    }
+
+    pub fn label(&self) -> String {
+        format!("{}/{}", self.index, self.count)
+    }
+}
+
+/// The fleet settings of one shard's run (serialized into the result's config).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Fleet {
+    pub shard: Shard,
+    /// Names the run in the meeting table and in the merge (every shard gets the same one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// `--start-at`: the first point starts then (seconds since the epoch) instead of at a
+    /// time the shards agree on through the database.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_at_unix_s: Option<f64>,
+    pub timeout_s: f64,
+}
+
+/// `--run-id`: letters, digits, `.`, `_`, `-` (it goes into SQL and file names).
+pub fn check_run_id(id: &str) -> Result<()> {
+    if id.is_empty()
+        || id.len() > 100
+        || !id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+    {
+        return Err(Error::usage(format!(
+            "--run-id {id:?}: use 1 to 100 letters, digits, '.', '_' or '-'"
+        )));
+    }
+    Ok(())
+}
+
+/// `--start-at`: RFC 3339 (2026-11-26T03:00:00Z) or seconds since the epoch.
+pub fn parse_start_at(s: &str) -> Result<f64> {
+    if let Ok(v) = s.trim().parse::<f64>() {
+        if v.is_finite() && v > 0.0 {
+            return Ok(v);
+        }
+    }
+    humantime::parse_rfc3339_weak(s.trim())
+        .map(unix_s)
+        .map_err(|_| {
+            Error::usage(format!(
+                "--start-at {s}: give a UTC time as 2026-11-26T03:00:00Z or seconds since the epoch"
+            ))
+        })
+}
+
+fn unix_s(t: SystemTime) -> f64 {
+    t.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64()
+}
+
+pub fn now_unix_s() -> f64 {
+    unix_s(SystemTime::now())
+}
+
+/// Sleep until the wall clock reads `at` (seconds since the epoch); a signal ends the wait.
+fn sleep_until(at: f64) -> Result<()> {
+    loop {
+        if let Some(sig) = interrupt::signal() {
+            return Err(Error {
+                failure: crate::error::Failure::Interrupted(sig),
+                message: "interrupted while waiting for the fleet's start".into(),
+            });
+        }
+        let left = at - now_unix_s();
+        if left <= 0.0 {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_secs_f64(left.min(0.05)));
+    }
+}
+
+/// Meet the other shards before point `point` (0, 1, ... in the order of the run) and wait for
+/// the common start. With `--start-at`, the first point waits for that time; later points
+/// start when they are ready. Otherwise every shard checks in to the meeting table; the first
+/// one that sees all of them there sets the start a moment ahead, and every shard waits for it.
+/// Returns the start (seconds since the epoch).
+pub async fn meet(f: &Fleet, conn: &mut Conn, point: u32) -> Result<f64> {
+    let Some(run_id) = &f.run_id else {
+        let at = if point == 0 {
+            f.start_at_unix_s.unwrap_or_else(now_unix_s)
+        } else {
+            now_unix_s()
+        };
+        sleep_until(at)?;
+        return Ok(at);
+    };
+    let key = format!("run_id = '{run_id}' AND point = {point}");
+    conn.execute(&format!(
+        "CREATE TABLE IF NOT EXISTS {TABLE} (run_id varchar(100) NOT NULL, point int NOT NULL, shard int NOT NULL, start_ms bigint, PRIMARY KEY (run_id, point, shard))"
+    ))
+    .await
+    .ctx("creating the fleet's meeting table")?;
+    let me = f.shard.index;
+    conn.execute(&format!("DELETE FROM {TABLE} WHERE {key} AND shard = {me}"))
+        .await
+        .ctx("checking in to the fleet's meeting table")?;
+    conn.execute(&format!(
+        "INSERT INTO {TABLE} (run_id, point, shard, start_ms) VALUES ('{run_id}', {point}, {me}, NULL)"
+    ))
+    .await
+    .ctx("checking in to the fleet's meeting table")?;
+    eprintln!(
+        "shard {}: checked in as {run_id} point {point}; waiting for the other shards (--fleet-timeout {} s)",
+        f.shard.label(),
+        f.timeout_s
+    );
+    let since = std::time::Instant::now();
+    loop {
+        if let Some(sig) = interrupt::signal() {
+            return Err(Error {
+                failure: crate::error::Failure::Interrupted(sig),
+                message: "interrupted while waiting for the other shards".into(),
+            });
+        }
+        let rows = conn
+            .query(&format!("SELECT shard FROM {TABLE} WHERE {key} AND shard >= 0"))
+            .await
+            .ctx("reading the fleet's meeting table")?;
+        let here: Vec<u32> = rows
+            .iter()
+            .filter_map(|r| r.first().cloned().flatten()?.parse().ok())
+            .collect();
+        let missing: Vec<String> = (0..f.shard.count)
+            .filter(|i| !here.contains(i))
+            .map(|i| i.to_string())
+            .collect();
+        if missing.is_empty() {
+            break;
+        }
+        if since.elapsed().as_secs_f64() > f.timeout_s {
+            return Err(Error::run(format!(
+                "fleet {run_id}: shard(s) {} of {} did not arrive within --fleet-timeout {} s (point {point}); start every shard with the same --run-id and --shard I/{}",
+                missing.join(", "),
+                f.shard.count,
+                f.timeout_s,
+                f.shard.count
+            )));
+        }
+        tokio::time::sleep(POLL).await;
+    }
+    // Everyone is here: the first to insert the start row (shard -1) sets the start; the
+    // others' inserts fail on its key, and every shard reads the row that won.
+    let start_ms = ((now_unix_s() + LEAD.as_secs_f64()) * 1000.0) as i64;
+    let _ = conn
+        .execute(&format!(
+            "INSERT INTO {TABLE} (run_id, point, shard, start_ms) VALUES ('{run_id}', {point}, -1, {start_ms})"
+        ))
+        .await;
+    let start_ms: i64 = conn
+        .query_one(&format!("SELECT start_ms FROM {TABLE} WHERE {key} AND shard = -1"))
+        .await
+        .ctx("reading the fleet's start")?
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| Error::run("the fleet's start row has no time"))?;
+    let at = start_ms as f64 / 1000.0;
+    if at < now_unix_s() - LEAD.as_secs_f64() - f.timeout_s {
+        return Err(Error::usage(format!(
+            "--run-id {run_id} was used by an earlier fleet (its start is long past): give every new fleet run its own id"
+        )));
+    }
+    sleep_until(at)?;
+    Ok(at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_parse() {
+        assert_eq!(
+            Shard::parse("1/3", None).unwrap(),
+            Shard { index: 1, count: 3 }
+        );
+        assert_eq!(
+            Shard::parse("/4", Some("3")).unwrap(),
+            Shard { index: 3, count: 4 }
+        );
+        for bad in ["3/2", "0/0", "2/2", "x/2", "1", "/2"] {
+            let e = Shard::parse(bad, None).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{bad}");
+            assert!(!e.message.contains('\n'), "{bad}");
+        }
+        assert!(Shard::parse("/2", Some("2")).is_err());
+    }
+
+    #[test]
+    fn blocks_cover_without_overlap() {
+        for (n, c) in [(10u64, 3u32), (3, 3), (100_000, 4), (7, 1)] {
+            let mut next = 1;
+            for i in 0..c {
+                let (lo, hi) = Shard { index: i, count: c }.block(n, "x").unwrap();
+                assert_eq!(lo, next);
+                assert!(hi >= lo);
+                next = hi + 1;
+            }
+            assert_eq!(next, n + 1);
+        }
+        assert!(Shard { index: 0, count: 3 }.block(2, "--warehouses").is_err());
+    }
+
+    #[test]
+    fn start_at_and_run_id() {
+        assert_eq!(parse_start_at("1700000000").unwrap(), 1_700_000_000.0);
+        assert_eq!(
+            parse_start_at("2023-11-14T22:13:20Z").unwrap(),
+            1_700_000_000.0
+        );
+        assert!(parse_start_at("tomorrow").is_err());
+        assert!(check_run_id("job-7.a_b").is_ok());
+        assert!(check_run_id("x'; DROP TABLE t").is_err());
+        assert!(check_run_id("").is_err());
+    }
+}
