@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# bench/fleet.sh: what a fleet costs (issue 22). Not a test.
+#
+# 1. One private MariaDB, oltp_point_select: one process with 32 connections, against 2 shards
+#    of 16 and 4 shards of 8 (`run --shard I/N`, all on this machine). The configurations
+#    alternate round by round. Each is measured from outside over a steady window that starts
+#    after the warm-up: operations from the server's Com_stmt_execute delta (each point select
+#    is one prepared-statement execution), and the client CPU from /proc/PID/stat (utime +
+#    stime) of every client process. Printed: ops/s, client CPU µs per operation and its ratio
+#    to the single process (the issue's bound: a fleet must not cost more than 5 %).
+# 2. The merge of a 10-minute 4-shard result (1 s report intervals), timed.
+#
+# Usage:
+#   bench/fleet.sh
+#
+# Environment (all optional):
+#   EB_BIN     enginebench binary (default: target/release/enginebench, built if missing)
+#   EB_ROUNDS  rounds of the three configurations (default 3)
+#   EB_WINDOW  seconds of the measured window (default 60; the run lasts warm-up + window + 10)
+#   EB_WARMUP  seconds of warm-up before the window (default 10)
+#   EB_ROWS    rows of sbtest1 (default 100000)
+#   EB_MERGE   0 skips part 2 (default 1: about 11 minutes)
+#   EB_OUT     output folder (default enginebench-results/fleet-<UTC time>)
+
+set -euo pipefail
+script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+repo=$(cd "$script_dir/.." && pwd -P)
+log() { echo "fleet.sh: $*" >&2; }
+
+rounds=${EB_ROUNDS:-3}
+window=${EB_WINDOW:-60}
+warmup=${EB_WARMUP:-10}
+rows=${EB_ROWS:-100000}
+bin=${EB_BIN:-$repo/target/release/enginebench}
+if [[ ! -x $bin ]]; then
+    log "building $bin"
+    (cd "$repo" && cargo build --release >&2)
+fi
+out=${EB_OUT:-$repo/enginebench-results/fleet-$(date -u +%Y%m%dT%H%M%SZ)}
+mkdir -p "$out"
+srv=$out/server
+"$bin" server start mariadb --profile small --datadir "$srv" --server-opt max_connections=200 >"$out/url.txt"
+trap '"$bin" server stop mariadb --datadir "$srv" >&2 || true' EXIT
+url=$(cat "$out/url.txt")
+sock=${url##*socket=}
+sql() { mariadb --no-defaults -S "$sock" -uroot -N -B -e "$1"; }
+executed() { sql "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME='COM_STMT_EXECUTE'"; }
+# utime + stime of the given pids, in clock ticks (fields 14 and 15 of /proc/PID/stat).
+cpu_ticks() {
+    local t=0 p
+    for p in "$@"; do
+        t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat")))
+    done
+    echo "$t"
+}
+hz=$(getconf CLK_TCK)
+
+"$bin" prepare oltp_point_select --target "$url" --table-size "$rows" >&2
+duration=$((warmup + window + 10))
+printf 'round\tconfig\tops_per_s\tclient_us_per_op\n' >"$out/runs.tsv"
+
+# One configuration: N processes of T connections; prints "ops/s us/op".
+measure() {
+    local n=$1 t=$2 tag=$3 pids=() i
+    for ((i = 0; i < n; i++)); do
+        local args=(run oltp_point_select --target "$url" --table-size "$rows" --threads "$t"
+            --warmup 0 --runs 1 --duration "${duration}s" --results-dir "$out/$tag/shard-$i")
+        if ((n > 1)); then args+=(--shard "$i/$n" --run-id "$tag"); fi
+        "$bin" "${args[@]}" >/dev/null 2>"$out/$tag-shard-$i.log" &
+        pids+=($!)
+    done
+    # The clients run once the server executes statements; the window starts after the warm-up.
+    local e0
+    e0=$(executed)
+    until (($(executed) > e0)); do sleep 0.2; done
+    sleep "$warmup"
+    local c0 x0 c1 x1
+    c0=$(cpu_ticks "${pids[@]}"); x0=$(executed)
+    sleep "$window"
+    c1=$(cpu_ticks "${pids[@]}"); x1=$(executed)
+    wait "${pids[@]}"
+    awk -v ops=$((x1 - x0)) -v cpu=$((c1 - c0)) -v hz="$hz" -v w="$window" \
+        'BEGIN { printf "%.0f %.2f\n", ops / w, cpu / hz * 1e6 / ops }'
+}
+
+configs=("1 32" "2 16" "4 8")
+for ((r = 1; r <= rounds; r++)); do
+    for c in "${configs[@]}"; do
+        read -r n t <<<"$c"
+        tag="r$r-${n}x$t-$(date +%s)"
+        log "round $r: $n process(es) x $t connections"
+        read -r qps us < <(measure "$n" "$t" "$tag")
+        printf '%s\t%sx%s\t%s\t%s\n' "$r" "$n" "$t" "$qps" "$us" | tee -a "$out/runs.tsv" >&2
+    done
+done
+
+echo
+echo "| configuration | ops/s (median of $rounds) | client CPU µs/op (median) | vs 1x32 |"
+echo "|---|---|---|---|"
+awk -F'\t' 'NR > 1 { q[$2] = q[$2] " " $3; u[$2] = u[$2] " " $4 }
+    function med(s,   a, n, i, j, t) { n = split(s, a, " ");
+        for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+        return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+    END { base = med(u["1x32"]);
+        split("1x32 2x16 4x8", order, " ");
+        for (k = 1; k <= 3; k++) { c = order[k];
+            printf "| %s | %.0f | %.2f | %+.1f %% |\n", c, med(q[c]), med(u[c]), (med(u[c]) / base - 1) * 100 } }' "$out/runs.tsv"
+
+if [[ ${EB_MERGE:-1} != 0 ]]; then
+    tag="merge-$(date +%s)"
+    log "part 2: a 10-minute 4-shard run, then its merge timed"
+    pids=()
+    for i in 0 1 2 3; do
+        "$bin" run oltp_point_select --target "$url" --table-size "$rows" --threads 8 --warmup 0 \
+            --runs 1 --duration 10m --report-interval 1s --shard "$i/4" --run-id "$tag" \
+            --results-dir "$out/$tag/shard-$i" >/dev/null 2>"$out/$tag-$i.log" &
+        pids+=($!)
+    done
+    wait "${pids[@]}"
+    start=$(date +%s.%N)
+    "$bin" merge "$out/$tag"/shard-*/*/result.json -o "$out/$tag/merged" 2>&1 >&2
+    end=$(date +%s.%N)
+    echo
+    echo "merge of 4 shards x 10 min (600 intervals each): $(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }') s wall"
+    ls -l "$out/$tag"/shard-*/*/result.json "$out/$tag/merged/result.json" >&2
+fi
+log "results in $out"
