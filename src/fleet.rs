@@ -35,9 +35,9 @@ impl Shard {
     /// `I/N`, or `/N` with I from `index_env` (JOB_COMPLETION_INDEX).
     pub fn parse(s: &str, index_env: Option<&str>) -> Result<Shard> {
         let bad = |why: &str| Error::usage(format!("--shard {s}: {why}"));
-        let (i, n) = s
-            .split_once('/')
-            .ok_or_else(|| bad("give INDEX/COUNT (e.g. 0/4), or /COUNT in a Kubernetes Indexed Job"))?;
+        let (i, n) = s.split_once('/').ok_or_else(|| {
+            bad("give INDEX/COUNT (e.g. 0/4), or /COUNT in a Kubernetes Indexed Job")
+        })?;
         let count: u32 = n
             .trim()
             .parse()
@@ -138,7 +138,9 @@ pub fn parse_start_at(s: &str) -> Result<f64> {
 }
 
 fn unix_s(t: SystemTime) -> f64 {
-    t.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64()
+    t.duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs_f64()
 }
 
 pub fn now_unix_s() -> f64 {
@@ -206,7 +208,9 @@ pub async fn meet(f: &Fleet, conn: &mut Conn, point: u32) -> Result<f64> {
             });
         }
         let rows = conn
-            .query(&format!("SELECT shard FROM {TABLE} WHERE {key} AND shard >= 0"))
+            .query(&format!(
+                "SELECT shard FROM {TABLE} WHERE {key} AND shard >= 0"
+            ))
             .await
             .ctx("reading the fleet's meeting table")?;
         let here: Vec<u32> = rows
@@ -240,7 +244,9 @@ pub async fn meet(f: &Fleet, conn: &mut Conn, point: u32) -> Result<f64> {
         ))
         .await;
     let start_ms: i64 = conn
-        .query_one(&format!("SELECT start_ms FROM {TABLE} WHERE {key} AND shard = -1"))
+        .query_one(&format!(
+            "SELECT start_ms FROM {TABLE} WHERE {key} AND shard = -1"
+        ))
         .await
         .ctx("reading the fleet's start")?
         .and_then(|v| v.parse().ok())
@@ -289,7 +295,9 @@ mod tests {
             }
             assert_eq!(next, n + 1);
         }
-        assert!(Shard { index: 0, count: 3 }.block(2, "--warehouses").is_err());
+        assert!(Shard { index: 0, count: 3 }
+            .block(2, "--warehouses")
+            .is_err());
     }
 
     #[test]

@@ -273,7 +273,11 @@ fn fleet(a: &RunArgs) -> Result<Option<crate::fleet::Fleet>> {
     if let Some(id) = &a.run_id {
         fleet::check_run_id(id)?;
     }
-    let start_at = a.start_at.as_deref().map(fleet::parse_start_at).transpose()?;
+    let start_at = a
+        .start_at
+        .as_deref()
+        .map(fleet::parse_start_at)
+        .transpose()?;
     if a.run_id.is_some() == start_at.is_some() {
         return Err(Error::usage(
             "--shard needs either --run-id ID (the shards meet in the target's enginebench_fleet table) or --start-at TIME (a start time every shard is given)",

@@ -240,17 +240,23 @@ fn merge_point(
         skew = skew.max(s);
         runs.push(run);
     }
-    p.warmup = here.iter().filter_map(|q| q.warmup.clone()).reduce(|a, b| PhaseSummary {
-        ops: a.ops + b.ops,
-        elapsed_s: a.elapsed_s.max(b.elapsed_s),
-        ops_per_s: a.ops_per_s + b.ops_per_s,
-        errors: a.errors + b.errors,
-    });
-    p.connect = here.iter().filter_map(|q| q.connect.clone()).reduce(|a, b| ConnectRecord {
-        connections: a.connections + b.connections,
-        retries: a.retries + b.retries,
-        elapsed_s: a.elapsed_s.max(b.elapsed_s),
-    });
+    p.warmup = here
+        .iter()
+        .filter_map(|q| q.warmup.clone())
+        .reduce(|a, b| PhaseSummary {
+            ops: a.ops + b.ops,
+            elapsed_s: a.elapsed_s.max(b.elapsed_s),
+            ops_per_s: a.ops_per_s + b.ops_per_s,
+            errors: a.errors + b.errors,
+        });
+    p.connect = here
+        .iter()
+        .filter_map(|q| q.connect.clone())
+        .reduce(|a, b| ConnectRecord {
+            connections: a.connections + b.connections,
+            retries: a.retries + b.retries,
+            elapsed_s: a.elapsed_s.max(b.elapsed_s),
+        });
     // A point's workload sections are per shard: left out rather than shown as the fleet's.
     p.sections = BTreeMap::new();
     let mut agg = Aggregate::of(&runs, all.summary());
@@ -275,7 +281,10 @@ fn worst<'a>(v: impl Iterator<Item = &'a LatencySummary>) -> Option<LatencySumma
     })
 }
 
-fn add_maps<V: Copy + std::ops::Add<Output = V>>(into: &mut BTreeMap<String, V>, from: &BTreeMap<String, V>) {
+fn add_maps<V: Copy + std::ops::Add<Output = V>>(
+    into: &mut BTreeMap<String, V>,
+    from: &BTreeMap<String, V>,
+) {
     for (k, v) in from {
         into.entry(k.clone())
             .and_modify(|x| *x = *x + *v)
@@ -296,7 +305,9 @@ fn merge_run(
     let mut hist = LatencyHist::new();
     for r in &here {
         let h = LatencyHist::decode(&r.histogram_hdr_v2).map_err(|e| {
-            Error::usage(format!("merge: a run's histogram_hdr_v2 cannot be read: {e}"))
+            Error::usage(format!(
+                "merge: a run's histogram_hdr_v2 cannot be read: {e}"
+            ))
         })?;
         hist.add(&h);
     }
@@ -377,10 +388,7 @@ fn merge_run(
     m.started_at_unix_s = starts.iter().copied().reduce(f64::min);
     m.shards = (0..count)
         .map(|s| {
-            let r = index
-                .iter()
-                .position(|&i| i == s)
-                .and_then(|n| recs[n]);
+            let r = index.iter().position(|&i| i == s).and_then(|n| recs[n]);
             match r {
                 Some(r) => ShardRun {
                     shard: s,
@@ -509,8 +517,13 @@ mod tests {
             assert!(!e.message.contains('\n'));
             e.message
         };
-        assert!(e(vec![shard_doc(0, 2, "a", &[1]), shard_doc(1, 2, "b", &[1])]).contains("fleet run"));
-        assert!(e(vec![shard_doc(0, 2, "a", &[1]), shard_doc(1, 3, "a", &[1])]).contains("shard counts"));
+        assert!(
+            e(vec![shard_doc(0, 2, "a", &[1]), shard_doc(1, 2, "b", &[1])]).contains("fleet run")
+        );
+        assert!(
+            e(vec![shard_doc(0, 2, "a", &[1]), shard_doc(1, 3, "a", &[1])])
+                .contains("shard counts")
+        );
         assert!(e(vec![shard_doc(0, 2, "a", &[1]), shard_doc(0, 2, "a", &[1])]).contains("twice"));
         let mut other = shard_doc(1, 2, "a", &[1]);
         other.doc.config["threads"] = serde_json::json!([4]);

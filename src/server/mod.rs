@@ -393,7 +393,10 @@ impl Server {
                 .arg(format!("--tmpdir={}", tmp.display()))
                 .arg(format!("--socket={}", sock.display()))
                 .arg(format!("--port={port}"))
-                .arg(format!("--bind-address={}", spec.bind.as_deref().unwrap_or("127.0.0.1")))
+                .arg(format!(
+                    "--bind-address={}",
+                    spec.bind.as_deref().unwrap_or("127.0.0.1")
+                ))
                 .arg(format!(
                     "--pid-file={}",
                     self.root.join("server.pid").display()
@@ -523,7 +526,13 @@ impl Server {
                 .arg(port.to_string())
                 .arg("-k")
                 .arg(&self.socket_dir)
-                .args(["-c", &format!("listen_addresses={}", spec.bind.as_deref().unwrap_or("127.0.0.1"))])
+                .args([
+                    "-c",
+                    &format!(
+                        "listen_addresses={}",
+                        spec.bind.as_deref().unwrap_or("127.0.0.1")
+                    ),
+                ])
                 .current_dir("/");
             let f = std::fs::OpenOptions::new()
                 .append(true)

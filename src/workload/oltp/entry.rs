@@ -124,9 +124,7 @@ impl Workload for Spec {
     ) -> Result<Session> {
         let spec = self.clone();
         Session::start(target, cfg, move |w| {
-            let (w, all) = spec
-                .shard
-                .map_or((w, threads), |s| s.worker(w, threads));
+            let (w, all) = spec.shard.map_or((w, threads), |s| s.worker(w, threads));
             OltpDriver::new(&spec, w, all)
         })
     }

@@ -664,7 +664,9 @@ mod tests {
             spec_timing: false,
             shard: None,
         };
-        let homes: Vec<i64> = (0..7).map(|k| TpccDriver::new(&spec, k, 7).home_w).collect();
+        let homes: Vec<i64> = (0..7)
+            .map(|k| TpccDriver::new(&spec, k, 7).home_w)
+            .collect();
         assert_eq!(homes, vec![1, 2, 3, 1, 2, 3, 1]);
         assert_eq!(TpccDriver::new(&spec, 4, 7).stock_d, 2);
         // Shard 1 of 2 of 5 warehouses: homes 3..5 only.
@@ -673,7 +675,9 @@ mod tests {
             shard: Some(crate::fleet::Shard { index: 1, count: 2 }),
             ..spec
         };
-        let homes: Vec<i64> = (0..4).map(|k| TpccDriver::new(&spec, k, 4).home_w).collect();
+        let homes: Vec<i64> = (0..4)
+            .map(|k| TpccDriver::new(&spec, k, 4).home_w)
+            .collect();
         assert_eq!(homes, vec![3, 4, 5, 3]);
     }
 
