@@ -9,6 +9,7 @@ mod compression;
 mod connections;
 mod custom;
 mod faults;
+mod fleet;
 mod gate;
 mod hostile;
 mod house;

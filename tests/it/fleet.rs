@@ -1,0 +1,749 @@
+//! A fleet: shard processes of one run, each in its own network namespace reaching one private
+//! MariaDB over TCP on a veth pair, then `merge` (docs/fleet.md).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::Histogram;
+use serde_json::Value as Json;
+
+use crate::common::*;
+use enginebench::db::Conn;
+
+/// Namespaces ebf<pid>-<i>, each with a veth pair: host side 10.231.<i>.1, namespace side
+/// 10.231.<i>.2 and a default route to the host. The server listens on 10.231.0.1 only; the
+/// host answers for it on every veth (any local address is reachable from every interface).
+struct Netns {
+    names: Vec<String>,
+}
+
+const SERVER_ADDR: &str = "10.231.0.1";
+
+impl Netns {
+    fn create(n: usize) -> Result<Netns, String> {
+        let mut ns = Netns { names: Vec::new() };
+        let pid = std::process::id() % 100_000;
+        for i in 0..n {
+            let name = format!("ebf{pid}-{i}");
+            let (host, inner) = (format!("ebh{pid}{i}"), format!("ebn{pid}{i}"));
+            let steps: Vec<Vec<String>> = vec![
+                vec!["netns".into(), "add".into(), name.clone()],
+                vec![
+                    "link".into(),
+                    "add".into(),
+                    host.clone(),
+                    "type".into(),
+                    "veth".into(),
+                    "peer".into(),
+                    "name".into(),
+                    inner.clone(),
+                ],
+                vec![
+                    "link".into(),
+                    "set".into(),
+                    inner.clone(),
+                    "netns".into(),
+                    name.clone(),
+                ],
+                vec![
+                    "addr".into(),
+                    "add".into(),
+                    format!("10.231.{i}.1/24"),
+                    "dev".into(),
+                    host.clone(),
+                ],
+                vec!["link".into(), "set".into(), host.clone(), "up".into()],
+                vec![
+                    "-n".into(),
+                    name.clone(),
+                    "addr".into(),
+                    "add".into(),
+                    format!("10.231.{i}.2/24"),
+                    "dev".into(),
+                    inner.clone(),
+                ],
+                vec![
+                    "-n".into(),
+                    name.clone(),
+                    "link".into(),
+                    "set".into(),
+                    inner.clone(),
+                    "up".into(),
+                ],
+                vec![
+                    "-n".into(),
+                    name.clone(),
+                    "link".into(),
+                    "set".into(),
+                    "lo".into(),
+                    "up".into(),
+                ],
+                vec![
+                    "-n".into(),
+                    name.clone(),
+                    "route".into(),
+                    "add".into(),
+                    "default".into(),
+                    "via".into(),
+                    format!("10.231.{i}.1"),
+                ],
+            ];
+            for (k, args) in steps.iter().enumerate() {
+                let o = Command::new("ip")
+                    .args(args)
+                    .output()
+                    .map_err(|e| format!("ip: {e}"))?;
+                if k == 0 && o.status.success() {
+                    ns.names.push(name.clone());
+                }
+                if !o.status.success() {
+                    return Err(format!(
+                        "ip {}: {}",
+                        args.join(" "),
+                        String::from_utf8_lossy(&o.stderr).trim()
+                    ));
+                }
+            }
+        }
+        Ok(ns)
+    }
+
+    /// `ip netns exec NAME` before the command, or nothing on the host.
+    fn prefix(&self, i: usize) -> Vec<String> {
+        match self.names.get(i) {
+            Some(n) => vec!["ip".into(), "netns".into(), "exec".into(), n.clone()],
+            None => vec![],
+        }
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        // Deleting a namespace deletes its veth pair too.
+        for n in &self.names {
+            let _ = Command::new("ip").args(["netns", "del", n]).output();
+        }
+    }
+}
+
+/// A private MariaDB the test started (`enginebench server start --bind`), stopped on drop.
+struct OwnServer {
+    dir: tempfile::TempDir,
+    socket_url: String,
+    port: u16,
+}
+
+impl OwnServer {
+    fn start(bind: &str) -> OwnServer {
+        let dir = tempdir();
+        let data = dir.path().join("srv");
+        let o = eb(
+            dir.path(),
+            &[
+                "server",
+                "start",
+                "mariadb",
+                "--profile",
+                "small",
+                "--bind",
+                bind,
+                "--datadir",
+                data.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(o.code, 0, "server start: {}", o.stderr);
+        let port = o
+            .stderr
+            .split("port ")
+            .nth(1)
+            .and_then(|s| s.split(',').next())
+            .and_then(|s| s.trim().parse().ok())
+            .expect("the port in server start's line");
+        OwnServer {
+            socket_url: o.stdout.trim().to_string(),
+            dir,
+            port,
+        }
+    }
+}
+
+impl Drop for OwnServer {
+    fn drop(&mut self) {
+        let data = self.dir.path().join("srv");
+        let _ = eb(
+            self.dir.path(),
+            &[
+                "server",
+                "stop",
+                "mariadb",
+                "--datadir",
+                data.to_str().unwrap(),
+            ],
+        );
+    }
+}
+
+fn spawn_shard(prefix: &[String], args: &[String], dir: &Path) -> Child {
+    let mut all: Vec<String> = prefix.to_vec();
+    all.push(BIN.to_string());
+    all.extend(args.iter().cloned());
+    let mut c = Command::new(&all[0]);
+    c.args(&all[1..])
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for v in [
+        "MYSQL_PWD",
+        "PGPASSWORD",
+        "ENGINEBENCH_TARGET",
+        "ENGINEBENCH_RUN_ID",
+    ] {
+        c.env_remove(v);
+    }
+    c.spawn().expect("start a shard")
+}
+
+fn wait_ok(mut c: Child, what: &str) {
+    let o = c.wait().unwrap();
+    let mut err = String::new();
+    use std::io::Read;
+    c.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert!(o.success(), "{what}: {o}: {err}");
+}
+
+/// Run `n` shards of `args` (each in namespace i when there are namespaces); returns their
+/// result files.
+fn fleet(ns: &Netns, dir: &Path, n: usize, run_id: &str, args: &[&str]) -> Vec<PathBuf> {
+    let (kids, dirs) = start_fleet(ns, dir, n, run_id, args);
+    for (i, k) in kids.into_iter().enumerate() {
+        wait_ok(k, &format!("shard {i}"));
+    }
+    dirs.iter().map(|d| result_file(d)).collect()
+}
+
+/// Start `n` shards of `args`; returns them and their results folders.
+fn start_fleet(
+    ns: &Netns,
+    dir: &Path,
+    n: usize,
+    run_id: &str,
+    args: &[&str],
+) -> (Vec<Child>, Vec<PathBuf>) {
+    let mut kids = Vec::new();
+    let mut dirs = Vec::new();
+    for i in 0..n {
+        let rd = dir.join(format!("{run_id}-{i}"));
+        let mut a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        a.extend([
+            "--shard".into(),
+            format!("{i}/{n}"),
+            "--run-id".into(),
+            run_id.into(),
+            "--results-dir".into(),
+            rd.to_str().unwrap().into(),
+        ]);
+        kids.push(spawn_shard(&ns.prefix(i), &a, dir));
+        dirs.push(rd);
+    }
+    (kids, dirs)
+}
+
+fn merge(dir: &Path, files: &[PathBuf], out: &str) -> (Out, Json) {
+    let mut a = vec!["merge".to_string()];
+    a.extend(files.iter().map(|f| f.to_str().unwrap().to_string()));
+    a.extend(["-o".into(), out.into()]);
+    let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+    let o = eb(dir, &refs);
+    let doc = if o.code == 0 {
+        let j: Json = serde_json::from_str(
+            &std::fs::read_to_string(dir.join(out).join("result.json")).unwrap(),
+        )
+        .unwrap();
+        assert_schema_valid(&j);
+        j
+    } else {
+        Json::Null
+    };
+    (o, doc)
+}
+
+fn read(p: &Path) -> Json {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+fn run0(doc: &Json) -> &Json {
+    &doc["points"][0]["runs"][0]
+}
+
+fn hist(b64: &str) -> Histogram<u64> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .unwrap();
+    Deserializer::new()
+        .deserialize(&mut std::io::Cursor::new(bytes))
+        .unwrap()
+}
+
+/// The merged p50/p99 equal those of one histogram fed every shard's samples.
+fn assert_exact_percentiles(merged: &Json, shards: &[Json]) {
+    let mut one: Histogram<u64> = Histogram::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+    for s in shards {
+        let h = hist(run0(s)["histogram_hdr_v2"].as_str().unwrap());
+        for v in h.iter_recorded() {
+            one.record_n(v.value_iterated_to(), v.count_at_value())
+                .unwrap();
+        }
+    }
+    let r = run0(merged);
+    assert_eq!(
+        r["latency_us"]["p50_us"].as_u64().unwrap(),
+        one.value_at_quantile(0.50)
+    );
+    assert_eq!(
+        r["latency_us"]["p99_us"].as_u64().unwrap(),
+        one.value_at_quantile(0.99)
+    );
+    assert_eq!(r["ops"].as_u64().unwrap(), one.len());
+}
+
+/// `key` of every shard's part of the merged first run.
+fn per_shard(merged: &Json, key: &str) -> Vec<Json> {
+    run0(merged)["shards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s[key].clone())
+        .collect()
+}
+
+fn ops(doc: &Json) -> u64 {
+    run0(doc)["ops"].as_u64().unwrap()
+}
+
+async fn status(c: &mut Conn, name: &str) -> u64 {
+    c.query_one(&format!(
+        "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = '{name}'"
+    ))
+    .await
+    .unwrap()
+    .unwrap()
+    .parse()
+    .unwrap()
+}
+
+#[test]
+fn fleet_mariadb_three_namespaces() {
+    if server_url("EB_TEST_MYSQL_URL").is_none() {
+        return;
+    }
+    let t0 = Instant::now();
+    let ns = match Netns::create(3) {
+        Ok(ns) => ns,
+        Err(e) => {
+            eprintln!("FALLBACK: network namespaces cannot be made here ({e}); the shards run on the host over 127.0.0.1");
+            Netns { names: vec![] }
+        }
+    };
+    let bind = if ns.names.is_empty() {
+        "127.0.0.1"
+    } else {
+        SERVER_ADDR
+    };
+    let srv = OwnServer::start(bind);
+    let mut admin = block(Conn::connect(&spec(&srv.socket_url))).unwrap();
+    // root may connect from this machine only; the shards come from the namespaces' addresses.
+    block(admin.execute("CREATE USER fleet@'%'")).unwrap();
+    block(admin.execute("GRANT ALL ON *.* TO fleet@'%'")).unwrap();
+    let db = url::Url::parse(&srv.socket_url).unwrap().path().to_string();
+    let url = format!("mysql://fleet@{bind}:{}{db}", srv.port);
+    let dir = tempdir();
+    let d = dir.path();
+    let common = [
+        "--target",
+        &url,
+        "--threads",
+        "2",
+        "--warmup",
+        "0",
+        "--runs",
+        "1",
+    ];
+
+    // oltp_point_select: one prepared statement executed per operation.
+    let o = eb(
+        d,
+        &[
+            "prepare",
+            "oltp_point_select",
+            "--target",
+            &srv.socket_url,
+            "--table-size",
+            "5000",
+        ],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let before = block(status(&mut admin, "COM_STMT_EXECUTE"));
+    let mut args = vec![
+        "run",
+        "oltp_point_select",
+        "--table-size",
+        "5000",
+        "--duration",
+        "3",
+    ];
+    args.extend(common);
+    let files = fleet(&ns, d, 3, "ps1", &args);
+    let after = block(status(&mut admin, "COM_STMT_EXECUTE"));
+    let shards: Vec<Json> = files.iter().map(|f| read(f)).collect();
+    let (o, merged) = merge(d, &files, "m1");
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let sum: u64 = shards.iter().map(ops).sum();
+    assert!(sum > 0);
+    assert_eq!(ops(&merged), sum);
+    // The server's own count: every operation of every shard, and nothing else executed.
+    assert_eq!(
+        after - before,
+        sum,
+        "server statements vs the shards' operations"
+    );
+    assert_exact_percentiles(&merged, &shards);
+    let per: Vec<Json> = shards.iter().map(|s| Json::from(ops(s))).collect();
+    assert_eq!(per_shard(&merged, "ops"), per);
+    assert!(merged["fleet"]["max_start_skew_s"].as_f64().unwrap() < 0.5);
+    assert_eq!(merged["status"], "complete");
+    // report and compare read it like any result.
+    let m = d.join("m1/result.json");
+    let o = eb(d, &["report", m.to_str().unwrap(), "-o", "r.html"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(std::fs::read_to_string(d.join("r.html"))
+        .unwrap()
+        .contains("Per shard"));
+    let o = eb(
+        d,
+        &["compare", files[0].to_str().unwrap(), m.to_str().unwrap()],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+
+    // TPC-C: each shard's terminals in its own warehouses; the database consistent after.
+    let o = eb(
+        d,
+        &[
+            "prepare",
+            "tpcc",
+            "--target",
+            &srv.socket_url,
+            "--warehouses",
+            "3",
+        ],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let mut args = vec!["run", "tpcc", "--warehouses", "3", "--duration", "3"];
+    args.extend(common);
+    let files = fleet(&ns, d, 3, "tpcc1", &args);
+    let mut homes: Vec<(u64, u64)> = files
+        .iter()
+        .map(|f| {
+            let h = &read(f)["config"]["workload_options"]["shard"]["home_warehouses"];
+            (h[0].as_u64().unwrap(), h[1].as_u64().unwrap())
+        })
+        .collect();
+    homes.sort();
+    assert_eq!(homes, vec![(1, 1), (2, 2), (3, 3)]);
+    let (o, merged) = merge(d, &files, "m2");
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let tpm: f64 = files
+        .iter()
+        .map(|f| run0(&read(f))["figures"]["tpm_c"].as_f64().unwrap())
+        .sum();
+    assert!((run0(&merged)["figures"]["tpm_c"].as_f64().unwrap() - tpm).abs() < 1e-6);
+    let o = eb(d, &["check", "tpcc", "--target", &srv.socket_url]);
+    assert_eq!(o.code, 0, "check tpcc: {}{}", o.stdout, o.stderr);
+
+    // A shard killed mid-run: lost in the merge, the others' figures kept.
+    let run_id = "kill1";
+    let mut args = vec![
+        "run",
+        "oltp_point_select",
+        "--table-size",
+        "5000",
+        "--duration",
+        "4",
+    ];
+    args.extend(common);
+    let (mut kids, dirs) = start_fleet(&ns, d, 3, run_id, &args);
+    // Wait for the fleet's start, then kill shard 2 one second into the run.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let start_ms: i64 = loop {
+        let v = block(admin.query_one(&format!(
+            "SELECT start_ms FROM enginebench_fleet WHERE run_id = '{run_id}' AND shard = -1"
+        )))
+        .ok()
+        .flatten();
+        if let Some(v) = v {
+            break v.parse().unwrap();
+        }
+        assert!(Instant::now() < deadline, "the fleet never started");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let now_ms = enginebench::fleet::now_unix_s() * 1000.0;
+    std::thread::sleep(Duration::from_millis(
+        (start_ms as f64 + 1000.0 - now_ms).max(0.0) as u64,
+    ));
+    let mut victim = kids.pop().unwrap();
+    victim.kill().unwrap();
+    let _ = victim.wait();
+    for (i, k) in kids.into_iter().enumerate() {
+        wait_ok(k, &format!("shard {i}"));
+    }
+    let files: Vec<PathBuf> = dirs.iter().map(|d| result_file(d)).collect();
+    let (o, merged) = merge(d, &files, "m3");
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stderr.contains("lost"), "{}", o.stderr);
+    assert_eq!(merged["fleet"]["lost"], serde_json::json!([2]));
+    assert_eq!(
+        per_shard(&merged, "lost"),
+        [false, false, true].map(Json::from)
+    );
+    let two: u64 = files[..2].iter().map(|f| ops(&read(f))).sum();
+    assert!(two > 0);
+    assert_eq!(ops(&merged), two);
+    eprintln!(
+        "fleet test on MariaDB took {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
+}
+
+#[test]
+fn fleet_postgres_two_shards() {
+    let Some(base) = server_url("EB_TEST_PG_TCP_URL") else {
+        return;
+    };
+    let url = fresh_db(&base, "eb_fleet");
+    let dir = tempdir();
+    let d = dir.path();
+    let o = eb(
+        d,
+        &[
+            "prepare",
+            "oltp_point_select",
+            "--target",
+            &url,
+            "--table-size",
+            "2000",
+        ],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let none = Netns { names: vec![] };
+    let files = fleet(
+        &none,
+        d,
+        2,
+        "pg1",
+        &[
+            "run",
+            "oltp_point_select",
+            "--target",
+            &url,
+            "--table-size",
+            "2000",
+            "--threads",
+            "2",
+            "--warmup",
+            "0",
+            "--runs",
+            "1",
+            "--duration",
+            "2",
+        ],
+    );
+    let shards: Vec<Json> = files.iter().map(|f| read(f)).collect();
+    let (o, merged) = merge(d, &files, "m");
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(ops(&merged), shards.iter().map(ops).sum::<u64>());
+    assert_exact_percentiles(&merged, &shards);
+}
+
+/// A minimal shard result for the merge's refusals.
+fn fake_shard(d: &Path, name: &str, shard: &str, run_id: &str) -> PathBuf {
+    let (i, n) = shard.split_once('/').unwrap();
+    let doc = serde_json::json!({
+        "schema_version": 2, "tool": {"name": "enginebench", "version": "0"}, "status": "complete",
+        "started_at": "2026-01-01T00:00:00Z",
+        "config": {"workload": "oltp_point_select", "target": "x", "operations": ["oltp_point_select"], "workload_options": {},
+                   "fleet": {"shard": {"index": i.parse::<u32>().unwrap(), "count": n.parse::<u32>().unwrap()}, "run_id": run_id, "timeout_s": 60.0}},
+        "target": {"dbms": "mysql", "url": "x", "server_version": "1", "engine": "InnoDB"},
+        "host": {"hostname": "h", "cores": 2, "memory_bytes": 1, "kernel": "k", "os": "o", "cpu_model": "c"},
+        "load": [], "points": [], "notes": []
+    });
+    let p = d.join(name);
+    std::fs::write(&p, doc.to_string()).unwrap();
+    p
+}
+
+#[test]
+fn fleet_bad_input_exit_2() {
+    let dir = tempdir();
+    let d = dir.path();
+    let one_line_2 = |o: &Out, has: &str| {
+        assert_eq!(o.code, 2, "{}", o.stderr);
+        assert_eq!(o.stderr.trim().lines().count(), 1, "{}", o.stderr);
+        assert!(o.stderr.contains(has), "{has}: {}", o.stderr);
+    };
+    let run = |extra: &[&str]| {
+        let mut a = vec!["run", "oltp_point_select", "--run-id", "r1"];
+        a.extend(extra);
+        eb(d, &a)
+    };
+    one_line_2(&run(&["--shard", "3/2"]), "below COUNT");
+    one_line_2(&run(&["--shard", "0/0"]), "at least 1");
+    one_line_2(&run(&["--shard", "/2"]), "JOB_COMPLETION_INDEX");
+    let o = eb_env(
+        d,
+        &[
+            "run",
+            "oltp_point_select",
+            "--shard",
+            "/2",
+            "--run-id",
+            "bad id!",
+        ],
+        &[("JOB_COMPLETION_INDEX", "1")],
+    );
+    one_line_2(&o, "--run-id");
+    one_line_2(
+        &eb(d, &["run", "micro-read", "--shard", "0/2", "--run-id", "r"]),
+        "cannot be split",
+    );
+    one_line_2(
+        &eb(d, &["run", "oltp_point_select", "--shard", "0/2"]),
+        "--run-id",
+    );
+    one_line_2(
+        &eb(
+            d,
+            &[
+                "run",
+                "tpcc",
+                "--warehouses",
+                "2",
+                "--shard",
+                "0/3",
+                "--run-id",
+                "r",
+            ],
+        ),
+        "at least one",
+    );
+    let a = fake_shard(d, "a.json", "0/2", "one");
+    let b = fake_shard(d, "b.json", "1/2", "two");
+    let c = fake_shard(d, "c.json", "1/3", "one");
+    let s = |p: &PathBuf| p.to_str().unwrap().to_string();
+    one_line_2(&eb(d, &["merge", &s(&a), &s(&b)]), "fleet run");
+    one_line_2(&eb(d, &["merge", &s(&a), &s(&c)]), "shard counts");
+    one_line_2(&eb(d, &["merge", &s(&a), &s(&a)]), "twice");
+}
+
+fn yaml(name: &str) -> serde_yaml::Value {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("deploy/kubernetes")
+        .join(name);
+    serde_yaml::from_str(&std::fs::read_to_string(&p).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// The Kubernetes manifests: an Indexed Job whose N pods run shards /N with the run id and a
+/// shared results volume, and a merge Job reading that volume.
+#[test]
+fn fleet_kubernetes_manifests() {
+    use serde_yaml::Value as Y;
+    let s = |v: &Y| v.as_str().unwrap_or_default().to_string();
+    let job = yaml("shards-job.yaml");
+    assert_eq!(s(&job["apiVersion"]), "batch/v1");
+    assert_eq!(s(&job["kind"]), "Job");
+    let spec = &job["spec"];
+    assert_eq!(s(&spec["completionMode"]), "Indexed");
+    let n = spec["completions"].as_u64().unwrap();
+    assert_eq!(spec["parallelism"].as_u64(), Some(n), "all shards at once");
+    assert_eq!(
+        spec["backoffLimit"].as_u64(),
+        Some(0),
+        "a failed shard is lost, not re-run"
+    );
+    let pod = &spec["template"]["spec"];
+    assert_eq!(s(&pod["restartPolicy"]), "Never");
+    let c = &pod["containers"][0];
+    let args: Vec<String> = c["args"].as_sequence().unwrap().iter().map(s).collect();
+    assert_eq!(args[0], "run");
+    let flag = |f: &str| {
+        args[args
+            .iter()
+            .position(|a| a == f)
+            .unwrap_or_else(|| panic!("{f}"))
+            + 1]
+        .clone()
+    };
+    // The index comes from JOB_COMPLETION_INDEX: --shard /N with N = completions.
+    assert_eq!(flag("--shard"), format!("/{n}"));
+    let env: Vec<&Y> = c["env"].as_sequence().unwrap().iter().collect();
+    let env_of = |name: &str| env.iter().find(|e| s(&e["name"]) == name).copied();
+    let run_id = env_of("ENGINEBENCH_RUN_ID").expect("the run id from the Job");
+    assert!(s(&run_id["valueFrom"]["fieldRef"]["fieldPath"]).contains("controller-uid"));
+    let idx = env_of("SHARD_INDEX").expect("the index for the results path");
+    assert!(s(&idx["valueFrom"]["fieldRef"]["fieldPath"]).contains("job-completion-index"));
+    assert!(flag("--results-dir").contains("$(SHARD_INDEX)"));
+    assert!(
+        env_of("MYSQL_PWD").is_some_and(|e| !e["valueFrom"]["secretKeyRef"].is_null()),
+        "the password from a secret"
+    );
+    assert!(!args
+        .iter()
+        .any(|a| a.contains(":secret") || a.contains("password")));
+    // Results on the shared volume, which the merge Job mounts too.
+    let mount = s(&c["volumeMounts"][0]["mountPath"]);
+    assert!(flag("--results-dir").starts_with(&mount));
+    let claim = s(&pod["volumes"][0]["persistentVolumeClaim"]["claimName"]);
+    let pvc = yaml("results-pvc.yaml");
+    assert_eq!(s(&pvc["metadata"]["name"]), claim);
+    assert_eq!(s(&pvc["spec"]["accessModes"][0]), "ReadWriteMany");
+    let merge = yaml("merge-job.yaml");
+    let mpod = &merge["spec"]["template"]["spec"];
+    assert_eq!(
+        s(&mpod["volumes"][0]["persistentVolumeClaim"]["claimName"]),
+        claim
+    );
+    let cmd: Vec<String> = mpod["containers"][0]["command"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(s)
+        .collect();
+    assert!(
+        cmd.last().unwrap().starts_with("enginebench merge "),
+        "{cmd:?}"
+    );
+    // The image runs the binary.
+    let cf = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/kubernetes/Containerfile"),
+    )
+    .unwrap();
+    assert!(cf.contains("ENTRYPOINT [\"/usr/local/bin/enginebench\"]"));
+    // The run's flags are real ones: the binary accepts them (it stops at the target).
+    let dir = tempdir();
+    let mut a: Vec<String> = args.clone();
+    let t = a.iter().position(|x| x == "--target").unwrap();
+    a[t + 1] = "mysql://bench@127.0.0.1:1/bench".into();
+    let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+    let o = eb_env(
+        dir.path(),
+        &refs,
+        &[
+            ("JOB_COMPLETION_INDEX", "1"),
+            ("ENGINEBENCH_RUN_ID", "k8s-test"),
+        ],
+    );
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(o.stderr.contains("cannot connect"), "{}", o.stderr);
+}
