@@ -180,11 +180,18 @@ pub async fn meet(f: &Fleet, conn: &mut Conn, point: u32) -> Result<f64> {
         return Ok(at);
     };
     let key = format!("run_id = '{run_id}' AND point = {point}");
-    conn.execute(&format!(
+    let create = format!(
         "CREATE TABLE IF NOT EXISTS {TABLE} (run_id varchar(100) NOT NULL, point int NOT NULL, shard int NOT NULL, start_ms bigint, PRIMARY KEY (run_id, point, shard))"
-    ))
-    .await
-    .ctx("creating the fleet's meeting table")?;
+    );
+    // Shards started at once race to create it: PostgreSQL then fails all but one with a
+    // duplicate key in its catalog, IF NOT EXISTS notwithstanding. Once the winner has
+    // committed, a second try finds the table.
+    if conn.execute(&create).await.is_err() {
+        tokio::time::sleep(POLL).await;
+        conn.execute(&create)
+            .await
+            .ctx("creating the fleet's meeting table")?;
+    }
     let me = f.shard.index;
     conn.execute(&format!("DELETE FROM {TABLE} WHERE {key} AND shard = {me}"))
         .await
