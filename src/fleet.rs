@@ -106,6 +106,28 @@ pub struct Fleet {
     pub timeout_s: f64,
 }
 
+/// How a shard's result note begins (a merge leaves the note out: its result is no shard's).
+const NOTE_HEAD: &str = "Fleet shard ";
+
+/// The result note saying which shard of which fleet run this is, and how the workload split
+/// (`how`: `Workload::partition`).
+pub fn shard_note(f: &Fleet, how: &str) -> String {
+    format!(
+        "{NOTE_HEAD}{} ({}): {how}; merge the shards' results with `enginebench merge`.",
+        f.shard.label(),
+        f.run_id
+            .as_deref()
+            .map_or("started by --start-at".to_string(), |id| format!(
+                "run id {id}"
+            )),
+    )
+}
+
+/// True for the note `shard_note` writes.
+pub fn is_shard_note(note: &str) -> bool {
+    note.starts_with(NOTE_HEAD)
+}
+
 /// `--run-id`: letters, digits, `.`, `_`, `-` (it goes into SQL and file names).
 pub fn check_run_id(id: &str) -> Result<()> {
     if id.is_empty()

@@ -649,15 +649,7 @@ fn notes(cfg: &RunConfig) -> Vec<String> {
     }
     n.extend(cfg.workload_spec.notes(&cfg.target_spec));
     if let (Some(f), Some(how)) = (&cfg.fleet, cfg.workload_spec.partition()) {
-        n.push(format!(
-            "Shard {} of a fleet ({}): {how}; merge the shards' results with `enginebench merge`.",
-            f.shard.label(),
-            f.run_id
-                .as_deref()
-                .map_or("started by --start-at".to_string(), |id| format!(
-                    "run id {id}"
-                )),
-        ));
+        n.push(crate::fleet::shard_note(f, &how));
     }
     n
 }

@@ -164,6 +164,15 @@ pub fn merge(mut inputs: Vec<Input>) -> Result<ResultDoc> {
         .unwrap_or_default();
 
     let mut out = docs[0].clone();
+    // The merge is no shard: what named the lowest shard (its fleet settings, its block of
+    // the workload, its note) is left out; `fleet` below says what the merge holds.
+    if let Some(o) = out.config.as_object_mut() {
+        o.remove("fleet");
+        if let Some(w) = o.get_mut("workload_options").and_then(Value::as_object_mut) {
+            w.remove("shard");
+        }
+    }
+    out.notes.retain(|n| !crate::fleet::is_shard_note(n));
     let mut skew: f64 = 0.0;
     out.points = Vec::new();
     // Every point any shard has, in the order of the shard that has the most.
@@ -477,6 +486,18 @@ mod tests {
                     "fleet": {"shard": {"index": index, "count": count}, "run_id": run_id, "timeout_s": 60.0},
                     "workload_options": {"x": 1, "shard": {"index": index}},
                 }),
+                notes: vec![
+                    "a note of every shard".into(),
+                    crate::fleet::shard_note(
+                        &crate::fleet::Fleet {
+                            shard: Shard { index, count },
+                            run_id: Some(run_id.into()),
+                            start_at_unix_s: None,
+                            timeout_s: 60.0,
+                        },
+                        "split somehow",
+                    ),
+                ],
                 points: vec![Point {
                     operation: "op".into(),
                     threads: 2,
@@ -507,6 +528,17 @@ mod tests {
         assert_eq!(lost, vec![false, false, true]);
         assert_eq!(m.fleet.as_ref().unwrap().lost, vec![2]);
         assert_eq!(m.status, Status::Failed);
+        // The merged config names no shard: a merge is not merged again as shard 0.
+        assert!(m.config.get("fleet").is_none());
+        assert!(m.config["workload_options"].get("shard").is_none());
+        assert_eq!(m.config["workload_options"]["x"], 1);
+        assert!(m.notes.iter().all(|n| !crate::fleet::is_shard_note(n)));
+        assert!(m.notes.iter().any(|n| n == "a note of every shard"));
+        let again = Input {
+            file: "m.json".into(),
+            doc: m,
+        };
+        assert_eq!(merge(vec![again]).unwrap_err().exit_code(), 2);
     }
 
     #[test]
