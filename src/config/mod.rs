@@ -241,8 +241,7 @@ pub fn resolve_target(t: &TargetArgs) -> Result<TargetSpec> {
     Ok(spec)
 }
 
-/// `--rate` / `--arrivals` as a pacing mode.
-/// `--rate` (a shard of a fleet takes its 1/N of it).
+/// `--rate` / `--arrivals` as a pacing mode (a shard of a fleet of N runs 1/N of the rate).
 fn pacing(a: &RunArgs, shard: Option<crate::fleet::Shard>) -> Result<Pacing> {
     let Some(raw) = a.rate.as_deref() else {
         return Ok(Pacing::ClosedLoop);

@@ -99,7 +99,10 @@ impl Workload for Spec {
             // One table per worker, numbered from 1 in every process.
             Kind::BulkInsert => None,
             Kind::OltpInsert if !self.auto_inc => Some(
-                "each shard's workers take their own ids (worker k of the fleet's W inserts ids k, k+W, ... past the table's largest)".into(),
+                "each shard's workers take their own ids (worker k of the fleet's W, counted from 0, inserts the ids congruent to k+1 modulo W past the table's largest)".into(),
+            ),
+            Kind::OltpInsert => Some(
+                "the server assigns the inserted ids (--auto-inc); each worker of the fleet has its own random stream".into(),
             ),
             _ => Some(
                 "the shards' workers draw from the whole table like the threads of one process, each with its own random stream".into(),
