@@ -323,15 +323,60 @@ fn ops(doc: &Json) -> u64 {
     run0(doc)["ops"].as_u64().unwrap()
 }
 
-async fn status(c: &mut Conn, name: &str) -> u64 {
-    c.query_one(&format!(
-        "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = '{name}'"
-    ))
-    .await
-    .unwrap()
-    .unwrap()
-    .parse()
-    .unwrap()
+/// A connection with the runtime it lives on (a connection cannot move between runtimes).
+struct Db {
+    rt: tokio::runtime::Runtime,
+    conn: Conn,
+}
+
+impl Db {
+    fn connect(url: &str) -> Db {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let conn = rt
+            .block_on(Conn::connect(&spec(url)))
+            .expect("connect to the server");
+        Db { rt, conn }
+    }
+
+    fn execute(&mut self, sql: &str) {
+        self.rt
+            .block_on(self.conn.execute(sql))
+            .unwrap_or_else(|e| panic!("{sql}: {}", e.message));
+    }
+
+    /// The first column of the first row (None: no row), or the error.
+    fn one(&mut self, sql: &str) -> Result<Option<String>, String> {
+        self.rt
+            .block_on(self.conn.query_one(sql))
+            .map_err(|e| e.message)
+    }
+
+    fn num(&mut self, sql: &str) -> u64 {
+        self.one(sql)
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+            .unwrap_or_else(|| panic!("{sql}: no row"))
+            .parse()
+            .unwrap()
+    }
+
+    /// The first column of every row.
+    fn column(&mut self, sql: &str) -> Vec<Option<String>> {
+        self.rt
+            .block_on(self.conn.query(sql))
+            .unwrap_or_else(|e| panic!("{sql}: {}", e.message))
+            .into_iter()
+            .map(|r| r.into_iter().next().flatten())
+            .collect()
+    }
+
+    fn status(&mut self, name: &str) -> u64 {
+        self.num(&format!(
+            "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = '{name}'"
+        ))
+    }
 }
 
 #[test]
@@ -353,17 +398,21 @@ fn fleet_mariadb_three_namespaces() {
         SERVER_ADDR
     };
     let srv = OwnServer::start(bind);
-    let mut admin = block(Conn::connect(&spec(&srv.socket_url))).unwrap();
-    // root may connect from this machine only; the shards come from the namespaces' addresses.
-    block(admin.execute("CREATE USER fleet@'%'")).unwrap();
-    block(admin.execute("GRANT ALL ON *.* TO fleet@'%'")).unwrap();
+    let mut admin = Db::connect(&srv.socket_url);
+    // root may connect from this machine only; the shards come from the namespaces' addresses
+    // (or, without namespaces, from 127.0.0.1, where an anonymous ''@localhost would match
+    // before fleet@'%').
+    for host in ["'%'", "localhost"] {
+        admin.execute(&format!("CREATE USER fleet@{host}"));
+        admin.execute(&format!("GRANT ALL ON *.* TO fleet@{host}"));
+    }
     let db = url::Url::parse(&srv.socket_url).unwrap().path().to_string();
     let url = format!("mysql://fleet@{bind}:{}{db}", srv.port);
     let dir = tempdir();
     let d = dir.path();
     let common = [
         "--target",
-        &url,
+        url.as_str(),
         "--threads",
         "2",
         "--warmup",
@@ -385,7 +434,7 @@ fn fleet_mariadb_three_namespaces() {
         ],
     );
     assert_eq!(o.code, 0, "{}", o.stderr);
-    let before = block(status(&mut admin, "COM_STMT_EXECUTE"));
+    let before = admin.status("COM_STMT_EXECUTE");
     let mut args = vec![
         "run",
         "oltp_point_select",
@@ -396,7 +445,7 @@ fn fleet_mariadb_three_namespaces() {
     ];
     args.extend(common);
     let files = fleet(&ns, d, 3, "ps1", &args);
-    let after = block(status(&mut admin, "COM_STMT_EXECUTE"));
+    let after = admin.status("COM_STMT_EXECUTE");
     let shards: Vec<Json> = files.iter().map(|f| read(f)).collect();
     let (o, merged) = merge(d, &files, "m1");
     assert_eq!(o.code, 0, "{}", o.stderr);
@@ -427,6 +476,28 @@ fn fleet_mariadb_three_namespaces() {
     );
     assert_eq!(o.code, 0, "{}", o.stderr);
 
+    // oltp_insert: every worker of the fleet inserts ids no other worker (of any shard) does:
+    // no duplicate key, and every operation is one new row.
+    let count = "SELECT COUNT(*) FROM sbtest1";
+    let rows0 = admin.num(count);
+    let mut args = vec![
+        "run",
+        "oltp_insert",
+        "--table-size",
+        "5000",
+        "--duration",
+        "2",
+    ];
+    args.extend(common);
+    let files = fleet(&ns, d, 3, "ins1", &args);
+    let shards: Vec<Json> = files.iter().map(|f| read(f)).collect();
+    for s in &shards {
+        assert!(ops(s) > 0);
+        assert_eq!(run0(s)["errors_total"], 0, "{}", run0(s)["errors"]);
+    }
+    let sum: u64 = shards.iter().map(ops).sum();
+    assert_eq!(admin.num(count) - rows0, sum);
+
     // TPC-C: each shard's terminals in its own warehouses; the database consistent after.
     let o = eb(
         d,
@@ -446,7 +517,8 @@ fn fleet_mariadb_three_namespaces() {
     let mut homes: Vec<(u64, u64)> = files
         .iter()
         .map(|f| {
-            let h = &read(f)["config"]["workload_options"]["shard"]["home_warehouses"];
+            let doc = read(f);
+            let h = &doc["config"]["workload_options"]["shard"]["home_warehouses"];
             (h[0].as_u64().unwrap(), h[1].as_u64().unwrap())
         })
         .collect();
@@ -477,11 +549,13 @@ fn fleet_mariadb_three_namespaces() {
     // Wait for the fleet's start, then kill shard 2 one second into the run.
     let deadline = Instant::now() + Duration::from_secs(30);
     let start_ms: i64 = loop {
-        let v = block(admin.query_one(&format!(
-            "SELECT start_ms FROM enginebench_fleet WHERE run_id = '{run_id}' AND shard = -1"
-        )))
-        .ok()
-        .flatten();
+        // Until a shard creates the table, the query fails: the fleet has not started either.
+        let v = admin
+            .one(&format!(
+                "SELECT start_ms FROM enginebench_fleet WHERE run_id = '{run_id}' AND shard = -1"
+            ))
+            .ok()
+            .flatten();
         if let Some(v) = v {
             break v.parse().unwrap();
         }
@@ -537,33 +611,89 @@ fn fleet_postgres_two_shards() {
     );
     assert_eq!(o.code, 0, "{}", o.stderr);
     let none = Netns { names: vec![] };
-    let files = fleet(
-        &none,
-        d,
-        2,
-        "pg1",
-        &[
-            "run",
-            "oltp_point_select",
-            "--target",
-            &url,
-            "--table-size",
-            "2000",
-            "--threads",
-            "2",
-            "--warmup",
-            "0",
-            "--runs",
-            "1",
-            "--duration",
-            "2",
-        ],
-    );
+    let args = [
+        "run",
+        "oltp_point_select",
+        "--target",
+        url.as_str(),
+        "--table-size",
+        "2000",
+        "--threads",
+        "2",
+        "--warmup",
+        "0",
+        "--runs",
+        "1",
+        "--duration",
+        "2",
+    ];
+    let files = fleet(&none, d, 2, "pg1", &args);
     let shards: Vec<Json> = files.iter().map(|f| read(f)).collect();
     let (o, merged) = merge(d, &files, "m");
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert_eq!(ops(&merged), shards.iter().map(ops).sum::<u64>());
     assert_exact_percentiles(&merged, &shards);
+    assert!(merged["fleet"]["max_start_skew_s"].as_f64().unwrap() < 0.5);
+    // They met in the target: both checked in to point 0, and one start row.
+    let rows = Db::connect(&url).column(
+        "SELECT shard FROM enginebench_fleet WHERE run_id = 'pg1' AND point = 0 ORDER BY shard",
+    );
+    assert_eq!(
+        rows,
+        [Some("-1".to_string()), Some("0".into()), Some("1".into())]
+    );
+
+    // A shard alone: it waits --fleet-timeout for the other, then names it (exit 1).
+    let mut alone: Vec<&str> = args.to_vec();
+    alone.extend([
+        "--shard",
+        "0/2",
+        "--run-id",
+        "pg-alone",
+        "--fleet-timeout",
+        "2s",
+    ]);
+    let t = Instant::now();
+    let o = eb(d, &alone);
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    assert!(
+        o.stderr.contains("shard(s) 1 of 2 did not arrive"),
+        "{}",
+        o.stderr
+    );
+    assert!(t.elapsed() >= Duration::from_secs(2));
+
+    // --start-at instead of a meeting: both shards start their run at that time.
+    let at = enginebench::fleet::now_unix_s().ceil() + 6.0;
+    let at_s = format!("{at}");
+    let mut kids = Vec::new();
+    let mut dirs = Vec::new();
+    for i in 0..2 {
+        let rd = d.join(format!("at-{i}"));
+        let mut a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        a.extend([
+            "--shard".into(),
+            format!("{i}/2"),
+            "--start-at".into(),
+            at_s.clone(),
+            "--results-dir".into(),
+            rd.to_str().unwrap().into(),
+        ]);
+        kids.push(spawn_shard(&[], &a, d));
+        dirs.push(rd);
+    }
+    for (i, k) in kids.into_iter().enumerate() {
+        wait_ok(k, &format!("--start-at shard {i}"));
+    }
+    let files: Vec<PathBuf> = dirs.iter().map(|d| result_file(d)).collect();
+    for f in &files {
+        let s = run0(&read(f))["started_at_unix_s"].as_f64().unwrap();
+        assert!(s >= at && s < at + 0.5, "started {s}, --start-at {at}");
+    }
+    let (o, merged) = merge(d, &files, "m-at");
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(merged["status"], "complete");
+    assert!(merged["fleet"]["max_start_skew_s"].as_f64().unwrap() < 0.5);
 }
 
 /// A minimal shard result for the merge's refusals.
