@@ -351,7 +351,7 @@ fn merge_run(
         m.reconnect_failures += r.reconnect_failures;
         for (k, kr) in &r.by_kind {
             let e = m.by_kind.entry(k.clone()).or_insert_with(|| KindRecord {
-                latency_us: kr.latency_us.clone(),
+                latency_us: kr.latency_us,
                 ..KindRecord::default()
             });
             e.ops += kr.ops;
