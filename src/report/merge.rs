@@ -370,6 +370,16 @@ fn merge_run(
         }
     }
     m.rows_per_op = m.rows as f64 / m.ops.max(1) as f64;
+    // The server's process served every shard: its per-operation figures, read by the lowest
+    // shard over its own operations, are over all of them.
+    if let Some(p) = m.server_process.as_mut() {
+        let scale = first.ops as f64 / m.ops.max(1) as f64;
+        p.cpu_us_per_op *= scale;
+        p.written_bytes_per_op *= scale;
+        p.voluntary_cs_per_op = p.voluntary_cs_per_op.map(|v| v * scale);
+        p.preempted_cs_per_op = p.preempted_cs_per_op.map(|v| v * scale);
+    }
+    m.by_node = merge_nodes(&here);
     m.client_cpu = ClientCpu {
         user_s,
         sys_s,
@@ -418,6 +428,29 @@ fn merge_run(
         })
         .collect();
     Ok((m, hist, skew))
+}
+
+/// The shards' per-node records (a multi-host target) added by node, in the order the nodes
+/// first appear; a node's percentiles are the highest of the shards'.
+fn merge_nodes(runs: &[&RunRecord]) -> Vec<NodeRecord> {
+    let mut out: Vec<NodeRecord> = Vec::new();
+    for n in runs.iter().flat_map(|r| &r.by_node) {
+        match out.iter_mut().find(|o| o.node == n.node) {
+            Some(o) => {
+                o.connections += n.connections;
+                o.ops += n.ops;
+                o.ops_per_s += n.ops_per_s;
+                o.errors_total += n.errors_total;
+                add_maps(&mut o.errors, &n.errors);
+                o.latency_us =
+                    worst([&o.latency_us, &n.latency_us].into_iter()).unwrap_or_default();
+                o.workers_lost += n.workers_lost;
+                o.reconnects += n.reconnects;
+            }
+            None => out.push(n.clone()),
+        }
+    }
+    out
 }
 
 /// The shards' interval series added by index (they started together).
@@ -470,6 +503,12 @@ mod tests {
             latency_us: h.summary(),
             errors_total: 1,
             errors: BTreeMap::from([("deadlock".to_string(), 1)]),
+            by_node: vec![NodeRecord {
+                node: "db1:3306".into(),
+                connections: 2,
+                ops: values.len() as u64,
+                ..NodeRecord::default()
+            }],
             client_cpu: ClientCpu {
                 user_s: 0.5,
                 sys_s: 0.0,
@@ -518,6 +557,10 @@ mod tests {
         assert_eq!(run.ops, (a.len() + b.len()) as u64);
         assert_eq!(run.errors["deadlock"], 2);
         assert_eq!(run.client_cpu.user_s, 1.0);
+        // One node reached by both shards: one record of both shards' connections and ops.
+        assert_eq!(run.by_node.len(), 1);
+        assert_eq!(run.by_node[0].ops, (a.len() + b.len()) as u64);
+        assert_eq!(run.by_node[0].connections, 4);
         let mut one = LatencyHist::new();
         for v in a.iter().chain(&b) {
             one.record_us(*v);
