@@ -446,6 +446,8 @@ fn merge_nodes(runs: &[&RunRecord]) -> Vec<NodeRecord> {
                     worst([&o.latency_us, &n.latency_us].into_iter()).unwrap_or_default();
                 o.workers_lost += n.workers_lost;
                 o.reconnects += n.reconnects;
+                // `server_counters` are the node's global counters over the same window in
+                // every shard: the first shard's are kept, as for the run's own.
             }
             None => out.push(n.clone()),
         }
