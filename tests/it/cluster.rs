@@ -181,27 +181,17 @@ fn galera_url() -> Option<String> {
     server_url("EB_TEST_GALERA_URL")
 }
 
-#[test]
-fn cluster_galera_oltp_read_write_over_three_nodes() {
-    let Some(base) = galera_url() else {
-        return;
-    };
-    let _one = GALERA.lock().unwrap_or_else(|p| p.into_inner());
-    let db = "eb_it_galera";
-    // DDL on the first node replicates to the others.
-    let first = node_urls(&base).remove(0);
-    let url = {
-        let one = fresh_db(&first, db);
-        let (_, rest) = base.split_once('@').unwrap();
-        let hosts = rest.split_once('/').unwrap().0;
-        let head = one.split_once('@').unwrap().0;
-        format!("{head}@{hosts}/{db}")
-    };
+/// A fresh database `db` on the cluster of `base` (made on the first node; DDL replicates)
+/// with oltp_read_write's 100 rows prepared: its multi-host URL and its nodes' own URLs.
+fn galera_db(base: &str, db: &str, dir: &std::path::Path) -> (String, Vec<String>) {
+    let first = node_urls(base).remove(0);
+    let one = fresh_db(&first, db);
+    let hosts = base.split_once('@').unwrap().1.split_once('/').unwrap().0;
+    let url = format!("{}@{hosts}/{db}", one.split_once('@').unwrap().0);
     let nodes = node_urls(&url);
     assert_eq!(nodes.len(), 3, "{url}");
-    let dir = tempdir();
     let prep = eb(
-        dir.path(),
+        dir,
         &[
             "prepare",
             "oltp_read_write",
@@ -212,28 +202,47 @@ fn cluster_galera_oltp_read_write_over_three_nodes() {
         ],
     );
     assert_eq!(prep.code, 0, "{}", prep.stderr);
+    (url, nodes)
+}
+
+/// `run oltp_read_write` on those 100 rows with 6 connections, one run of `duration`, JSON on
+/// stdout, then `extra`.
+fn galera_run(dir: &std::path::Path, url: &str, duration: &str, extra: &[&str]) -> Out {
+    let mut args = vec![
+        "run",
+        "oltp_read_write",
+        "--target",
+        url,
+        "--table-size",
+        "100",
+        "--threads",
+        "6",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--duration",
+        duration,
+        "--format",
+        "json",
+    ];
+    args.extend(extra);
+    eb(dir, &args)
+}
+
+#[test]
+fn cluster_galera_oltp_read_write_over_three_nodes() {
+    let Some(base) = galera_url() else {
+        return;
+    };
+    let _one = GALERA.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempdir();
+    let (url, nodes) = galera_db(&base, "eb_it_galera", dir.path());
     let conflicts0 = galera_conflicts(&nodes);
-    let doc = run_json(
-        dir.path(),
-        &[
-            "run",
-            "oltp_read_write",
-            "--target",
-            &url,
-            "--table-size",
-            "100",
-            "--threads",
-            "6",
-            "--runs",
-            "1",
-            "--warmup",
-            "0",
-            "--duration",
-            "2s",
-            "--format",
-            "json",
-        ],
-    );
+    let out = galera_run(dir.path(), &url, "2s", &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: Json = serde_json::from_str(&out.stdout).expect("json result");
+    assert_schema_valid(&doc);
     let conflicts = galera_conflicts(&nodes) - conflicts0;
     let run = &doc["points"][0]["runs"][0];
     let by_node = run["by_node"].as_array().unwrap();
@@ -348,56 +357,21 @@ fn cluster_galera_node_killed_mid_run_goes_on_with_reconnect() {
         return;
     };
     let _one = GALERA.lock().unwrap_or_else(|p| p.into_inner());
-    let db = "eb_it_galera_kill";
-    let first = node_urls(&base).remove(0);
-    let one = fresh_db(&first, db);
-    let hosts = base.split_once('@').unwrap().1.split_once('/').unwrap().0;
-    let url = format!("{}@{hosts}/{db}", one.split_once('@').unwrap().0);
-    let nodes = node_urls(&url);
+    let dir = tempdir();
+    let (url, nodes) = galera_db(&base, "eb_it_galera_kill", dir.path());
     let victim_port = url::Url::parse(&nodes[2]).unwrap().port().unwrap();
     let (pid, args) = mariadbd_on(victim_port).expect("the third node's mariadbd");
-    let dir = tempdir();
-    let prep = eb(
-        dir.path(),
-        &[
-            "prepare",
-            "oltp_read_write",
-            "--target",
-            &url,
-            "--table-size",
-            "100",
-        ],
-    );
-    assert_eq!(prep.code, 0, "{}", prep.stderr);
     let killer = std::thread::spawn(move || {
         std::thread::sleep(std::time::Duration::from_millis(1500));
         // SAFETY: a plain kill(2) of a process this test found by its command line.
         unsafe { libc::kill(pid, libc::SIGKILL) };
     });
     let started = std::time::Instant::now();
-    let out = eb(
+    let out = galera_run(
         dir.path(),
-        &[
-            "run",
-            "oltp_read_write",
-            "--target",
-            &url,
-            "--table-size",
-            "100",
-            "--threads",
-            "6",
-            "--runs",
-            "1",
-            "--warmup",
-            "0",
-            "--duration",
-            "4s",
-            "--reconnect",
-            "--connect-timeout",
-            "2s",
-            "--format",
-            "json",
-        ],
+        &url,
+        "4s",
+        &["--reconnect", "--connect-timeout", "2s"],
     );
     let took = started.elapsed();
     killer.join().unwrap();
