@@ -8,6 +8,11 @@
 #    is one prepared-statement execution), and the client CPU from /proc/PID/stat (utime +
 #    stime) of every client process. Printed: ops/s, client CPU µs per operation and its ratio
 #    to the single process (the issue's bound: a fleet must not cost more than 5 %).
+#    A control, "4x8 plain", runs the same four processes without --shard: the difference
+#    between it and 4x8 is what the fleet machinery costs; the difference between it and 1x32
+#    is what splitting one client's event loop into four costs on a machine of its own.
+#    Also printed per configuration: the clients' context switches per operation (voluntary +
+#    involuntary, from /proc/PID/task/*/status), which is where the split's cost shows.
 # 2. The merge of a 10-minute 4-shard result (1 s report intervals), timed.
 #
 # Usage:
@@ -57,15 +62,23 @@ hz=$(getconf CLK_TCK)
 
 "$bin" prepare oltp_point_select --target "$url" --table-size "$rows" >&2
 duration=$((warmup + window + 10))
-printf 'round\tconfig\tops_per_s\tclient_us_per_op\n' >"$out/runs.tsv"
+printf 'round\tconfig\tops_per_s\tclient_us_per_op\tclient_switches_per_op\n' >"$out/runs.tsv"
 
-# One configuration: N processes of T connections; prints "ops/s us/op".
+# Context switches (voluntary + involuntary) of every thread of the given pids.
+switches() {
+    local p
+    for p in "$@"; do cat /proc/"$p"/task/*/status; done 2>/dev/null |
+        awk '/^(non)?voluntary_ctxt_switches/ { s += $2 } END { print s + 0 }'
+}
+
+# One configuration: N processes of T connections (sharded unless MODE is plain); prints
+# "ops/s us/op switches/op".
 measure() {
-    local n=$1 t=$2 tag=$3 pids=() i
+    local n=$1 t=$2 tag=$3 mode=${4:-shard} pids=() i
     for ((i = 0; i < n; i++)); do
         local args=(run oltp_point_select --target "$url" --table-size "$rows" --threads "$t"
             --warmup 0 --runs 1 --duration "${duration}s" --results-dir "$out/$tag/shard-$i")
-        if ((n > 1)); then args+=(--shard "$i/$n" --run-id "$tag"); fi
+        if ((n > 1)) && [[ $mode == shard ]]; then args+=(--shard "$i/$n" --run-id "$tag"); fi
         "$bin" "${args[@]}" >/dev/null 2>"$out/$tag-shard-$i.log" &
         pids+=($!)
     done
@@ -74,37 +87,39 @@ measure() {
     e0=$(executed)
     until (($(executed) > e0)); do sleep 0.2; done
     sleep "$warmup"
-    local c0 x0 c1 x1
-    c0=$(cpu_ticks "${pids[@]}"); x0=$(executed)
+    local c0 x0 c1 x1 s0 s1
+    c0=$(cpu_ticks "${pids[@]}"); s0=$(switches "${pids[@]}"); x0=$(executed)
     sleep "$window"
-    c1=$(cpu_ticks "${pids[@]}"); x1=$(executed)
+    c1=$(cpu_ticks "${pids[@]}"); s1=$(switches "${pids[@]}"); x1=$(executed)
     wait "${pids[@]}"
-    awk -v ops=$((x1 - x0)) -v cpu=$((c1 - c0)) -v hz="$hz" -v w="$window" \
-        'BEGIN { printf "%.0f %.2f\n", ops / w, cpu / hz * 1e6 / ops }'
+    awk -v ops=$((x1 - x0)) -v cpu=$((c1 - c0)) -v hz="$hz" -v w="$window" -v sw=$((s1 - s0)) \
+        'BEGIN { printf "%.0f %.2f %.3f\n", ops / w, cpu / hz * 1e6 / ops, sw / ops }'
 }
 
-configs=("1 32" "2 16" "4 8")
+configs=("1 32 shard" "2 16 shard" "4 8 shard" "4 8 plain")
 for ((r = 1; r <= rounds; r++)); do
     for c in "${configs[@]}"; do
-        read -r n t <<<"$c"
-        tag="r$r-${n}x$t-$(date +%s)"
-        log "round $r: $n process(es) x $t connections"
-        read -r qps us < <(measure "$n" "$t" "$tag")
-        printf '%s\t%sx%s\t%s\t%s\n' "$r" "$n" "$t" "$qps" "$us" | tee -a "$out/runs.tsv" >&2
+        read -r n t mode <<<"$c"
+        name="${n}x$t"
+        [[ $mode == plain ]] && name="$name plain"
+        tag="r$r-${n}x$t-$mode-$(date +%s)"
+        log "round $r: $n process(es) x $t connections ($mode)"
+        read -r qps us sw < <(measure "$n" "$t" "$tag" "$mode")
+        printf '%s\t%s\t%s\t%s\t%s\n' "$r" "$name" "$qps" "$us" "$sw" | tee -a "$out/runs.tsv" >&2
     done
 done
 
 echo
-echo "| configuration | ops/s (median of $rounds) | client CPU µs/op (median) | vs 1x32 |"
-echo "|---|---|---|---|"
-awk -F'\t' 'NR > 1 { q[$2] = q[$2] " " $3; u[$2] = u[$2] " " $4 }
+echo "| configuration | ops/s (median of $rounds) | client CPU µs/op (median) | vs 1x32 | client switches/op (median) |"
+echo "|---|---|---|---|---|"
+awk -F'\t' 'NR > 1 { q[$2] = q[$2] " " $3; u[$2] = u[$2] " " $4; w[$2] = w[$2] " " $5 }
     function med(s,   a, n, i, j, t) { n = split(s, a, " ");
         for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
         return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
     END { base = med(u["1x32"]);
-        split("1x32 2x16 4x8", order, " ");
-        for (k = 1; k <= 3; k++) { c = order[k];
-            printf "| %s | %.0f | %.2f | %+.1f %% |\n", c, med(q[c]), med(u[c]), (med(u[c]) / base - 1) * 100 } }' "$out/runs.tsv"
+        n = split("1x32,2x16,4x8,4x8 plain", order, ",");
+        for (k = 1; k <= n; k++) { c = order[k];
+            printf "| %s | %.0f | %.2f | %+.1f %% | %.3f |\n", c, med(q[c]), med(u[c]), (med(u[c]) / base - 1) * 100, med(w[c]) } }' "$out/runs.tsv"
 
 if [[ ${EB_MERGE:-1} != 0 ]]; then
     tag="merge-$(date +%s)"
