@@ -14,6 +14,10 @@
 #    EB_TPCC_WAREHOUSES=100): what the client holds per idle terminal. Efficiency is tpmC
 #    over 12.86 per 10 terminals (the spec's maximum per warehouse, whose 10 terminals each
 #    complete at most 1.286 New-Orders a minute under its keying and think times).
+#    With EB_TPCC_CONNECTIONS=M the terminals share M connections (`--terminals N --threads
+#    M`, terminals behind a TP monitor): each connection serves N/M terminals, so the server
+#    holds M sessions and their prepared statements, not N (10,000 terminals over 500
+#    connections). The server's peak RSS during each run is sampled too (VmRSS of mariadbd).
 # 3. Open loop: oltp_point_select at a fixed --rate spread over thousands of connections
 #    (EB_RATE_RUNS): achieved rate against the requested one, operations started late (> 2 ms
 #    behind their intended start), the backlog at the end and the largest lag, response-time
@@ -29,8 +33,10 @@
 #   EB_TPCC_WAREHOUSES  warehouses for part 2 (default 100: 1,000 terminals; 0 skips part 2)
 #   EB_TPCC_TERMINALS   terminal counts for part 2 (default "10W 100W": 10 and 100 per warehouse)
 #   EB_TPCC_CONNECT_TIMEOUT  --connect-timeout of the TPC-C runs (default 10m: each terminal
-#                       prepares ~70 statements; 1,000 took longer than 30 s on a busy 2-core machine)
+#                       prepares 41 statements; 1,000 took longer than 30 s on a busy 2-core machine)
 #   EB_TPCC_TIME        seconds of each TPC-C run (default 120; think times are ~10-20 s)
+#   EB_TPCC_CONNECTIONS connections the TPC-C terminals share (default "": one per terminal;
+#                       e.g. 500 runs 10,000 terminals over 500 connections)
 #   EB_RATE_RUNS        open-loop runs for part 3, CONNECTIONS:RATE each (default
 #                       "1000:2000 4000:2000 4000:8000"; "" skips part 3)
 #   EB_OUT              output folder (default enginebench-results/connections-<UTC time>)
@@ -78,17 +84,20 @@ measure() {
     printf '%q ' "${cmd[@]}" >"$dir/command.txt"
     log "$name: ${cmd[*]}"
     "${cmd[@]}" >"$dir/result-stdout.json" 2>"$dir/stderr.txt" &
-    local pid=$! hwm=0 h
+    local pid=$! hwm=0 h srss=0 spid
+    spid=$(cat "$srv/server.pid" 2>/dev/null || echo 0)
     while kill -0 "$pid" 2>/dev/null; do
         h=$(awk '/^VmHWM:/{print $2}' "/proc/$pid/status" 2>/dev/null || true)
         [[ -n $h ]] && ((h > hwm)) && hwm=$h
+        h=$(awk '/^VmRSS:/{print $2}' "/proc/$spid/status" 2>/dev/null || true)
+        [[ -n $h ]] && ((h > srss)) && srss=$h
         sleep 0.5
     done
     local rc=0
     wait "$pid" || rc=$?
-    python3 - "$dir/result-stdout.json" "$name" "$hwm" "$rc" "$(cut -d' ' -f1 /proc/loadavg)" >>"$out/runs.tsv" <<'PY'
+    python3 - "$dir/result-stdout.json" "$name" "$hwm" "$rc" "$(cut -d' ' -f1 /proc/loadavg)" "$srss" >>"$out/runs.tsv" <<'PY'
 import json, sys
-path, name, hwm, rc, load = sys.argv[1:]
+path, name, hwm, rc, load, srss = sys.argv[1:]
 try:
     d = json.load(open(path))
     p = d["points"][0]
@@ -102,14 +111,15 @@ try:
         sched = f"{ol['rate_ops_per_s']:.0f}\t{late}\t{ol['backlog_ops']}\t{ol['max_lag_us'] / 1000:.1f}\t{r['response_us']['p99_us'] / 1000:.2f}"
     else:
         sched = "\t\t\t\t"
-    print(f"{name}\t{p['threads']}\t{rc}\t{c.get('elapsed_s', 0):.2f}\t{c.get('retries', 0)}\t{r['ops_per_s']:.0f}\t{r['errors_total']}\t{errs}\t{r['client_cpu']['us_per_op']:.2f}\t{int(hwm)/1024:.1f}\t{'' if tpmc is None else f'{tpmc:.1f}'}\t{sched}\t{load}")
+    terms = r.get("sections", {}).get("tpcc", {}).get("terminals", "")
+    print(f"{name}\t{p['threads']}\t{terms}\t{rc}\t{c.get('elapsed_s', 0):.2f}\t{c.get('retries', 0)}\t{r['ops_per_s']:.0f}\t{r['errors_total']}\t{errs}\t{r['client_cpu']['us_per_op']:.2f}\t{int(hwm)/1024:.1f}\t{'' if tpmc is None else f'{tpmc:.1f}'}\t{sched}\t{int(srss)/1024:.0f}\t{load}")
 except Exception as e:
-    print(f"{name}\t-\t{rc}\tfailed: {e}\t\t\t\t\t\t{int(hwm)/1024:.1f}\t\t\t\t\t\t\t{load}")
+    print(f"{name}\t-\t\t{rc}\tfailed: {e}\t\t\t\t\t\t{int(hwm)/1024:.1f}\t\t\t\t\t\t\t{int(srss)/1024:.0f}\t{load}")
 PY
     tail -n 1 "$out/runs.tsv" >&2
 }
 
-printf 'run\tconnections\texit\tconnect_s\tconnect_retries\tops_per_s\terrors\terrors_by_class\tclient_us_per_op\tclient_peak_rss_mb\ttpm_c\trate\tlate_pct\tbacklog\tmax_lag_ms\tresponse_p99_ms\tload1\n' >"$out/runs.tsv"
+printf 'run\tconnections\tterminals\texit\tconnect_s\tconnect_retries\tops_per_s\terrors\terrors_by_class\tclient_us_per_op\tclient_peak_rss_mb\ttpm_c\trate\tlate_pct\tbacklog\tmax_lag_ms\tresponse_p99_ms\tserver_peak_rss_mb\tload1\n' >"$out/runs.tsv"
 "$bin" prepare oltp_point_select --target "$url" --tables 1 --table-size 10000 >&2
 for n in $counts; do
     measure "point-select-$n" run oltp_point_select --tables 1 --table-size 10000 --threads "$n" \
@@ -126,7 +136,16 @@ if ((warehouses > 0)); then
     "$bin" prepare tpcc --target "$url" --warehouses "$warehouses" >&2
     echo "tpcc load of $warehouses warehouses: $(($(date +%s) - t0)) s" >"$out/tpcc-load.txt"
     for terms in ${EB_TPCC_TERMINALS:-$((warehouses * 10)) $((warehouses * 100))}; do
-        measure "tpcc-$terms" run tpcc --warehouses "$warehouses" --spec-timing --threads "$terms" \
+        conns=${EB_TPCC_CONNECTIONS:-}
+        if [[ -n $conns ]]; then
+            ((conns > terms)) && conns=$terms
+            shape=(--terminals "$terms" --threads "$conns")
+            name=tpcc-$terms-over-$conns
+        else
+            shape=(--threads "$terms")
+            name=tpcc-$terms
+        fi
+        measure "$name" run tpcc --warehouses "$warehouses" --spec-timing "${shape[@]}" \
             --warmup "${EB_TPCC_WARMUP:-30}s" --runs 1 --duration "${tpcc_time}s" \
             --connect-timeout "${EB_TPCC_CONNECT_TIMEOUT:-10m}"
     done
@@ -141,9 +160,9 @@ for r in rows:
         if r["run"].startswith("point-select") and base:
             print(f"{r['run']}: client CPU per query {float(r['client_us_per_op']) / float(base['client_us_per_op']):.2f}x of 64 connections")
         if r["run"].startswith("tpcc") and r["tpm_c"]:
-            terms = int(r["connections"])
+            terms = int(r["terminals"] or r["connections"])
             best = 12.86 * terms / 10
-            print(f"{r['run']}: tpmC {r['tpm_c']} = {float(r['tpm_c']) / best * 100:.1f} % of the maximum for {terms} terminals ({best:.1f}: 12.86 per 10 terminals)")
+            print(f"{r['run']}: tpmC {r['tpm_c']} = {float(r['tpm_c']) / best * 100:.1f} % of the maximum for {terms} terminals over {r['connections']} connections ({best:.1f}: 12.86 per 10 terminals); server peak RSS {r['server_peak_rss_mb']} MB, client {r['client_peak_rss_mb']} MB")
         if r["run"].startswith("open-loop") and r["rate"]:
             print(f"{r['run']}: {r['ops_per_s']} of {r['rate']} ops/s requested, {r['late_pct']} % started late, backlog {r['backlog']}, response p99 {r['response_p99_ms']} ms")
     except (ValueError, ZeroDivisionError):

@@ -53,6 +53,14 @@ pub trait Driver {
     fn pause(&mut self) -> Option<Duration> {
         None
     }
+    /// Closed loop, asked after `pause`: when the next operation's emulated user has been
+    /// waiting for this connection since (a driver whose connection serves several users, such
+    /// as TPC-C's terminals behind a TP monitor, found it busy when the user was due). The
+    /// operation's latency then counts from that instant (the user's response time), not from
+    /// its start; never from before the phase's start. None (the default): from its start.
+    fn waiting_since(&self) -> Option<Instant> {
+        None
+    }
     /// A driver with a bounded amount of work (rows numbered up to a limit) says it has none
     /// left: its worker ends the phase without taking another operation. Asked before every
     /// operation; the default (every other driver) never finishes, and compiles to nothing.
@@ -976,6 +984,12 @@ async fn worker<D: Driver>(
                 }
             };
             let t0 = Instant::now();
+            // The latency's origin: the operation's start, or when its user began to wait for
+            // this connection (several users per connection), within this phase.
+            let from = match (&schedule, driver.waiting_since()) {
+                (None, Some(w)) => w.max(start).min(t0),
+                _ => t0,
+            };
             // An operation due before the deadline may start in the timer's last tick after it
             // (else the tick's lateness would show as backlog); one behind by more does not.
             let stop_at = match intended {
@@ -1025,7 +1039,7 @@ async fn worker<D: Driver>(
             }
             match r {
                 Ok(step) => {
-                    let us = t1.duration_since(t0).as_micros() as u64;
+                    let us = t1.duration_since(from).as_micros() as u64;
                     let response_us = intended.map(|due| t1.duration_since(due).as_micros() as u64);
                     rec.borrow_mut()
                         .record(idx, step.kind, node, us, response_us);

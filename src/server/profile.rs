@@ -140,7 +140,7 @@ pub fn fitted(
             out.push(("back_log".to_string(), want.to_string()));
         }
         // Prepared statements count against one server-wide limit (default 16382): TPC-C
-        // prepares about 70 per connection and stopped at connection 224 of 1,000. Room for
+        // prepared 73 per connection (41 now) and stopped at connection 224 of 1,000. Room for
         // 128 per connection (the variable's maximum is 4194304).
         let stmts = value("max_prepared_stmt_count").unwrap_or(16382);
         let want = (connections as u64 * 128).min(4_194_304);

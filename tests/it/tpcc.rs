@@ -252,6 +252,10 @@ fn tpcc_bad_flags_exit_2() {
         vec!["run", "tpcc", "--table-size", "10"],
         vec!["run", "micro-read", "--warehouses", "2"],
         vec!["check", "micro-read"],
+        vec!["run", "tpcc", "--terminals", "0"],
+        vec!["run", "tpcc", "--terminals", "10", "--threads", "20"],
+        vec!["run", "tpcc", "--terminals", "10", "--threads", "4,16"],
+        vec!["run", "micro-read", "--terminals", "10"],
     ] {
         let out = eb(d, &args);
         assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
@@ -413,4 +417,129 @@ fn tpcc_non_compliant_mix_is_reported() {
         page.contains("weight 4.0% ≥ 43%: <b>FAIL</b>"),
         "no failed Payment minimum"
     );
+}
+
+/// `--terminals 200` over 20 connections with spec timing (issue 25): terminals are not
+/// connections. Payment only (keying 3 s, then a think time of 12 s on average and another 3 s
+/// of keying), so in 5 s every terminal runs exactly one transaction, at about 3 s, all ten of
+/// a connection due at once: nine of them wait for it, and their wait is in their latency.
+/// The server never sees more than the 20 connections (plus the harness's admin connection),
+/// each home warehouse gets its terminals' payments (terminal k: warehouse k mod 2 + 1), and
+/// `check tpcc` passes afterwards.
+#[test]
+fn tpcc_terminals_share_connections_on_mariadb() {
+    let Some(base) = server_url("EB_TEST_MYSQL_URL") else {
+        return;
+    };
+    let _g = server_lock();
+    let db = "eb_tpcc_terms";
+    let url = fresh_db(&base, db);
+    let dir = tempdir();
+    let d = dir.path();
+    let t0 = std::time::Instant::now();
+    let out = eb(
+        d,
+        &["prepare", "tpcc", "--target", &url, "--warehouses", "2"],
+    );
+    assert_eq!(out.code, 0, "prepare failed: {}", out.stderr);
+    eprintln!(
+        "tpcc load of 2 warehouses: {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
+    // Payments so far by home warehouse (h_w_id: the paying warehouse, 2.5.2.2).
+    let by_home = |url: &str| {
+        block(async {
+            let mut c = Conn::connect(&spec(url)).await.unwrap();
+            let mut v = Vec::new();
+            for w in 1..=2 {
+                let sql = format!("SELECT count(*) FROM history WHERE h_w_id = {w}");
+                v.push(one(&mut c, &sql).await);
+            }
+            v
+        })
+    };
+    let before = by_home(&url);
+    // Count this database's sessions on the server while the run goes (the sampler's own
+    // included, subtracted below).
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = {
+        let (stop, url) = (stop.clone(), url.clone());
+        std::thread::spawn(move || {
+            block(async {
+                let mut c = Conn::connect(&spec(&url)).await.unwrap();
+                let sql = format!(
+                    "SELECT count(*) FROM information_schema.PROCESSLIST WHERE DB = '{db}'"
+                );
+                let (mut max, mut samples) = (0, 0);
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    max = max.max(one(&mut c, &sql).await - 1);
+                    samples += 1;
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                }
+                (max, samples)
+            })
+        })
+    };
+    let out = eb(
+        d,
+        &[
+            "run",
+            "tpcc",
+            "--target",
+            &url,
+            "--warehouses",
+            "2",
+            "--spec-timing",
+            "--weights",
+            "0,1,0,0,0",
+            "--terminals",
+            "200",
+            "--threads",
+            "20",
+            "--warmup",
+            "0",
+            "--duration",
+            "5s",
+            "--runs",
+            "1",
+            "--format",
+            "json",
+        ],
+    );
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (max_sessions, samples) = sampler.join().unwrap();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: Json = serde_json::from_str(&out.stdout).unwrap();
+    assert_schema_valid(&doc);
+    eprintln!("sessions of {db}: at most {max_sessions} in {samples} samples");
+    assert!(samples > 20, "{samples} samples");
+    assert!(
+        (20..=21).contains(&max_sessions),
+        "the server saw {max_sessions} sessions of the run (20 connections + the admin one)"
+    );
+    let p = &doc["points"][0];
+    assert_eq!(p["threads"], 20);
+    assert_eq!(p["connect"]["connections"], 20, "{p}");
+    assert_eq!(doc["config"]["workload_options"]["terminals"], 200);
+    let run = &p["runs"][0];
+    assert_eq!(run["sections"]["tpcc"]["terminals"], 200, "{run}");
+    assert_eq!(run["sections"]["tpcc"]["connections"], 20, "{run}");
+    // Every terminal exactly once.
+    assert_eq!(run["by_kind"]["Payment"]["ops"], 200, "{run}");
+    assert_eq!(run["ops"], 200, "{run}");
+    // Ten terminals per connection due at the same instant: the last nine waited for it.
+    let waits = run["workload_counters"]["connection_waits"]
+        .as_u64()
+        .unwrap();
+    assert!((150..=180).contains(&waits), "connection_waits {waits}");
+    assert_constraints_follow_the_run(run, false);
+    // Terminal k has home warehouse k mod 2 + 1: 100 payments each.
+    let after = by_home(&url);
+    assert_eq!(
+        [after[0] - before[0], after[1] - before[1]],
+        [100, 100],
+        "{before:?} -> {after:?}"
+    );
+    let out = eb(d, &["check", "tpcc", "--target", &url]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
 }

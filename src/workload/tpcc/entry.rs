@@ -36,9 +36,17 @@ pub struct TpccArgs {
     pub isolation: Option<String>,
 
     /// tpcc: wait TPC-C 5.2.5's keying and think times between transactions (outside the
-    /// latency), like the spec's terminals; use 10 connections per warehouse.
+    /// latency), like the spec's terminals; use 10 terminals per warehouse.
     #[arg(long)]
     pub spec_timing: bool,
+
+    /// tpcc: N emulated terminals sharing the run's connections (--threads M, at most N):
+    /// terminal k runs on connection k mod M, keeps its own home warehouse, district and
+    /// keying/think times, and the time it waits for its busy connection counts in its
+    /// response time, like terminals behind a TP monitor [default: one terminal per
+    /// connection].
+    #[arg(long, value_name = "N")]
+    pub terminals: Option<u32>,
 }
 
 /// TPC-C warehouses by method when --warehouses is not given.
@@ -94,6 +102,9 @@ impl Entry for TpccEntry {
         if let Some(sh) = cx.shard {
             sh.block(warehouses as u64, "--warehouses")?;
         }
+        if let Some(n) = a.terminals {
+            check_terminals(n, &cx.shape)?;
+        }
         // tpcc's size is its number of warehouses.
         cx.shape.size = warehouses as u64;
         Ok(Arc::new(Spec {
@@ -103,6 +114,7 @@ impl Entry for TpccEntry {
             isolation,
             spec_timing: a.spec_timing,
             shard: cx.shard,
+            terminals: a.terminals,
         }))
     }
     fn has_check(&self) -> bool {
@@ -111,6 +123,32 @@ impl Entry for TpccEntry {
     fn report(&self) -> Option<&'static dyn crate::report::SectionOwner> {
         Some(&super::Report)
     }
+}
+
+/// `--terminals N` over the run's connection counts: every connection serves at least one
+/// terminal, and the terminals' own cycle paces them (not an open-loop rate).
+fn check_terminals(n: u32, shape: &crate::workload::Shape) -> Result<()> {
+    if n == 0 {
+        return Err(Error::usage(
+            "--terminals: 0 terminals; give at least 1 (and at least as many as --threads)",
+        ));
+    }
+    if shape.given.rate {
+        return Err(Error::usage(
+            "--terminals: with --rate a fixed rate paces the connections, not terminals; leave out one of them",
+        ));
+    }
+    if let Some(m) = shape.threads.iter().find(|m| **m > n as usize) {
+        let whose = if shape.given.threads {
+            "of --threads"
+        } else {
+            "of the default --threads"
+        };
+        return Err(Error::usage(format!(
+            "--terminals {n}: fewer terminals than the {m} connections {whose}; every connection serves at least one terminal, so give --threads {n} or fewer"
+        )));
+    }
+    Ok(())
 }
 
 /// TPC-C: the run's response-time and mix conditions, from its per-type records.
@@ -190,7 +228,13 @@ impl Workload for Spec {
         cfg: &SessionConfig,
     ) -> Result<Session> {
         let spec = self.clone();
-        Session::start(target, cfg, move |w| TpccDriver::new(&spec, w, threads))
+        match self.terminals {
+            None => Session::start(target, cfg, move |w| TpccDriver::new(&spec, w, threads)),
+            // Terminal k on connection k mod threads (resolve checked threads <= n).
+            Some(n) => Session::start(target, cfg, move |w| {
+                TpccDriver::shared(&spec, (w..n as usize).step_by(threads), n as usize)
+            }),
+        }
     }
     /// tpmC (committed NewOrders per minute), tpmTotal (finished transactions per minute) and
     /// the constraints of TPC-C 5.2.5.3 and 5.2.3.
@@ -206,10 +250,13 @@ impl Workload for Spec {
         run.figures.insert(TPM_TOTAL.into(), t);
         let k = check_constraints(run, &self.weights);
         let summary = constraints::summary_line(&k);
+        let terminals = self.terminals.map_or(threads, |n| n as usize);
         run.set_section(
             NAME,
             &RunSection {
                 constraints: Some(k),
+                terminals: Some(terminals as u64),
+                connections: Some(threads as u64),
             },
         );
         let r = run.run;
@@ -218,8 +265,12 @@ impl Workload for Spec {
             .iter()
             .map(|(k, v)| format!("  {k} {v}"))
             .collect();
+        let over = match self.terminals {
+            Some(n) => format!(" ({n} terminals)"),
+            None => String::new(),
+        };
         vec![
-            format!("tpcc threads {threads} run {r}: tpmC {c:.0}  tpmTotal {t:.0}{extra}"),
+            format!("tpcc threads {threads}{over} run {r}: tpmC {c:.0}  tpmTotal {t:.0}{extra}"),
             format!("tpcc threads {threads} run {r}: constraints {summary}"),
         ]
     }
@@ -269,6 +320,19 @@ mod tests {
     }
 
     #[test]
+    fn terminals_over_connections() {
+        let ok = resolved(&["--terminals", "10", "--threads", "2,10"]).unwrap();
+        assert_eq!(ok.workload_options["terminals"], 10);
+        assert!(resolved(&["--terminals", "0", "--threads", "1"]).is_err());
+        let e = resolved(&["--terminals", "10", "--threads", "4,20"]).unwrap_err();
+        assert!(e.to_string().contains("--threads 10 or fewer"), "{e}");
+        // The default thread counts (1, 4, 16) do not fit 10 terminals either.
+        let e = resolved(&["--terminals", "10"]).unwrap_err();
+        assert!(e.to_string().contains("default --threads"), "{e}");
+        assert!(resolved(&["--terminals", "10", "--threads", "2", "--rate", "100"]).is_err());
+    }
+
+    #[test]
     fn derived_figures_and_lines() {
         let spec = Spec {
             warehouses: 1,
@@ -277,6 +341,7 @@ mod tests {
             isolation: None,
             spec_timing: false,
             shard: None,
+            terminals: None,
         };
         let mut run = RunRecord {
             run: 2,

@@ -27,6 +27,7 @@ use crate::error::{Context, Error, Result};
 use crate::load::{self, LoadOptions, LoadStats};
 use crate::runner::{Driver, Step};
 use crate::workload::rng::Rng;
+use std::time::{Duration, Instant};
 
 pub use data::CConst;
 
@@ -128,6 +129,9 @@ pub struct Spec {
     pub spec_timing: bool,
     /// `--shard I/N`: this shard's terminals have their home warehouses in its block only.
     pub shard: Option<crate::fleet::Shard>,
+    /// `--terminals N`: N terminals share the run's connections (`--threads`); None: every
+    /// connection is one terminal.
+    pub terminals: Option<u32>,
 }
 
 /// TPC-C 5.2.5.7: minimum keying time per transaction type (KINDS order).
@@ -170,6 +174,7 @@ impl Spec {
             "isolation": self.isolation,
             "c_constants": self.c(),
             "keying_and_think_times": self.spec_timing,
+            "terminals": self.terminals,
             "shard": self.shard.map(|s| serde_json::json!({
                 "index": s.index,
                 "count": s.count,
@@ -180,17 +185,21 @@ impl Spec {
 
     pub fn notes(&self) -> Vec<String> {
         let timing = if self.spec_timing {
-            "tpcc: keying and think times of TPC-C 5.2.5 (keying 18/3/2/2/2 s, negative-exponential think times with means 12/12/10/5/5 s, truncated at 10x) are waited between transactions, outside the measured latency; run 10 connections per warehouse for the spec's terminal count (maximum about 12.86 tpmC per warehouse). Still not an audited TPC-C: no screens, no deferred Delivery queue, no 8-hour steady state."
+            "tpcc: keying and think times of TPC-C 5.2.5 (keying 18/3/2/2/2 s, negative-exponential think times with means 12/12/10/5/5 s, truncated at 10x) are waited between transactions, outside the measured latency; run 10 terminals per warehouse (--threads, or --terminals over fewer connections) for the spec's terminal count (maximum about 12.86 tpmC per warehouse). Still not an audited TPC-C: no screens, no deferred Delivery queue, no 8-hour steady state."
         } else {
-            "tpcc: no keying or think times (every terminal runs transactions back to back), so tpmC is not comparable with audited TPC-C results; terminals are connections, not 10 per warehouse."
+            "tpcc: no keying or think times (every terminal runs transactions back to back), so tpmC is not comparable with audited TPC-C results; terminals are not 10 per warehouse."
         };
-        vec![
-            timing.into(),
+        let mut notes = vec![timing.to_string()];
+        if let Some(n) = self.terminals {
+            notes.push(format!("tpcc: {n} terminals share the run's connections (--terminals): terminal k runs on connection k mod connections; each keeps its own home warehouse, district, random stream and keying/think times, and a terminal that is due while its connection is busy waits for it, that wait counted in its transaction's latency (its response time at the terminal). connection_waits counts the transactions that waited."));
+        }
+        notes.extend([
             "tpcc: tpmC counts committed NewOrders per minute (the 1 % user rollbacks excluded); tpmTotal counts every finished transaction, rollbacks included. Transactions failed by deadlock, lock-wait timeout, serialization failure or busy are counted as errors of their type and retried with the same input.".into(),
             "tpcc: the mix is drawn from a shuffled deck of the weights per terminal, so each terminal's shares are exact over every full deck.".into(),
             "tpcc: constraints judge each type's 90th-percentile service time of the finished attempt against TPC-C 5.2.5.3 (5 s; StockLevel 20 s; Delivery inline, so held to 5 s), without the failed attempts of retried transactions; the mix judges the configured weights against 5.2.3's minimums (measured shares are reported beside them).".into(),
             "tpcc: money is read as integer cents and written as cents / 100.0 by the SQL; SQLite stores DECIMAL columns as REAL.".into(),
-        ]
+        ]);
+        notes
     }
 }
 
@@ -332,42 +341,121 @@ struct Stmts {
     stock_level: stock_level::Stmts,
 }
 
-/// One terminal.
-pub struct TpccDriver {
-    spec: Spec,
-    c: CConst,
+/// One emulated terminal: its home warehouse and StockLevel district, its random stream and
+/// deck, and (spec timing) its own keying/think cycle.
+struct Terminal {
     home_w: i64,
     stock_d: i64,
     rng: Rng,
     deck: Deck,
-    stmts: Option<Stmts>,
-    cx: Ctx,
-    /// The input of a transaction that failed with a retryable error: run again next step.
+    /// The input of a transaction that failed with a retryable error: run again next.
     pending: Option<Input>,
     /// Failed attempts in a row of the pending input (sets the back-off).
     attempts: u32,
-    /// Spec timing: the input drawn by `pause` (keying time depends on it) for the next step.
+    /// Spec timing: the input drawn with the keying time (which depends on it), run next.
     next: Option<Input>,
     /// Spec timing: the kind of the last finished transaction, whose think time comes next.
     last_kind: Option<u8>,
-    pub retries: u64,
-    pub delivery_skipped: u64,
+    /// Spec timing: when its think and keying times end and its next transaction is due.
+    due: Option<Instant>,
 }
 
-impl TpccDriver {
-    /// Terminal `worker` of `threads` in this process.
-    pub fn new(spec: &Spec, worker: usize, threads: usize) -> Self {
+impl Terminal {
+    /// Terminal `k` of `terminals` in this process.
+    fn new(spec: &Spec, k: usize, terminals: usize) -> Self {
         let (first, last) = spec.homes();
         let w = (last - first + 1) as usize;
         // A shard's terminals draw their own random streams (keyed by their fleet-wide number).
-        let key = spec.shard.map_or(worker, |s| s.worker(worker, threads).0);
-        TpccDriver {
-            c: spec.c(),
-            home_w: (worker % w) as i64 + first as i64,
-            stock_d: ((worker / w) % 10) as i64 + 1,
+        let key = spec.shard.map_or(k, |s| s.worker(k, terminals).0);
+        Terminal {
+            home_w: (k % w) as i64 + first as i64,
+            stock_d: ((k / w) % 10) as i64 + 1,
             rng: Rng::keyed(spec.seed, 5000, key as u64),
             deck: Deck::new(&spec.weights),
+            pending: None,
+            attempts: 0,
+            next: None,
+            last_kind: None,
+            due: None,
+        }
+    }
+
+    fn next_input(&mut self, warehouses: u32, c: &CConst) -> Input {
+        let r = &mut self.rng;
+        let w = self.home_w;
+        let ws = warehouses as i64;
+        match self.deck.draw(r) {
+            NEW_ORDER => Input::NewOrder(new_order::input(r, w, ws, c)),
+            PAYMENT => Input::Payment(payment::input(r, w, ws, c)),
+            ORDER_STATUS => Input::OrderStatus(order_status::input(r, w, c)),
+            DELIVERY => Input::Delivery(delivery::input(r, w)),
+            _ => Input::StockLevel(stock_level::input(r, w, self.stock_d)),
+        }
+    }
+
+    /// Spec timing: the think time of the last transaction, then the keying time of the next
+    /// (drawn here). A retry follows its failure without either.
+    fn cycle(&mut self, warehouses: u32, c: &CConst) -> Duration {
+        if self.pending.is_some() {
+            return Duration::ZERO;
+        }
+        let think = match self.last_kind.take() {
+            Some(k) => think_time(&mut self.rng, THINK_MEAN_S[k as usize]),
+            None => Duration::ZERO,
+        };
+        let next = self.next_input(warehouses, c);
+        let keying = Duration::from_secs_f64(KEYING_S[next.kind() as usize]);
+        self.next = Some(next);
+        think + keying
+    }
+}
+
+/// One connection's driver: one terminal (the default), or several terminals sharing the
+/// connection like the terminals of a TP monitor (`--terminals N` over `--threads M`). With
+/// several, the connection runs the transaction of whichever terminal has been due longest;
+/// a terminal that became due while the connection was busy waits, and its transaction's
+/// latency counts from when it was due (`Driver::waiting_since`): its response time.
+pub struct TpccDriver {
+    spec: Spec,
+    c: CConst,
+    terms: Vec<Terminal>,
+    /// The terminal whose transaction runs next (chosen by `pause`).
+    cur: usize,
+    /// A transaction ran since the last `pause`: false only at the start of a phase.
+    ran: bool,
+    /// The chosen terminal has been due since then, waiting for the connection.
+    waiting: Option<Instant>,
+    stmts: Option<Stmts>,
+    cx: Ctx,
+    pub retries: u64,
+    pub delivery_skipped: u64,
+    /// Transactions whose terminal waited for the connection (several terminals only).
+    pub connection_waits: u64,
+}
+
+impl TpccDriver {
+    /// Terminal `worker` of `threads` in this process, alone on its connection.
+    pub fn new(spec: &Spec, worker: usize, threads: usize) -> Self {
+        Self::shared(spec, [worker], threads)
+    }
+
+    /// The terminals `ks` (of `terminals` in this process) sharing one connection.
+    pub fn shared(spec: &Spec, ks: impl IntoIterator<Item = usize>, terminals: usize) -> Self {
+        let terms: Vec<Terminal> = ks
+            .into_iter()
+            .map(|k| Terminal::new(spec, k, terminals))
+            .collect();
+        assert!(
+            !terms.is_empty(),
+            "a connection serves at least one terminal"
+        );
+        TpccDriver {
+            c: spec.c(),
             spec: spec.clone(),
+            terms,
+            cur: 0,
+            ran: false,
+            waiting: None,
             stmts: None,
             cx: Ctx {
                 dbms: Dbms::Sqlite,
@@ -375,51 +463,68 @@ impl TpccDriver {
                 rows: 0,
                 statements: 0,
             },
-            pending: None,
-            attempts: 0,
-            next: None,
-            last_kind: None,
             retries: 0,
             delivery_skipped: 0,
-        }
-    }
-
-    fn next_input(&mut self) -> Input {
-        let r = &mut self.rng;
-        let w = self.home_w;
-        let ws = self.spec.warehouses as i64;
-        match self.deck.draw(r) {
-            NEW_ORDER => Input::NewOrder(new_order::input(r, w, ws, &self.c)),
-            PAYMENT => Input::Payment(payment::input(r, w, ws, &self.c)),
-            ORDER_STATUS => Input::OrderStatus(order_status::input(r, w, &self.c)),
-            DELIVERY => Input::Delivery(delivery::input(r, w)),
-            _ => Input::StockLevel(stock_level::input(r, w, self.stock_d)),
+            connection_waits: 0,
         }
     }
 }
 
 impl Driver for TpccDriver {
-    /// Spec timing: the think time of the last transaction, then the keying time of the next
-    /// (drawn here). A retry follows its failure without either.
-    fn pause(&mut self) -> Option<std::time::Duration> {
-        if !self.spec.spec_timing || self.pending.is_some() {
+    /// Spec timing: the terminal that just ran starts its think and keying times (at the start
+    /// of a phase every terminal starts over with a keying time); the wait is until the
+    /// earliest terminal is due, none if one already is. Without spec timing the terminals
+    /// take turns (a retry stays on its terminal).
+    fn pause(&mut self) -> Option<Duration> {
+        self.waiting = None;
+        let ran = std::mem::take(&mut self.ran);
+        if !self.spec.spec_timing {
+            if ran && self.terms[self.cur].pending.is_none() {
+                self.cur = (self.cur + 1) % self.terms.len();
+            }
             return None;
         }
-        let think = match self.last_kind.take() {
-            Some(k) => think_time(&mut self.rng, THINK_MEAN_S[k as usize]),
-            None => std::time::Duration::ZERO,
-        };
-        let next = self.next_input();
-        let keying = std::time::Duration::from_secs_f64(KEYING_S[next.kind() as usize]);
-        self.next = Some(next);
-        Some(think + keying)
+        let now = Instant::now();
+        let (ws, c) = (self.spec.warehouses, &self.c);
+        if ran {
+            let t = &mut self.terms[self.cur];
+            t.due = Some(now + t.cycle(ws, c));
+        } else {
+            for t in &mut self.terms {
+                t.due = Some(now + t.cycle(ws, c));
+            }
+        }
+        let (i, due) = self
+            .terms
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (i, t.due.unwrap_or(now)))
+            .min_by_key(|(_, due)| *due)
+            .expect("at least one terminal");
+        self.cur = i;
+        if due > now {
+            return Some(due - now);
+        }
+        if due < now {
+            self.waiting = Some(due);
+            self.connection_waits += 1;
+        }
+        None
+    }
+
+    fn waiting_since(&self) -> Option<Instant> {
+        self.waiting
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![
+        let mut v = vec![
             ("retries", self.retries),
             ("delivery_skipped_districts", self.delivery_skipped),
-        ]
+        ];
+        if self.spec.terminals.is_some() {
+            v.push(("connection_waits", self.connection_waits));
+        }
+        v
     }
 
     async fn setup(&mut self, conn: &mut Conn) -> DbResult<()> {
@@ -454,14 +559,16 @@ impl Driver for TpccDriver {
     }
 
     async fn step(&mut self, conn: &mut Conn) -> DbResult<Step> {
-        let input = match self.pending.take() {
+        self.ran = true;
+        let t = &mut self.terms[self.cur];
+        let input = match t.pending.take() {
             Some(i) => {
                 self.retries += 1;
                 i
             }
-            None => match self.next.take() {
+            None => match t.next.take() {
                 Some(i) => i,
-                None => self.next_input(),
+                None => t.next_input(self.spec.warehouses, &self.c),
             },
         };
         let kind = input.kind();
@@ -480,8 +587,8 @@ impl Driver for TpccDriver {
         };
         match r {
             Ok(step) => {
-                self.attempts = 0;
-                self.last_kind = Some(kind);
+                t.attempts = 0;
+                t.last_kind = Some(kind);
                 Ok(Step { kind, ..step })
             }
             Err(mut e) => {
@@ -490,16 +597,16 @@ impl Driver for TpccDriver {
                     let _ = conn.execute("ROLLBACK").await;
                 }
                 if e.class.retryable() {
-                    self.pending = Some(input);
-                    self.attempts += 1;
+                    t.pending = Some(input);
+                    t.attempts += 1;
                     // Back off before the retry, so that conflicting terminals do not collide
                     // again at once. The wait belongs to the failed attempt: it is in the
                     // run's wall time, not in any success latency.
-                    let wait = backoff(self.attempts, &mut self.rng);
+                    let wait = backoff(t.attempts, &mut t.rng);
                     tokio::time::sleep(wait).await;
                 } else {
-                    self.attempts = 0;
-                    self.last_kind = Some(kind);
+                    t.attempts = 0;
+                    t.last_kind = Some(kind);
                 }
                 e.kind = kind;
                 Err(e)
@@ -663,12 +770,13 @@ mod tests {
             isolation: None,
             spec_timing: false,
             shard: None,
+            terminals: None,
         };
         let homes: Vec<i64> = (0..7)
-            .map(|k| TpccDriver::new(&spec, k, 7).home_w)
+            .map(|k| TpccDriver::new(&spec, k, 7).terms[0].home_w)
             .collect();
         assert_eq!(homes, vec![1, 2, 3, 1, 2, 3, 1]);
-        assert_eq!(TpccDriver::new(&spec, 4, 7).stock_d, 2);
+        assert_eq!(TpccDriver::new(&spec, 4, 7).terms[0].stock_d, 2);
         // Shard 1 of 2 of 5 warehouses: homes 3..5 only.
         let spec = Spec {
             warehouses: 5,
@@ -676,9 +784,68 @@ mod tests {
             ..spec
         };
         let homes: Vec<i64> = (0..4)
-            .map(|k| TpccDriver::new(&spec, k, 4).home_w)
+            .map(|k| TpccDriver::new(&spec, k, 4).terms[0].home_w)
             .collect();
         assert_eq!(homes, vec![3, 4, 5, 3]);
+    }
+
+    /// Several terminals on one connection: each keeps the home of its own number; the
+    /// connection runs the terminal due longest, and says since when it has waited.
+    #[test]
+    fn shared_connection_picks_the_longest_waiting_terminal() {
+        let spec = Spec {
+            warehouses: 3,
+            seed: 1,
+            weights: DEFAULT_WEIGHTS,
+            isolation: None,
+            spec_timing: true,
+            shard: None,
+            terminals: Some(7),
+        };
+        // Connection 1 of 3 serves terminals 1, 4 and 7 of 9.
+        let mut d = TpccDriver::shared(&spec, (1..9).step_by(3), 9);
+        let homes: Vec<i64> = d.terms.iter().map(|t| t.home_w).collect();
+        assert_eq!(homes, vec![2, 2, 2]);
+        let stock: Vec<i64> = d.terms.iter().map(|t| t.stock_d).collect();
+        assert_eq!(stock, vec![1, 2, 3]);
+        // The start of a phase: every terminal keys (at least 2 s), none is waiting.
+        let wait = d.pause().expect("a keying time");
+        assert!(wait >= Duration::from_secs(2), "{wait:?}");
+        assert!(d.terms.iter().all(|t| t.due.is_some() && t.next.is_some()));
+        assert_eq!(d.waiting_since(), None);
+        // Terminal 0 just ran; terminals 1 and 2 became due while it did, 2 first.
+        let now = Instant::now();
+        let (t1, t2) = (
+            now - Duration::from_millis(5),
+            now - Duration::from_millis(9),
+        );
+        d.terms[1].due = Some(t1);
+        d.terms[2].due = Some(t2);
+        d.cur = 0;
+        d.ran = true;
+        assert_eq!(d.pause(), None, "a terminal is already due");
+        assert_eq!(d.cur, 2);
+        assert_eq!(d.waiting_since(), Some(t2));
+        assert!(d.terms[0].due.unwrap() >= now + Duration::from_secs(2));
+        assert_eq!(d.connection_waits, 1);
+        // Terminal 2 ran: terminal 1 is next, still waiting since t1.
+        d.ran = true;
+        assert_eq!(d.pause(), None);
+        assert_eq!((d.cur, d.waiting_since()), (1, Some(t1)));
+        assert_eq!(d.counters().last(), Some(&("connection_waits", 2)));
+        // Without spec timing the terminals take turns.
+        let spec = Spec {
+            spec_timing: false,
+            ..spec
+        };
+        let mut d = TpccDriver::shared(&spec, [0, 3, 6], 9);
+        let mut order = Vec::new();
+        for _ in 0..4 {
+            assert_eq!(d.pause(), None);
+            order.push(d.cur);
+            d.ran = true;
+        }
+        assert_eq!(order, vec![0, 1, 2, 0]);
     }
 
     #[test]

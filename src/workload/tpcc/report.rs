@@ -27,6 +27,12 @@ pub struct RunSection {
     /// Response-time limits (5.2.5.3) and mix minimums (5.2.3), pass/fail per type.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub constraints: Option<Constraints>,
+    /// Emulated terminals of the run and the connections they shared (equal unless
+    /// `--terminals`); absent in results written before they were recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminals: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<u64>,
 }
 
 /// TPC-C's part of every output.
