@@ -69,25 +69,40 @@ pub fn prepare(argv: &WorkloadArgv, reg: &Registry) -> Result<ExitCode> {
         )));
     }
     a.data.check_table_options(spec.dbms)?;
+    let fleet = prepare_fleet(a, &p.matches, workload.as_ref(), &spec)?;
     warn_password(&spec);
     interrupt::install();
     runtime().block_on(async {
         let mut conn = connect(&spec).await?;
         let engine = harness::engine(&mut conn, a.target.engine.as_deref()).await?;
-        let opts = harness::load_options(
+        let mut opts = harness::load_options(
             &spec,
             a.data.load_connections,
             a.data.load_method,
             &a.data.table_options,
         );
-        let loaded = harness::prepare_interruptibly(
+        opts.shard = fleet.as_ref().map(|f| f.shard);
+        let r = harness::prepare_interruptibly(
             workload.as_ref(),
             &mut conn,
             &spec,
             engine.as_deref(),
             &opts,
+            fleet.as_ref(),
         )
-        .await?;
+        .await;
+        if let (Err(_), Some(f)) = (&r, &fleet) {
+            f.failed().await;
+        }
+        let loaded = r?;
+        if let Some(f) = &fleet {
+            if !loaded.is_empty() {
+                eprintln!(
+                    "shard {}: loaded its share; the tables are complete",
+                    f.shard.label()
+                );
+            }
+        }
         if loaded.is_empty() {
             eprintln!(
                 "{} already prepared with the same size and seed {}: nothing to do",
@@ -98,6 +113,55 @@ pub fn prepare(argv: &WorkloadArgv, reg: &Registry) -> Result<ExitCode> {
         harness::report_loads(&loaded);
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// `prepare --shard I/N --run-id ID`: this process's part in a fleet's load, checked (no
+/// I/O); None without --shard (then --run-id and --fleet-timeout are refused, as by `run`).
+fn prepare_fleet(
+    a: &PrepareArgs,
+    m: &clap::ArgMatches,
+    w: &dyn Workload,
+    spec: &crate::db::TargetSpec,
+) -> Result<Option<crate::fleet::LoadFleet>> {
+    use crate::fleet;
+    let Some(s) = &a.shard else {
+        for (flag, given) in [
+            ("--run-id", config::typed(m, "run_id")),
+            ("--fleet-timeout", a.fleet_timeout.is_some()),
+        ] {
+            if given {
+                return Err(Error::usage(format!(
+                    "{flag} goes with --shard I/N (a fleet's shards); without --shard, leave it out"
+                )));
+            }
+        }
+        return Ok(None);
+    };
+    let shard = fleet::Shard::parse(s, std::env::var(fleet::INDEX_ENV).ok().as_deref())?;
+    if spec.dbms == crate::db::Dbms::Sqlite {
+        return Err(Error::usage(
+            "prepare --shard: a fleet loads one database server over the network; an SQLite file is prepared by one process",
+        ));
+    }
+    if w.load_partition().is_none() {
+        return Err(Error::usage(format!(
+            "prepare --shard: the load of {} cannot be split between the shards of a fleet; prepare it from one process",
+            w.name()
+        )));
+    }
+    let id = a.run_id.as_deref().ok_or_else(|| {
+        Error::usage(
+            "prepare --shard needs --run-id ID (or ENGINEBENCH_RUN_ID): the shards meet in the target's enginebench_fleet table",
+        )
+    })?;
+    fleet::check_run_id(id)?;
+    let timeout = config::fleet_timeout(a.fleet_timeout.as_deref())?;
+    Ok(Some(fleet::LoadFleet::new(
+        shard,
+        Some(id.to_string()),
+        timeout.as_secs_f64(),
+        spec,
+    )))
 }
 
 pub fn cleanup(argv: &WorkloadArgv, reg: &Registry) -> Result<ExitCode> {

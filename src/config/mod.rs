@@ -253,12 +253,33 @@ fn pacing(a: &RunArgs, shard: Option<crate::fleet::Shard>) -> Result<Pacing> {
     })
 }
 
+/// True when the user typed `id`'s flag (not an environment variable or a default).
+pub fn typed(m: &clap::ArgMatches, id: &str) -> bool {
+    m.try_get_raw(id).is_ok_and(|v| v.is_some())
+        && m.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
+}
+
+/// `--fleet-timeout` (default 60 s).
+pub fn fleet_timeout(v: Option<&str>) -> Result<Duration> {
+    flag("--fleet-timeout", parse::duration(v.unwrap_or("60s")))
+}
+
 /// The fleet flags, checked (no I/O).
-fn fleet(a: &RunArgs) -> Result<Option<crate::fleet::Fleet>> {
+fn fleet(a: &RunArgs, m: &clap::ArgMatches) -> Result<Option<crate::fleet::Fleet>> {
     use crate::fleet;
     let Some(s) = &a.shard else {
-        if a.start_at.is_some() {
-            return Err(Error::usage("--start-at goes with --shard I/N"));
+        // Without a fleet they would do nothing: say so rather than ignore them. A run id
+        // from ENGINEBENCH_RUN_ID alone (set for a fleet's pods) is ignored.
+        for (flag, given) in [
+            ("--start-at", a.start_at.is_some()),
+            ("--run-id", typed(m, "run_id")),
+            ("--fleet-timeout", a.fleet_timeout.is_some()),
+        ] {
+            if given {
+                return Err(Error::usage(format!(
+                    "{flag} goes with --shard I/N (a fleet's shards); without --shard, leave it out"
+                )));
+            }
         }
         return Ok(None);
     };
@@ -282,7 +303,7 @@ fn fleet(a: &RunArgs) -> Result<Option<crate::fleet::Fleet>> {
             "--shard needs either --run-id ID (the shards meet in the target's enginebench_fleet table) or --start-at TIME (a start time every shard is given)",
         ));
     }
-    let timeout = flag("--fleet-timeout", parse::duration(&a.fleet_timeout))?;
+    let timeout = fleet_timeout(a.fleet_timeout.as_deref())?;
     Ok(Some(fleet::Fleet {
         shard,
         run_id: a.run_id.clone(),
@@ -357,7 +378,7 @@ impl RunConfig {
             return Err(Error::usage("--load-connections: must be at least 1"));
         }
         a.data.check_table_options(spec.dbms)?;
-        let fleet = fleet(a)?;
+        let fleet = fleet(a, m)?;
         let shard = fleet.as_ref().map(|f| f.shard);
         let pacing = pacing(a, shard)?;
         let mut cx = ResolveCx {
@@ -388,7 +409,10 @@ impl RunConfig {
             shard,
         };
         let workload_spec = entry.resolve(name, m, &mut cx)?;
-        if shard.is_some() && workload_spec.partition().is_none() {
+        if shard.is_some()
+            && (workload_spec.partition().is_none()
+                || (workload_spec.load_partition().is_none() && !workload_spec.loads_in_run()))
+        {
             return Err(Error::usage(format!(
                 "--shard: {} cannot be split between the shards of a fleet (its work would run N times over); run it from one process",
                 workload_spec.name()

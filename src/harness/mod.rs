@@ -131,6 +131,7 @@ pub(crate) fn load_options(
         progress: true,
         live: Default::default(),
         journal: Default::default(),
+        shard: None,
     }
 }
 
@@ -142,12 +143,14 @@ pub(crate) async fn prepare_interruptibly(
     spec: &TargetSpec,
     engine: Option<&str>,
     opts: &LoadOptions,
+    fleet: Option<&crate::fleet::LoadFleet>,
 ) -> Result<Vec<LoadStats>> {
     let cx = PrepareCx {
         conn,
         target: spec,
         engine,
         load: opts,
+        fleet,
     };
     match crate::load::unless_interrupted(w.prepare(cx)).await {
         Some(r) => r,
@@ -418,17 +421,30 @@ fn run_on(
         &cfg.table_options,
     );
     opts.live = live.clone();
+    // A fleet's shards load missing tables together (shard 0 creates them), or, with
+    // --start-at, find them loaded: never N loads of the same tables.
+    let load_fleet = cfg
+        .fleet
+        .as_ref()
+        .map(|f| crate::fleet::LoadFleet::of(f, &spec));
+    opts.shard = cfg.fleet.as_ref().map(|f| f.shard);
     let loaded = if workload.loads_in_run() {
         Ok(Vec::new())
     } else {
-        rt.block_on(prepare_interruptibly(
+        let r = rt.block_on(prepare_interruptibly(
             workload.as_ref(),
             &mut admin,
             &spec,
             engine.as_deref(),
             &opts,
-        ))
+            load_fleet.as_ref(),
+        ));
+        if let (Err(_), Some(lf)) = (&r, &load_fleet) {
+            rt.block_on(lf.failed());
+        }
+        r
     };
+    drop(load_fleet);
     // Interrupted while loading: the result file is still written (the loads so far, no
     // points) before the tool exits 130 / 143; other load failures end the command here.
     let (loaded, load_interrupted) = match loaded {

@@ -24,6 +24,11 @@ pub trait RowSource: Send + Sync {
     /// empty means "no row for this id" (fixed id slots per parent row, e.g. TPC-C's 5..15
     /// order lines per order in 15 slots): the loader skips it.
     fn row(&self, id: u64, out: &mut Vec<Value>);
+    /// Rows that belong together (TPC-C: one warehouse's): a fleet's shard loads whole
+    /// groups (`LoadOptions::shard`).
+    fn group_rows(&self) -> u64 {
+        1
+    }
 }
 
 /// How rows travel to the server.
@@ -60,6 +65,10 @@ pub struct LoadOptions {
     pub live: crate::live::Live,
     /// Every table's load as it ends, finished or cut short by a signal (shared by clones).
     pub journal: LoadJournal,
+    /// `prepare --shard I/N`: load only this shard's block of each table's ids (whole
+    /// groups); the other shards load the rest, and since every row is made from its id the
+    /// tables end up as one process would have loaded them.
+    pub shard: Option<crate::fleet::Shard>,
 }
 
 /// What the loads of one command did so far, so that a run interrupted while loading can
@@ -94,13 +103,20 @@ pub struct LoadStats {
     pub interrupted: bool,
 }
 
-/// Load rows 1..=`rows` of `src` into an existing, empty table.
+/// Load rows 1..=`rows` of `src` into an existing table (with `opts.shard`: this shard's
+/// block of them).
 pub fn load(
     target: &TargetSpec,
     src: &dyn RowSource,
-    rows: u64,
+    all_rows: u64,
     opts: &LoadOptions,
 ) -> Result<LoadStats> {
+    let (first_id, last_id) = match opts.shard {
+        Some(s) => s.range(all_rows, src.group_rows()),
+        None => (1, all_rows),
+    };
+    // Ids this process loads (the progress counts them).
+    let rows = (last_id + 1).saturating_sub(first_id);
     let conns = if target.dbms == Dbms::Sqlite {
         1
     } else {
@@ -116,7 +132,7 @@ pub fn load(
         }
         _ => opts.batch_rows.max(1) as u64,
     };
-    let next = AtomicU64::new(1);
+    let next = AtomicU64::new(first_id);
     let done = AtomicU64::new(0);
     let inserted = AtomicU64::new(0);
     let failed = AtomicBool::new(false);
@@ -136,7 +152,7 @@ pub fn load(
                 let r = rt.block_on(load_worker(
                     target,
                     src,
-                    rows,
+                    last_id,
                     batch,
                     chunk,
                     &next,
@@ -226,7 +242,7 @@ pub async fn unless_interrupted<T>(f: impl Future<Output = T>) -> Option<T> {
 async fn load_worker(
     target: &TargetSpec,
     src: &dyn RowSource,
-    rows: u64,
+    last_id: u64,
     batch: u64,
     chunk: u64,
     next: &AtomicU64,
@@ -261,10 +277,10 @@ async fn load_worker(
     let mut params: Vec<Value> = Vec::new();
     loop {
         let first = next.fetch_add(chunk, Ordering::SeqCst);
-        if first > rows || failed.load(Ordering::Relaxed) {
+        if first > last_id || failed.load(Ordering::Relaxed) {
             return Ok(());
         }
-        let last = (first + chunk - 1).min(rows);
+        let last = (first + chunk - 1).min(last_id);
         let mut id = first;
         while id <= last {
             let end = (id + batch - 1).min(last);

@@ -138,6 +138,10 @@ pub struct PrepareCx<'a> {
     /// The storage engine to create tables with (checked against the server).
     pub engine: Option<&'a str>,
     pub load: &'a LoadOptions,
+    /// `prepare --shard I/N` (or a fleet's run finding its tables missing): this process
+    /// loads its share with the other shards (`crate::fleet::begin` .. `done`); `load.shard`
+    /// is set too. None: one process prepares alone.
+    pub fleet: Option<&'a crate::fleet::LoadFleet>,
 }
 
 /// The outcome of `check`: every failed condition, and the line that sums it up.
@@ -166,6 +170,13 @@ pub trait Workload: Send + Sync + 'static {
     /// None when it cannot be split: `run --shard` then refuses it (exit 2) rather than run it
     /// twice over.
     fn partition(&self) -> Option<String> {
+        None
+    }
+    /// How a fleet's shards split its `prepare` (`prepare --shard I/N`), in one line; None
+    /// when they cannot: `prepare --shard` then refuses it (exit 2) rather than load it twice.
+    /// A workload that can follows the steps of `crate::fleet` (begin, tables_ready, loaded,
+    /// done) and loads through `crate::load`, which takes the shard's ids.
+    fn load_partition(&self) -> Option<String> {
         None
     }
     /// What is approximate or differs from the original, for the result's notes.

@@ -143,3 +143,126 @@ pub fn micro_read_sqlite(dir: &Path, name: &str, flags: &[&str]) -> PathBuf {
     assert_eq!(r.code, 0, "{}", r.stderr);
     result_file(&results)
 }
+
+/// True while process `pid` runs (a zombie does not).
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => {
+            let state = s.rsplit(')').next().unwrap_or("").split_whitespace().next();
+            !matches!(state, Some("Z") | Some("X"))
+        }
+        Err(_) => false,
+    }
+}
+
+/// Wait up to `within` for process `pid` to end; true when it did.
+pub fn wait_gone(pid: u32, within: std::time::Duration) -> bool {
+    let end = std::time::Instant::now() + within;
+    while std::time::Instant::now() < end {
+        if !alive(pid) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
+}
+
+/// A private MariaDB of one test: `enginebench server start mariadb --profile small` in a
+/// temporary folder (optionally `--bind ADDR` and `--server-opt`s), killed on drop. It can
+/// be crashed and restarted in place (`crash_and_restart`).
+pub struct OwnServer {
+    dir: tempfile::TempDir,
+    /// The URL `server start` printed (root over the server's socket).
+    pub url: String,
+    /// Its TCP port.
+    pub port: u16,
+    /// The server process (the restarted one after `crash_and_restart`).
+    pub pid: u32,
+    argv: Vec<String>,
+    restarted: Option<std::process::Child>,
+}
+
+impl OwnServer {
+    pub fn mariadb() -> OwnServer {
+        OwnServer::start(None, &[])
+    }
+
+    pub fn start(bind: Option<&str>, server_opts: &[&str]) -> OwnServer {
+        let dir = tempdir();
+        let data = dir.path().join("srv");
+        let mut args = vec![
+            "server",
+            "start",
+            "mariadb",
+            "--profile",
+            "small",
+            "--datadir",
+            data.to_str().unwrap(),
+        ];
+        if let Some(b) = bind {
+            args.extend(["--bind", b]);
+        }
+        for o in server_opts {
+            args.extend(["--server-opt", o]);
+        }
+        let out = eb(dir.path(), &args);
+        assert_eq!(out.code, 0, "server start: {}", out.stderr);
+        let st: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(data.join("server.json")).unwrap())
+                .unwrap();
+        let pid = st["pid"].as_u64().unwrap() as u32;
+        let port = out
+            .stderr
+            .split("port ")
+            .nth(1)
+            .and_then(|s| s.split(',').next())
+            .and_then(|s| s.trim().parse().ok())
+            .expect("the port in server start's line");
+        let argv = std::fs::read(format!("/proc/{pid}/cmdline"))
+            .unwrap()
+            .split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        OwnServer {
+            dir,
+            url: out.stdout.trim().to_string(),
+            port,
+            pid,
+            argv,
+            restarted: None,
+        }
+    }
+
+    /// A crash and a restart on the same socket and port (InnoDB recovers its data).
+    pub fn crash_and_restart(&mut self) {
+        kill(self.pid, libc::SIGKILL);
+        assert!(wait_gone(self.pid, std::time::Duration::from_secs(5)));
+        let mut c = Command::new(&self.argv[0]);
+        c.args(&self.argv[1..])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        let child = c.spawn().unwrap();
+        self.pid = child.id();
+        self.restarted = Some(child);
+    }
+}
+
+fn kill(pid: u32, sig: i32) {
+    // SAFETY: kill with the pid of a server this test started.
+    unsafe { libc::kill(pid as i32, sig) };
+}
+
+impl Drop for OwnServer {
+    fn drop(&mut self) {
+        // It may be stopped (SIGSTOP) by the test: continue it, then kill it; its folder goes.
+        kill(self.pid, libc::SIGCONT);
+        kill(self.pid, libc::SIGKILL);
+        if let Some(c) = self.restarted.as_mut() {
+            let _ = c.wait();
+        }
+        wait_gone(self.pid, std::time::Duration::from_secs(5));
+        let _ = self.dir.path();
+    }
+}

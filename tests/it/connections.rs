@@ -88,14 +88,6 @@ fn a_thousand_connections_to_a_managed_mariadb() {
     );
 }
 
-/// Stops a server started with `server start` when the test ends, failed or not.
-struct Stopper<'a>(&'a Path, &'a str);
-impl Drop for Stopper<'_> {
-    fn drop(&mut self) {
-        eb(self.0, &["server", "stop", "mariadb", "--datadir", self.1]);
-    }
-}
-
 /// Open `n` connections one after the other (no storm: the server's back_log is 16).
 fn hold(url: &str, n: usize) -> Vec<Conn> {
     block(async {
@@ -113,25 +105,8 @@ fn short_listen_queue_and_taken_slots_on_mariadb() {
         return;
     }
     let dir = tempdir();
-    let data = dir.path().join("srv");
-    let data_s = data.to_str().unwrap();
-    let out = eb(
-        dir.path(),
-        &[
-            "server",
-            "start",
-            "mariadb",
-            "--profile",
-            "small",
-            "--datadir",
-            data_s,
-            "--server-opt",
-            "back_log=16",
-        ],
-    );
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let _stop = Stopper(dir.path(), data_s);
-    let url = out.stdout.trim().to_string();
+    let srv = OwnServer::start(None, &["back_log=16"]);
+    let url = srv.url.clone();
 
     // 1. back_log 16, 256 connections: they open, paced (16 connecting at a time). Whether
     // the kernel's queue ever overflowed depends on how fast the server accepts, so the

@@ -37,27 +37,6 @@ fn have_postgres() -> bool {
     ok
 }
 
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(s) => {
-            let state = s.rsplit(')').next().unwrap_or("").split_whitespace().next();
-            !matches!(state, Some("Z") | Some("X"))
-        }
-        Err(_) => false,
-    }
-}
-
-fn wait_gone(pid: u32, within: Duration) -> bool {
-    let end = Instant::now() + within;
-    while Instant::now() < end {
-        if !alive(pid) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    false
-}
-
 pub(crate) fn signal(pid: u32, sig: i32) {
     // SAFETY: kill with a pid this test started (directly or through the tool).
     unsafe { libc::kill(pid as i32, sig) };
@@ -684,76 +663,6 @@ fn sigint_stops_a_kept_mariadb_cleanly_and_a_second_one_kills_it() {
 }
 
 // ---------------------------------------------------------------- faults
-
-/// A private MariaDB of this test (`server start --datadir`), restartable in place.
-struct OwnServer {
-    dir: tempfile::TempDir,
-    pid: u32,
-    url: String,
-    argv: Vec<String>,
-    restarted: Option<Child>,
-}
-
-impl OwnServer {
-    fn mariadb() -> OwnServer {
-        let dir = tempdir();
-        let data = dir.path().join("srv");
-        let out = eb(
-            dir.path(),
-            &[
-                "server",
-                "start",
-                "mariadb",
-                "--profile",
-                "small",
-                "--datadir",
-                data.to_str().unwrap(),
-            ],
-        );
-        assert_eq!(out.code, 0, "{}", out.stderr);
-        let st = read_json(&data.join("server.json"));
-        let pid = st["pid"].as_u64().unwrap() as u32;
-        let argv = std::fs::read(format!("/proc/{pid}/cmdline"))
-            .unwrap()
-            .split(|b| *b == 0)
-            .filter(|a| !a.is_empty())
-            .map(|a| String::from_utf8_lossy(a).into_owned())
-            .collect();
-        OwnServer {
-            dir,
-            pid,
-            url: out.stdout.trim().to_string(),
-            argv,
-            restarted: None,
-        }
-    }
-
-    /// A crash and a restart on the same socket and port (InnoDB recovers its data).
-    fn crash_and_restart(&mut self) {
-        signal(self.pid, libc::SIGKILL);
-        assert!(wait_gone(self.pid, Duration::from_secs(5)));
-        let mut c = Command::new(&self.argv[0]);
-        c.args(&self.argv[1..])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        let child = c.spawn().unwrap();
-        self.pid = child.id();
-        self.restarted = Some(child);
-    }
-}
-
-impl Drop for OwnServer {
-    fn drop(&mut self) {
-        signal(self.pid, libc::SIGCONT);
-        signal(self.pid, libc::SIGKILL);
-        if let Some(c) = self.restarted.as_mut() {
-            let _ = c.wait();
-        }
-        wait_gone(self.pid, Duration::from_secs(5));
-        let _ = self.dir.path();
-    }
-}
 
 fn fault_run(dir: &Path, url: &str, duration: &str, extra: &[&str]) -> (Child, PathBuf) {
     let mut args = vec![

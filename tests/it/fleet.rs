@@ -129,63 +129,6 @@ impl Drop for Netns {
     }
 }
 
-/// A private MariaDB the test started (`enginebench server start --bind`), stopped on drop.
-struct OwnServer {
-    dir: tempfile::TempDir,
-    socket_url: String,
-    port: u16,
-}
-
-impl OwnServer {
-    fn start(bind: &str) -> OwnServer {
-        let dir = tempdir();
-        let data = dir.path().join("srv");
-        let o = eb(
-            dir.path(),
-            &[
-                "server",
-                "start",
-                "mariadb",
-                "--profile",
-                "small",
-                "--bind",
-                bind,
-                "--datadir",
-                data.to_str().unwrap(),
-            ],
-        );
-        assert_eq!(o.code, 0, "server start: {}", o.stderr);
-        let port = o
-            .stderr
-            .split("port ")
-            .nth(1)
-            .and_then(|s| s.split(',').next())
-            .and_then(|s| s.trim().parse().ok())
-            .expect("the port in server start's line");
-        OwnServer {
-            socket_url: o.stdout.trim().to_string(),
-            dir,
-            port,
-        }
-    }
-}
-
-impl Drop for OwnServer {
-    fn drop(&mut self) {
-        let data = self.dir.path().join("srv");
-        let _ = eb(
-            self.dir.path(),
-            &[
-                "server",
-                "stop",
-                "mariadb",
-                "--datadir",
-                data.to_str().unwrap(),
-            ],
-        );
-    }
-}
-
 fn spawn_shard(prefix: &[String], args: &[String], dir: &Path) -> Child {
     let mut all: Vec<String> = prefix.to_vec();
     all.push(BIN.to_string());
@@ -397,8 +340,8 @@ fn fleet_mariadb_three_namespaces() {
     } else {
         SERVER_ADDR
     };
-    let srv = OwnServer::start(bind);
-    let mut admin = Db::connect(&srv.socket_url);
+    let srv = OwnServer::start(Some(bind), &[]);
+    let mut admin = Db::connect(&srv.url);
     // root may connect from this machine only; the shards come from the namespaces' addresses
     // (or, without namespaces, from 127.0.0.1, where an anonymous ''@localhost would match
     // before fleet@'%').
@@ -406,7 +349,7 @@ fn fleet_mariadb_three_namespaces() {
         admin.execute(&format!("CREATE USER fleet@{host}"));
         admin.execute(&format!("GRANT ALL ON *.* TO fleet@{host}"));
     }
-    let db = url::Url::parse(&srv.socket_url).unwrap().path().to_string();
+    let db = url::Url::parse(&srv.url).unwrap().path().to_string();
     let url = format!("mysql://fleet@{bind}:{}{db}", srv.port);
     let dir = tempdir();
     let d = dir.path();
@@ -428,7 +371,7 @@ fn fleet_mariadb_three_namespaces() {
             "prepare",
             "oltp_point_select",
             "--target",
-            &srv.socket_url,
+            &srv.url,
             "--table-size",
             "5000",
         ],
@@ -505,7 +448,7 @@ fn fleet_mariadb_three_namespaces() {
             "prepare",
             "tpcc",
             "--target",
-            &srv.socket_url,
+            &srv.url,
             "--warehouses",
             "3",
         ],
@@ -531,7 +474,7 @@ fn fleet_mariadb_three_namespaces() {
         .map(|f| run0(&read(f))["figures"]["tpm_c"].as_f64().unwrap())
         .sum();
     assert!((run0(&merged)["figures"]["tpm_c"].as_f64().unwrap() - tpm).abs() < 1e-6);
-    let o = eb(d, &["check", "tpcc", "--target", &srv.socket_url]);
+    let o = eb(d, &["check", "tpcc", "--target", &srv.url]);
     assert_eq!(o.code, 0, "check tpcc: {}{}", o.stdout, o.stderr);
 
     // A shard killed mid-run: lost in the merge, the others' figures kept.
@@ -552,7 +495,7 @@ fn fleet_mariadb_three_namespaces() {
         // Until a shard creates the table, the query fails: the fleet has not started either.
         let v = admin
             .one(&format!(
-                "SELECT start_ms FROM enginebench_fleet WHERE run_id = '{run_id}' AND shard = -1"
+                "SELECT start_ms FROM enginebench_fleet WHERE run_id = '{run_id}' AND point = 0 AND shard = -1"
             ))
             .ok()
             .flatten();
@@ -767,6 +710,63 @@ fn fleet_bad_input_exit_2() {
         ),
         "at least one",
     );
+    // prepare --shard: a bad shard, a load that cannot be split, no run id.
+    let my = "mysql://bench@127.0.0.1:1/bench";
+    let prep = |extra: &[&str]| {
+        let mut a = vec!["prepare", "oltp_point_select", "--target", my];
+        a.extend(extra);
+        eb(d, &a)
+    };
+    one_line_2(&prep(&["--shard", "2/2", "--run-id", "p"]), "below COUNT");
+    one_line_2(&prep(&["--shard", "0/2"]), "--run-id");
+    one_line_2(
+        &eb(
+            d,
+            &[
+                "prepare", "bulk_insert", "--target", my, "--shard", "0/2", "--run-id", "p",
+            ],
+        ),
+        "cannot be split",
+    );
+    one_line_2(
+        &eb(d, &["prepare", "micro-read", "--shard", "0/2", "--run-id", "p"]),
+        "SQLite",
+    );
+    // The fleet's flags without --shard do nothing: refused, on run and prepare.
+    one_line_2(
+        &eb(d, &["run", "oltp_point_select", "--run-id", "r"]),
+        "--run-id goes with --shard",
+    );
+    one_line_2(
+        &eb(d, &["run", "oltp_point_select", "--fleet-timeout", "5s"]),
+        "--fleet-timeout goes with --shard",
+    );
+    one_line_2(
+        &eb(d, &["run", "oltp_point_select", "--start-at", "1700000000"]),
+        "--start-at goes with --shard",
+    );
+    one_line_2(&prep(&["--run-id", "p"]), "--run-id goes with --shard");
+    one_line_2(
+        &prep(&["--fleet-timeout", "5s"]),
+        "--fleet-timeout goes with --shard",
+    );
+    // ENGINEBENCH_RUN_ID alone (a fleet pod's environment) is no flag: ignored.
+    let o = eb_env(
+        d,
+        &["prepare", "oltp_point_select", "--table-size", "100"],
+        &[("ENGINEBENCH_RUN_ID", "pod-env")],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    // iiBench's deletes would cross the shards' rows.
+    one_line_2(
+        &eb(
+            d,
+            &[
+                "run", "iibench", "--max-table-rows", "100", "--shard", "0/2", "--run-id", "r",
+            ],
+        ),
+        "not supported yet",
+    );
     let a = fake_shard(d, "a.json", "0/2", "one");
     let b = fake_shard(d, "b.json", "1/2", "two");
     let c = fake_shard(d, "c.json", "1/3", "one");
@@ -876,4 +876,288 @@ fn fleet_kubernetes_manifests() {
     );
     assert_eq!(o.code, 2, "{}", o.stderr);
     assert!(o.stderr.contains("cannot connect"), "{}", o.stderr);
+
+    // The prepare Job: N pods load by shard, meeting under the Job's uid.
+    let prep = yaml("prepare-job.yaml");
+    let spec = &prep["spec"];
+    assert_eq!(s(&spec["completionMode"]), "Indexed");
+    let n = spec["completions"].as_u64().unwrap();
+    assert_eq!(spec["parallelism"].as_u64(), Some(n), "all shards at once");
+    assert_eq!(spec["backoffLimit"].as_u64(), Some(0));
+    let c = &spec["template"]["spec"]["containers"][0];
+    let args: Vec<String> = c["args"].as_sequence().unwrap().iter().map(s).collect();
+    assert_eq!(args[0], "prepare");
+    let at = args.iter().position(|a| a == "--shard").expect("--shard");
+    assert_eq!(args[at + 1], format!("/{n}"));
+    let env: Vec<&Y> = c["env"].as_sequence().unwrap().iter().collect();
+    let run_id = env
+        .iter()
+        .find(|e| s(&e["name"]) == "ENGINEBENCH_RUN_ID")
+        .expect("the run id from the Job");
+    assert!(s(&run_id["valueFrom"]["fieldRef"]["fieldPath"]).contains("controller-uid"));
+    let mut a: Vec<String> = args.clone();
+    let t = a.iter().position(|x| x == "--target").unwrap();
+    a[t + 1] = "mysql://bench@127.0.0.1:1/bench".into();
+    let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+    let o = eb_env(
+        dir.path(),
+        &refs,
+        &[
+            ("JOB_COMPLETION_INDEX", "3"),
+            ("ENGINEBENCH_RUN_ID", "k8s-prepare"),
+        ],
+    );
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(o.stderr.contains("cannot connect"), "{}", o.stderr);
+}
+
+/// Row count and a checksum of every column of `table` but `skip` (load timestamps, which
+/// differ between two prepares run at different times), order-independent.
+fn checksum(db: &mut Db, table: &str, skip: &[&str]) -> (u64, String) {
+    let cols: Vec<String> = db
+        .column(&format!(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = '{table}' ORDER BY ordinal_position"
+        ))
+        .into_iter()
+        .flatten()
+        .filter(|c| !skip.contains(&c.as_str()))
+        .collect();
+    assert!(!cols.is_empty(), "{table} has columns");
+    let n = db.num(&format!("SELECT COUNT(*) FROM {table}"));
+    let sum = db
+        .one(&format!(
+            "SELECT SUM(CRC32(CONCAT_WS('|', {}))) FROM {table}",
+            cols.join(", ")
+        ))
+        .unwrap()
+        .unwrap_or_default();
+    (n, sum)
+}
+
+/// The index names of `table`.
+fn indexes(db: &mut Db, table: &str) -> Vec<Option<String>> {
+    db.column(&format!(
+        "SELECT DISTINCT index_name FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = '{table}' ORDER BY index_name"
+    ))
+}
+
+/// `prepare` by `n` shard processes at once (run id `id`); returns their stderr.
+fn prepare_fleet(dir: &Path, n: usize, id: &str, args: &[&str]) -> Vec<String> {
+    let kids: Vec<Child> = (0..n)
+        .map(|i| {
+            let mut a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+            a.extend([
+                "--shard".into(),
+                format!("{i}/{n}"),
+                "--run-id".into(),
+                id.into(),
+            ]);
+            spawn_shard(&[], &a, dir)
+        })
+        .collect();
+    kids.into_iter()
+        .enumerate()
+        .map(|(i, mut c)| {
+            let st = c.wait().unwrap();
+            let mut err = String::new();
+            use std::io::Read;
+            c.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            assert!(st.success(), "prepare shard {i}: {st}: {err}");
+            err
+        })
+        .collect()
+}
+
+/// `prepare --shard` by three processes gives the tables, indexes and metadata of one
+/// `prepare` (rows, values); TPC-C by two shards passes `check tpcc`; LinkBench's and iiBench's
+/// shards write disjoint keys, and their results merge.
+#[test]
+fn fleet_prepare_by_shards_mariadb() {
+    let Some(base) = server_url("EB_TEST_MYSQL_URL") else {
+        return;
+    };
+    let t0 = Instant::now();
+    let one = fresh_db(&base, "eb_fp_one");
+    let three = fresh_db(&base, "eb_fp_three");
+    let dir = tempdir();
+    let d = dir.path();
+    let (mut db1, mut db3) = (Db::connect(&one), Db::connect(&three));
+    // (workload and size flags, tables, columns left out of the checksum)
+    let cases: [(&[&str], &[&str], &[&str]); 3] = [
+        (
+            &["oltp_read_write", "--tables", "2", "--table-size", "3000"],
+            &["sbtest1", "sbtest2"],
+            &[],
+        ),
+        (
+            &["linkbench", "--maxid1", "2001"],
+            &["nodetable", "linktable", "counttable"],
+            &["time"],
+        ),
+        (&["micro-read", "--table-size", "3000"], &["normal"], &[]),
+    ];
+    for (k, (w, tables, skip)) in cases.iter().enumerate() {
+        let mut a = vec!["prepare"];
+        a.extend(*w);
+        let mut alone = a.clone();
+        alone.extend(["--target", one.as_str()]);
+        let o = eb(d, &alone);
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        a.extend(["--target", three.as_str(), "--load-connections", "2"]);
+        let id = format!("fp-{k}");
+        let errs = prepare_fleet(d, 3, &id, &a);
+        assert!(errs[1].contains("waiting for shard 0"), "{}", errs[1]);
+        for t in *tables {
+            let c1 = checksum(&mut db1, t, skip);
+            assert!(c1.0 > 0, "{t}");
+            assert_eq!(checksum(&mut db3, t, skip), c1, "{t}: rows and values");
+            assert_eq!(indexes(&mut db3, t), indexes(&mut db1, t), "{t}: indexes");
+        }
+        let meta = "SELECT info FROM enginebench_meta ORDER BY workload";
+        assert_eq!(db3.column(meta), db1.column(meta), "metadata");
+        // Every shard checked in and loaded; shard 0 finished.
+        let loaded = db3.column(&format!(
+            "SELECT shard FROM enginebench_fleet WHERE run_id = '{id}' AND point = -3 ORDER BY shard"
+        ));
+        assert_eq!(loaded.len(), 3, "{loaded:?}");
+        // Prepared again by a new fleet: nothing to do, nothing dropped.
+        let errs = prepare_fleet(d, 3, &format!("fp-again-{k}"), &a);
+        assert!(errs[0].contains("already prepared"), "{}", errs[0]);
+        let t = tables[0];
+        assert_eq!(checksum(&mut db3, t, skip), checksum(&mut db1, t, skip));
+    }
+    // A reused run id is refused before anything is dropped.
+    let mut a = vec!["prepare", "micro-read", "--table-size", "3000"];
+    a.extend(["--target", three.as_str(), "--shard", "0/1", "--run-id", "fp-2"]);
+    let o = eb(d, &a);
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(o.stderr.contains("used by an earlier fleet"), "{}", o.stderr);
+
+    // LinkBench's shards keep to their id1 blocks: run them one after the other (same
+    // --start-at, in the past: no wait) and look at what each wrote.
+    let nodes = 2000u64;
+    let at = format!("{}", enginebench::fleet::now_unix_s().floor());
+    let mut files = Vec::new();
+    for i in 0..2u64 {
+        let since_ms = (enginebench::fleet::now_unix_s() * 1000.0) as u64;
+        let rd = d.join(format!("lb-{i}"));
+        let o = eb(
+            d,
+            &[
+                "run",
+                "linkbench",
+                "--maxid1",
+                "2001",
+                "--target",
+                &three,
+                "--threads",
+                "2",
+                "--warmup",
+                "0",
+                "--duration",
+                "2",
+                "--shard",
+                &format!("{i}/2"),
+                "--start-at",
+                &at,
+                "--results-dir",
+                rd.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        let (lo, hi) = (i * nodes / 2 + 1, (i + 1) * nodes / 2);
+        let written = db3.num(&format!(
+            "SELECT COUNT(*) FROM linktable WHERE time >= {since_ms}"
+        ));
+        assert!(written > 0, "shard {i} wrote links");
+        let outside = format!("(id1 < {lo} OR id1 > {hi})");
+        assert_eq!(
+            db3.num(&format!(
+                "SELECT COUNT(*) FROM linktable WHERE time >= {since_ms} AND {outside}"
+            )),
+            0,
+            "shard {i}'s links outside {lo}..{hi}"
+        );
+        assert_eq!(
+            db3.num(&format!(
+                "SELECT COUNT(*) FROM counttable WHERE time >= {since_ms} AND (id < {lo} OR id > {hi})"
+            )),
+            0,
+            "shard {i}'s counts outside {lo}..{hi}"
+        );
+        // Updated nodes in the block; added ones past the loaded ids (the server's).
+        assert_eq!(
+            db3.num(&format!(
+                "SELECT COUNT(*) FROM nodetable WHERE time >= {} AND id <= {nodes} AND (id < {lo} OR id > {hi})",
+                since_ms / 1000 + 1
+            )),
+            0,
+            "shard {i}'s nodes outside {lo}..{hi}"
+        );
+        files.push(result_file(&rd));
+    }
+    let (o, merged) = merge(d, &files, "m-lb");
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(
+        ops(&merged),
+        files.iter().map(|f| ops(&read(f))).sum::<u64>()
+    );
+    let o = eb(d, &["check", "linkbench", "--target", &three]);
+    assert_eq!(o.code, 0, "check linkbench: {}{}", o.stdout, o.stderr);
+
+    // iiBench: two shards (they meet to make the table) insert the rows one process would,
+    // none twice; the server numbers them.
+    let ii = [
+        "run",
+        "iibench",
+        "--max-rows",
+        "2000",
+        "--rows-per-commit",
+        "100",
+        "--threads",
+        "1",
+    ];
+    let mut a: Vec<&str> = ii.to_vec();
+    a.extend(["--target", one.as_str(), "--results-dir", "ii-one"]);
+    let o = eb(d, &a);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let mut a: Vec<&str> = ii.to_vec();
+    a.extend(["--target", three.as_str()]);
+    let none = Netns { names: vec![] };
+    let files = fleet(&none, d, 2, "ii1", &a);
+    for f in &files {
+        assert_eq!(run0(&read(f))["rows"], 1000);
+    }
+    let cols = &["transactionid", "dateandtime"];
+    let c1 = checksum(&mut db1, "purchases_index", cols);
+    assert_eq!(c1.0, 2000);
+    assert_eq!(checksum(&mut db3, "purchases_index", cols), c1);
+    assert_eq!(
+        db3.num("SELECT COUNT(DISTINCT transactionid) FROM purchases_index"),
+        2000
+    );
+    let (o, merged) = merge(d, &files, "m-ii");
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(run0(&merged)["rows"], 2000);
+
+    // TPC-C by two shards: whole warehouses each, consistent afterwards.
+    let tpcc = fresh_db(&base, "eb_fp_tpcc");
+    let errs = prepare_fleet(
+        d,
+        2,
+        "fp-tpcc",
+        &["prepare", "tpcc", "--warehouses", "2", "--target", &tpcc],
+    );
+    for e in &errs {
+        assert!(e.contains("loaded 100000 rows into stock"), "{e}");
+    }
+    let mut db = Db::connect(&tpcc);
+    assert_eq!(db.num("SELECT COUNT(*) FROM stock"), 200_000);
+    assert_eq!(db.num("SELECT COUNT(DISTINCT w_id) FROM warehouse"), 2);
+    let o = eb(d, &["check", "tpcc", "--target", &tpcc]);
+    assert_eq!(o.code, 0, "check tpcc: {}{}", o.stdout, o.stderr);
+    eprintln!(
+        "fleet prepare test on MariaDB took {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
 }

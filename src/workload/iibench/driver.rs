@@ -86,7 +86,7 @@ impl InsertDriver {
         }
         let rpc = self.spec.rows_per_commit;
         let first = self.shared.next_row.fetch_add(rpc, Ordering::SeqCst);
-        match self.spec.max_rows {
+        match self.spec.shard_max_rows() {
             Some(max) if first > max => None,
             Some(max) => Some((first, rpc.min(max - first + 1))),
             None => Some((first, rpc)),
@@ -180,7 +180,7 @@ impl Driver for InsertDriver {
         self.pending.is_none()
             && self
                 .spec
-                .max_rows
+                .shard_max_rows()
                 .is_some_and(|max| self.shared.next_row.load(Ordering::Relaxed) > max)
     }
 }

@@ -77,9 +77,30 @@ pub struct Spec {
     pub text: TextGen,
     /// `--max-table-rows`: after each batch, delete the rows inserted this many rows earlier.
     pub max_table_rows: Option<u64>,
+    /// `run --shard I/N`: this shard inserts the fleet's rows numbered I+1, I+1+N, ... (their
+    /// contents; the server numbers them all), and its share of `max_rows`.
+    pub shard: Option<crate::fleet::Shard>,
 }
 
 impl Spec {
+    /// The fleet's number of this shard's row `i` (1-based), whose contents it inserts.
+    pub fn fleet_row(&self, i: u64) -> u64 {
+        match self.shard {
+            Some(s) => (i - 1) * s.count as u64 + s.index as u64 + 1,
+            None => i,
+        }
+    }
+
+    /// The rows this shard inserts at most: its rows among the fleet's `--max-rows`.
+    pub fn shard_max_rows(&self) -> Option<u64> {
+        let m = self.max_rows?;
+        Some(match self.shard {
+            Some(s) if m <= s.index as u64 => 0,
+            Some(s) => (m - s.index as u64 - 1) / s.count as u64 + 1,
+            None => m,
+        })
+    }
+
     pub fn options(&self) -> serde_json::Value {
         let (lo, hi) = self.text.len_range();
         serde_json::json!({
@@ -95,6 +116,7 @@ impl Spec {
             "data_length_max": hi,
             "compressed_fraction": self.text.fraction,
             "max_table_rows": self.max_table_rows,
+            "shard": self.shard.map(|s| serde_json::json!({"index": s.index, "count": s.count})),
             "data_compression": {
                 "random_share": self.text.random_share,
                 "ratios": self.text.ratios,
@@ -155,7 +177,7 @@ impl Spec {
             sql.push_str("INSERT INTO purchases_index (dateandtime,cashregisterid,customerid,productid,price,data) VALUES ");
         }
         for i in first..first + n {
-            let mut r = Rng::keyed(self.seed, 6000, i);
+            let mut r = Rng::keyed(self.seed, 6000, self.fleet_row(i));
             let cash = r.range(0, CASHREGISTERS - 1);
             let product = r.range(0, PRODUCTS - 1);
             let customer = r.range(0, CUSTOMERS - 1);
@@ -299,20 +321,29 @@ fn schema(dbms: Dbms) -> &'static str {
 
 /// (Re)create the empty table with its three secondary indexes: every iiBench run starts from
 /// an empty table (the curve is against the rows inserted so far).
+/// A fleet's shard 0 makes it, the others wait until it is there.
 pub async fn prepare(
     conn: &mut Conn,
     engine: Option<&str>,
     opts: &crate::load::LoadOptions,
+    fleet: Option<&crate::fleet::LoadFleet>,
 ) -> Result<Vec<LoadStats>> {
-    cleanup(conn).await?;
-    let (tables, indexes) = crate::workload::ddl(
-        schema(conn.dbms()),
-        &crate::workload::table_clause(engine, opts),
-    );
-    for st in tables.iter().chain(&indexes) {
-        conn.execute(st)
-            .await
-            .ctx("creating the iibench table purchases_index")?;
+    use crate::fleet::{self, Role};
+    if fleet::begin(fleet, conn, false).await? == Role::Create {
+        cleanup(conn).await?;
+        let (tables, indexes) = crate::workload::ddl(
+            schema(conn.dbms()),
+            &crate::workload::table_clause(engine, opts),
+        );
+        for st in tables.iter().chain(&indexes) {
+            conn.execute(st)
+                .await
+                .ctx("creating the iibench table purchases_index")?;
+        }
+        fleet::tables_ready(fleet, conn).await?;
+    }
+    if fleet::loaded(fleet, conn).await? {
+        fleet::done(fleet, conn).await?;
     }
     Ok(vec![LoadStats {
         table: TABLE.into(),
@@ -347,6 +378,7 @@ mod tests {
             query_threads: 0,
             text: TextGen::new(1.0, 1, 10, 10),
             max_table_rows: None,
+            shard: None,
         }
     }
 

@@ -120,6 +120,7 @@ pub fn spec(
     }
     Ok(Spec {
         max_table_rows,
+        shard: None,
         seed,
         rows_per_commit,
         max_rows,

@@ -82,6 +82,11 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
             Some(s)
         }
     };
+    // A shard of a fleet starts inserting with the others (docs/fleet.md).
+    let started = match &cfg.fleet {
+        Some(f) => Some(rt.block_on(crate::fleet::meet(f, h.conn()?, 0))?),
+        None => None,
+    };
     // The admin connection is only lost by a failed read, and none ran since the one above.
     let before = match h.conn() {
         Ok(c) => rt.block_on(capture::counters(c)),
@@ -98,6 +103,7 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
     let interval = cfg.report_interval();
 
     let mut st = State::new(cfg, spec, t0, proc0);
+    st.started = started.map(|_| crate::fleet::now_unix_s());
     let (live, w) = (h.live.clone(), cfg.workload_spec.clone());
     let (ran, qres) = std::thread::scope(|s| {
         let query_phase = queries.as_mut().map(|qs| {
@@ -378,6 +384,8 @@ struct State {
     window_proc: Option<ProcSample>,
     interval: Duration,
     intervals: Vec<IntervalSample>,
+    /// A fleet's shard: when the run started (seconds since the epoch).
+    started: Option<f64>,
 }
 
 impl State {
@@ -402,6 +410,7 @@ impl State {
             window_proc: proc0,
             interval: cfg.report_interval(),
             intervals: Vec::new(),
+            started: None,
         }
     }
 
@@ -552,6 +561,7 @@ impl State {
             percentiles_us: self.hist.percentiles_us(&cfg.extra_percentiles),
             reconnects: self.reconnects,
             reconnect_failures: self.reconnect_failures,
+            started_at_unix_s: self.started,
             ..Default::default()
         };
         let aggregate = Aggregate::of(std::slice::from_ref(&rec), self.hist.summary());

@@ -75,6 +75,8 @@ pub struct Dists {
     pub gens: [MotifGen; 4],
     pub link_median: f64,
     pub node_median: f64,
+    /// A fleet's shard: the block of node ids (inclusive) its requests keep to.
+    pub ids: Option<(u64, u64)>,
 }
 
 impl Dists {
@@ -120,24 +122,58 @@ impl Dists {
             gens: data::gens(p, seed),
             link_median: p.link_datasize,
             node_median: p.node_datasize,
+            ids: None,
             graph,
         }
     }
 
-    fn link_read_id(&self, r: &mut Rng) -> u64 {
-        if dist::unit(r) < self.read_blend {
-            self.read_uncorr.id(r, &self.graph)
-        } else {
-            self.read.id(r, &self.graph)
+    /// An id from `draw`; a fleet's shard redraws until it is in its block (the
+    /// distribution restricted to the block), and after many misses takes one uniformly.
+    fn within(&self, r: &mut Rng, draw: impl Fn(&Self, &mut Rng) -> u64) -> u64 {
+        let Some((lo, hi)) = self.ids else {
+            return draw(self, r);
+        };
+        for _ in 0..10_000 {
+            let id = draw(self, r);
+            if (lo..=hi).contains(&id) {
+                return id;
+            }
         }
+        r.range(lo, hi)
+    }
+
+    fn link_read_id(&self, r: &mut Rng) -> u64 {
+        self.within(r, |d, r| {
+            if dist::unit(r) < d.read_blend {
+                d.read_uncorr.id(r, &d.graph)
+            } else {
+                d.read.id(r, &d.graph)
+            }
+        })
     }
 
     fn link_write_id(&self, r: &mut Rng) -> u64 {
-        if dist::unit(r) < self.write_blend {
-            self.write_uncorr.id(r, &self.graph)
-        } else {
-            self.write.id(r, &self.graph)
-        }
+        self.within(r, |d, r| {
+            if dist::unit(r) < d.write_blend {
+                d.write_uncorr.id(r, &d.graph)
+            } else {
+                d.write.id(r, &d.graph)
+            }
+        })
+    }
+
+    fn node_update_id(&self, r: &mut Rng) -> u64 {
+        self.within(r, |d, r| d.node_update.id(r, &d.graph))
+    }
+
+    fn node_read_id(&self, r: &mut Rng) -> u64 {
+        self.within(r, |d, r| d.node_read.id(r, &d.graph))
+    }
+
+    /// LinkBench's deletenode: uniform over the loaded ids (the shard's).
+    fn node_delete_id(&self, r: &mut Rng) -> u64 {
+        let (lo, hi) = self.ids.unwrap_or((1, self.graph.nodes));
+        r.range(lo, hi)
     }
 
     fn link_type(&self, r: &mut Rng) -> u64 {
@@ -293,7 +329,11 @@ impl Requests {
     /// requester of every client has its own request stream.
     pub fn new(spec: &Spec, worker: usize, threads: usize) -> Requests {
         let p = &spec.props;
-        let global = p.client_index * threads as u64 + worker as u64;
+        // A fleet's requesters are numbered across its shards.
+        let (w, all) = spec
+            .shard
+            .map_or((worker, threads), |s| s.worker(worker, threads));
+        let global = p.client_index * all as u64 + w as u64;
         Requests {
             d: spec.dists.clone(),
             rng: Rng::keyed(spec.seed, S_REQUEST, global),
@@ -411,7 +451,7 @@ impl Requests {
                 }
             }
             UPDATE_NODE => {
-                let id = self.d.node_update.id(r, &self.d.graph) as i64;
+                let id = self.d.node_update_id(r) as i64;
                 let data = self.payload(3, self.d.node_median, data::MAX_NODE_DATA);
                 Input::UpdateNode {
                     id,
@@ -421,10 +461,10 @@ impl Requests {
             }
             DELETE_NODE => Input::DeleteNode {
                 // LinkBench: uniform over the loaded ids.
-                id: r.range(1, self.d.graph.nodes) as i64,
+                id: self.d.node_delete_id(r) as i64,
             },
             _ => Input::GetNode {
-                id: self.d.node_read.id(r, &self.d.graph) as i64,
+                id: self.d.node_read_id(r) as i64,
             },
         }
     }

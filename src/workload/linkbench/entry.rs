@@ -102,6 +102,9 @@ impl Entry for LinkbenchEntry {
         };
         let mut spec = Spec::new(maxid1, cx.seed, props, config.map(str::to_string))?;
         spec.file_settings = file_cli;
+        if let Some(s) = cx.shard {
+            spec.set_shard(s)?;
+        }
 
         // Its size is maxid1.
         cx.shape.size = spec.maxid1;
@@ -159,11 +162,20 @@ impl Workload for Spec {
     fn options(&self) -> serde_json::Value {
         Spec::options(self)
     }
+    fn partition(&self) -> Option<String> {
+        let (lo, hi) = self.dists.ids?;
+        Some(format!(
+            "id1 ranges: each shard's requests pick their id1 and node ids in its own block of the nodes (here {lo}..{hi}), from LinkBench's distributions restricted to the block (redrawn until inside), so no two shards write the same links, counts or nodes; added nodes take their ids from the server (auto-increment)"
+        ))
+    }
+    fn load_partition(&self) -> Option<String> {
+        Some("each shard loads a block of the node ids (nodetable, their counttable rows) and a block of the links (in id1 order)".into())
+    }
     fn notes(&self, _target: &TargetSpec) -> Vec<String> {
         Spec::notes(self)
     }
     fn prepare<'a>(&'a self, cx: PrepareCx<'a>) -> LocalBoxFuture<'a, Result<Vec<LoadStats>>> {
-        super::prepare(cx.conn, cx.target, self, cx.engine, cx.load).boxed_local()
+        super::prepare(cx.conn, cx.target, self, cx.engine, cx.load, cx.fleet).boxed_local()
     }
     fn cleanup<'a>(&'a self, conn: &'a mut Conn) -> LocalBoxFuture<'a, Result<()>> {
         super::cleanup(conn).boxed_local()

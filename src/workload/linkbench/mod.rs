@@ -49,6 +49,9 @@ pub struct Spec {
     /// Precomputed generators shared by every requester (computing Zipf's normalizer for
     /// millions of ids takes milliseconds: once, not per connection).
     pub dists: driver::Dists,
+    /// `run --shard I/N`: this shard's requests draw their id1 and node ids in its block of
+    /// the nodes only (`dists.ids`).
+    pub shard: Option<crate::fleet::Shard>,
 }
 
 impl Spec {
@@ -66,7 +69,15 @@ impl Spec {
             config_file,
             file_settings: Vec::new(),
             dists,
+            shard: None,
         })
+    }
+
+    /// Make this spec shard `s`'s: its requests keep to its block of the node ids.
+    pub fn set_shard(&mut self, s: crate::fleet::Shard) -> Result<()> {
+        self.dists.ids = Some(s.block(self.nodes(), "--maxid1 (nodes)")?);
+        self.shard = Some(s);
+        Ok(())
     }
 
     /// A command-line setting from the workload file.
@@ -88,6 +99,11 @@ impl Spec {
             "mix_percent": KINDS.iter().zip(self.props.mix).map(|(k, w)| (k.to_string(), serde_json::json!(w))).collect::<serde_json::Map<_, _>>(),
             "props": self.props,
             "expected_links": self.dists.graph.links,
+            "shard": self.shard.map(|s| serde_json::json!({
+                "index": s.index,
+                "count": s.count,
+                "ids": self.dists.ids,
+            })),
         })
     }
 
@@ -142,22 +158,30 @@ pub async fn prepare(
     spec: &Spec,
     engine: Option<&str>,
     opts: &LoadOptions,
+    fleet: Option<&crate::fleet::LoadFleet>,
 ) -> Result<Vec<LoadStats>> {
+    use crate::fleet::{self, Role};
     let want = crate::workload::with_table_options(meta_info(spec, engine), opts);
-    if crate::workload::already_loaded(conn, ["linktable"], NAME, &want).await? {
-        return Ok(Vec::new());
-    }
-    cleanup(conn).await?;
+    let loaded = crate::workload::already_loaded(conn, ["linktable"], NAME, &want).await?;
     let (tables, indexes) = crate::workload::ddl(
         schema(conn.dbms()),
         &crate::workload::table_clause(engine, opts),
     );
-    for st in &tables {
-        conn.execute(st)
-            .await
-            .ctx("creating the LinkBench tables")?;
+    match fleet::begin(fleet, conn, loaded).await? {
+        Role::Skip => return Ok(Vec::new()),
+        Role::Load => {}
+        Role::Create => {
+            cleanup(conn).await?;
+            for st in &tables {
+                conn.execute(st)
+                    .await
+                    .ctx("creating the LinkBench tables")?;
+            }
+            fleet::tables_ready(fleet, conn).await?;
+        }
     }
-    let now = now_ms();
+    // A fleet's shards stamp their rows with shard 0's time: the tables are as one load's.
+    let now = fleet::load_time_ms(fleet).unwrap_or_else(now_ms);
     let g = spec.dists.graph.clone();
     let gens = data::gens(&spec.props, spec.seed);
     let nodes = data::Nodes {
@@ -191,7 +215,7 @@ pub async fn prepare(
             load::load(target, &links, g.links, opts)?,
             load::load(target, &counts, spec.nodes() * g.link_types, opts)?,
         ];
-        return finish(conn, &want, &indexes, stats).await;
+        return finish(conn, &want, &indexes, stats, fleet).await;
     }
     let (n, l, c) = std::thread::scope(|s| {
         let n = s.spawn(|| load::load(target, &nodes, spec.nodes(), &quiet));
@@ -203,7 +227,7 @@ pub async fn prepare(
         r.unwrap_or_else(|_| Err(Error::run("a loader thread panicked")))
     };
     let stats = vec![joined(n)?, l?, joined(c)?];
-    finish(conn, &want, &indexes, stats).await
+    finish(conn, &want, &indexes, stats, fleet).await
 }
 
 /// After the rows: the secondary index, the id sequence, statistics, the metadata.
@@ -212,7 +236,11 @@ async fn finish(
     want: &str,
     indexes: &[String],
     stats: Vec<LoadStats>,
+    fleet: Option<&crate::fleet::LoadFleet>,
 ) -> Result<Vec<LoadStats>> {
+    if !crate::fleet::loaded(fleet, conn).await? {
+        return Ok(stats);
+    }
     for st in indexes {
         conn.execute(st)
             .await
@@ -226,6 +254,7 @@ async fn finish(
     }
     crate::workload::after_load(conn, &data::TABLES).await?;
     crate::workload::write_meta(conn, NAME, want).await?;
+    crate::fleet::done(fleet, conn).await?;
     Ok(stats)
 }
 

@@ -90,6 +90,9 @@ impl Workload for Spec {
     fn notes(&self, _target: &TargetSpec) -> Vec<String> {
         Spec::notes(self)
     }
+    fn load_partition(&self) -> Option<String> {
+        Some("each shard loads its block of the row ids of table normal".into())
+    }
     fn prepare<'a>(&'a self, cx: PrepareCx<'a>) -> LocalBoxFuture<'a, Result<Vec<LoadStats>>> {
         async move {
             let loaded = super::prepare(
@@ -99,6 +102,7 @@ impl Workload for Spec {
                 self.seed,
                 cx.engine,
                 cx.load,
+                cx.fleet,
             )
             .await?;
             Ok(loaded.into_iter().collect())

@@ -255,12 +255,11 @@ pub async fn prepare(
     seed: u64,
     engine: Option<&str>,
     opts: &LoadOptions,
+    fleet: Option<&crate::fleet::LoadFleet>,
 ) -> Result<Option<LoadStats>> {
+    use crate::fleet::{self, Role};
     let want = crate::workload::with_table_options(meta_info(rows, seed, engine), opts);
-    if crate::workload::already_loaded(conn, ["normal"], NAME, &want).await? {
-        return Ok(None);
-    }
-    cleanup(conn).await?;
+    let loaded = crate::workload::already_loaded(conn, ["normal"], NAME, &want).await?;
     let schema = match conn.dbms() {
         Dbms::Mysql => SCHEMA_MYSQL,
         Dbms::Postgres => SCHEMA_POSTGRES,
@@ -268,8 +267,16 @@ pub async fn prepare(
     };
     let (tables, indexes) =
         crate::workload::ddl(schema, &crate::workload::table_clause(engine, opts));
-    for st in &tables {
-        conn.execute(st).await.ctx("creating table normal")?;
+    match fleet::begin(fleet, conn, loaded).await? {
+        Role::Skip => return Ok(None),
+        Role::Load => {}
+        Role::Create => {
+            cleanup(conn).await?;
+            for st in &tables {
+                conn.execute(st).await.ctx("creating table normal")?;
+            }
+            fleet::tables_ready(fleet, conn).await?;
+        }
     }
     let src = NormalRows {
         seed,
@@ -277,6 +284,9 @@ pub async fn prepare(
     };
     // The loader runs on its own threads and connections; this connection waits.
     let stats = load::load(target, &src, rows, opts)?;
+    if !fleet::loaded(fleet, conn).await? {
+        return Ok(Some(stats));
+    }
     for st in &indexes {
         conn.execute(st)
             .await
@@ -284,6 +294,7 @@ pub async fn prepare(
     }
     crate::workload::after_load(conn, &["normal"]).await?;
     crate::workload::write_meta(conn, NAME, &want).await?;
+    fleet::done(fleet, conn).await?;
     Ok(Some(stats))
 }
 

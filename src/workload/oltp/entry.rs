@@ -109,11 +109,18 @@ impl Workload for Spec {
             ),
         }
     }
+    fn load_partition(&self) -> Option<String> {
+        match self.kind {
+            // Its drivers make their own tables.
+            Kind::BulkInsert => None,
+            _ => Some("each shard loads its block of the row ids of every sbtest table".into()),
+        }
+    }
     fn notes(&self, _target: &TargetSpec) -> Vec<String> {
         Spec::notes(self)
     }
     fn prepare<'a>(&'a self, cx: PrepareCx<'a>) -> LocalBoxFuture<'a, Result<Vec<LoadStats>>> {
-        super::prepare(self, cx.conn, cx.target, cx.engine, cx.load).boxed_local()
+        super::prepare(self, cx.conn, cx.target, cx.engine, cx.load, cx.fleet).boxed_local()
     }
     fn cleanup<'a>(&'a self, conn: &'a mut Conn) -> LocalBoxFuture<'a, Result<()>> {
         super::cleanup(self, conn).boxed_local()

@@ -310,7 +310,9 @@ pub async fn prepare(
     target: &TargetSpec,
     engine: Option<&str>,
     opts: &LoadOptions,
+    fleet: Option<&crate::fleet::LoadFleet>,
 ) -> Result<Vec<LoadStats>> {
+    use crate::fleet::{self, Role};
     if spec.kind == Kind::BulkInsert {
         // bulk_insert's drivers create their own sbtestN (id, k) tables, one per thread: the
         // OLTP tables of the same names are gone afterwards.
@@ -318,10 +320,8 @@ pub async fn prepare(
         return Ok(Vec::new());
     }
     let want = crate::workload::with_table_options(spec.meta_info(engine), opts);
-    if crate::workload::already_loaded(conn, spec.table_names(), META_KEY, &want).await? {
-        return Ok(Vec::new());
-    }
-    cleanup(spec, conn).await?;
+    let loaded =
+        crate::workload::already_loaded(conn, spec.table_names(), META_KEY, &want).await?;
     let dbms = conn.dbms();
     let engine_clause = crate::workload::table_clause(engine, opts);
     let rows = if spec.empty_tables() {
@@ -329,18 +329,30 @@ pub async fn prepare(
     } else {
         spec.table_size as u64
     };
+    // Every table is created before any is loaded (a fleet's shards load into them all),
+    // and indexed after all are loaded.
+    match fleet::begin(fleet, conn, loaded).await? {
+        Role::Skip => return Ok(Vec::new()),
+        Role::Load => {}
+        Role::Create => {
+            cleanup(spec, conn).await?;
+            for n in 1..=spec.tables {
+                conn.execute(&create_table_sql(
+                    dbms,
+                    n,
+                    spec.auto_inc,
+                    spec.secondary,
+                    &engine_clause,
+                ))
+                .await
+                .ctx(format!("creating table sbtest{n}"))?;
+            }
+            fleet::tables_ready(fleet, conn).await?;
+        }
+    }
     let mut stats = Vec::new();
     for n in 1..=spec.tables {
         let t = format!("sbtest{n}");
-        conn.execute(&create_table_sql(
-            dbms,
-            n,
-            spec.auto_inc,
-            spec.secondary,
-            &engine_clause,
-        ))
-        .await
-        .ctx(format!("creating table {t}"))?;
         if rows > 0 {
             let src = data::SbRows {
                 table: t.clone(),
@@ -352,6 +364,12 @@ pub async fn prepare(
             };
             stats.push(load::load(target, &src, rows, opts)?);
         }
+    }
+    if !fleet::loaded(fleet, conn).await? {
+        return Ok(stats);
+    }
+    for n in 1..=spec.tables {
+        let t = format!("sbtest{n}");
         for st in index_sql(dbms, n, spec.secondary, spec.create_secondary) {
             conn.execute(&st)
                 .await
@@ -371,6 +389,7 @@ pub async fn prepare(
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     crate::workload::after_load(conn, &refs).await?;
     crate::workload::write_meta(conn, META_KEY, &want).await?;
+    fleet::done(fleet, conn).await?;
     Ok(stats)
 }
 

@@ -362,6 +362,7 @@ pub fn measure(spec: &Spec, h: &mut Harness) -> Result<()> {
                 target,
                 engine.as_deref(),
                 &opts,
+                None,
             ))?;
             h.doc.load.extend(loaded);
             let admin = h.conn()?;

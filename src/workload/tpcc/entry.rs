@@ -190,8 +190,11 @@ impl Workload for Spec {
     fn notes(&self, _target: &TargetSpec) -> Vec<String> {
         Spec::notes(self)
     }
+    fn load_partition(&self) -> Option<String> {
+        Some("each shard loads a block of whole warehouses (their districts, customers, history, orders, order lines and stock) and a block of the 100,000 items".into())
+    }
     fn prepare<'a>(&'a self, cx: PrepareCx<'a>) -> LocalBoxFuture<'a, Result<Vec<LoadStats>>> {
-        super::prepare(cx.conn, cx.target, self, cx.engine, cx.load).boxed_local()
+        super::prepare(cx.conn, cx.target, self, cx.engine, cx.load, cx.fleet).boxed_local()
     }
     fn cleanup<'a>(&'a self, conn: &'a mut Conn) -> LocalBoxFuture<'a, Result<()>> {
         super::cleanup(conn).boxed_local()

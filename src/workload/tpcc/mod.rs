@@ -644,7 +644,11 @@ fn schema(dbms: Dbms) -> &'static str {
 
 /// The load time as a timestamp literal every DBMS accepts.
 fn now_literal() -> String {
-    let s = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    literal(std::time::SystemTime::now())
+}
+
+fn literal(t: std::time::SystemTime) -> String {
+    let s = humantime::format_rfc3339_seconds(t).to_string();
     s.trim_end_matches('Z').replace('T', " ")
 }
 
@@ -655,20 +659,30 @@ pub async fn prepare(
     spec: &Spec,
     engine: Option<&str>,
     opts: &LoadOptions,
+    fleet: Option<&crate::fleet::LoadFleet>,
 ) -> Result<Vec<LoadStats>> {
+    use crate::fleet::{self, Role};
     let want = crate::workload::with_table_options(meta_info(spec, engine), opts);
-    if crate::workload::already_loaded(conn, ["order_line"], NAME, &want).await? {
-        return Ok(Vec::new());
-    }
-    cleanup(conn).await?;
+    let loaded = crate::workload::already_loaded(conn, ["order_line"], NAME, &want).await?;
     let (tables, indexes) = crate::workload::ddl(
         schema(conn.dbms()),
         &crate::workload::table_clause(engine, opts),
     );
-    for st in &tables {
-        conn.execute(st).await.ctx("creating the TPC-C tables")?;
+    match fleet::begin(fleet, conn, loaded).await? {
+        Role::Skip => return Ok(Vec::new()),
+        Role::Load => {}
+        Role::Create => {
+            cleanup(conn).await?;
+            for st in &tables {
+                conn.execute(st).await.ctx("creating the TPC-C tables")?;
+            }
+            fleet::tables_ready(fleet, conn).await?;
+        }
     }
-    let now = now_literal();
+    // A fleet's shards stamp their rows with shard 0's time: the tables are as one load's.
+    let now = fleet::load_time_ms(fleet).map_or_else(now_literal, |ms| {
+        literal(std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms as u64))
+    });
     let mut stats = Vec::new();
     for name in data::TABLES {
         let src = data::Table {
@@ -680,6 +694,9 @@ pub async fn prepare(
         let n = data::row_count(name, spec.warehouses as u64);
         stats.push(load::load(target, &src, n, opts)?);
     }
+    if !fleet::loaded(fleet, conn).await? {
+        return Ok(stats);
+    }
     for st in &indexes {
         conn.execute(st)
             .await
@@ -687,6 +704,7 @@ pub async fn prepare(
     }
     crate::workload::after_load(conn, &data::TABLES).await?;
     crate::workload::write_meta(conn, NAME, &want).await?;
+    fleet::done(fleet, conn).await?;
     Ok(stats)
 }
 
