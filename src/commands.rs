@@ -62,6 +62,7 @@ pub fn prepare(argv: &WorkloadArgv, reg: &Registry) -> Result<ExitCode> {
         a.data.seed,
         a.target.engine.as_deref(),
     )?;
+    crate::workload::shard::refuse_unsharded(workload.as_ref(), &spec)?;
     if workload.loads_in_run() {
         return Err(Error::usage(format!(
             "{} loads its tables during `run` (the load is part of the measurement): nothing to prepare",
@@ -117,6 +118,11 @@ pub fn cleanup(argv: &WorkloadArgv, reg: &Registry) -> Result<ExitCode> {
     runtime().block_on(async {
         let mut conn = connect(&spec).await?;
         workload.cleanup(&mut conn).await?;
+        // A Spider head's tables are links: the rows live on the backends.
+        for k in 0..spec.spider.len() {
+            let mut b = connect(&spec.spider_backend(k)).await?;
+            workload.cleanup(&mut b).await?;
+        }
         eprintln!("dropped the tables of {}", workload.name());
         Ok(ExitCode::SUCCESS)
     })

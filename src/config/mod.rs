@@ -394,6 +394,7 @@ impl RunConfig {
                 workload_spec.name()
             )));
         }
+        crate::workload::shard::refuse_unsharded(workload_spec.as_ref(), &spec)?;
         let Shape {
             threads,
             warmup,

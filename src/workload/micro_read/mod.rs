@@ -14,9 +14,10 @@ use serde::Serialize;
 
 use crate::db::{Conn, DbResult, Dbms, StmtId, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
-use crate::load::{self, LoadOptions, LoadStats};
+use crate::load::{LoadOptions, LoadStats};
 use crate::runner::{Driver, Step};
 use crate::workload::rng::Rng;
+use crate::workload::shard::{Place, Placement, ShardKeys};
 
 pub use data::NormalRows;
 
@@ -256,7 +257,10 @@ pub async fn prepare(
     engine: Option<&str>,
     opts: &LoadOptions,
 ) -> Result<Option<LoadStats>> {
-    let want = crate::workload::with_table_options(meta_info(rows, seed, engine), opts);
+    let want = crate::workload::with_layout(
+        crate::workload::with_table_options(meta_info(rows, seed, engine), opts),
+        target,
+    );
     if crate::workload::already_loaded(conn, ["normal"], NAME, &want).await? {
         return Ok(None);
     }
@@ -266,25 +270,28 @@ pub async fn prepare(
         Dbms::Postgres => SCHEMA_POSTGRES,
         Dbms::Sqlite => SCHEMA_SQLITE,
     };
-    let (tables, indexes) =
-        crate::workload::ddl(schema, &crate::workload::table_clause(engine, opts));
-    for st in &tables {
-        conn.execute(st).await.ctx("creating table normal")?;
-    }
+    let mut place = Place::open(conn, target, Some(shard_keys())).await?;
+    let indexes = place
+        .create_schema(schema, &crate::workload::table_clause(engine, opts))
+        .await?;
     let src = NormalRows {
         seed,
         countries: data::countries(rows),
     };
     // The loader runs on its own threads and connections; this connection waits.
-    let stats = load::load(target, &src, rows, opts)?;
+    let stats = place.loader().load(&src, rows, opts)?;
     for st in &indexes {
-        conn.execute(st)
-            .await
-            .ctx("creating the indexes of normal")?;
+        place.index(st, "creating the indexes of normal").await?;
     }
-    crate::workload::after_load(conn, &["normal"]).await?;
-    crate::workload::write_meta(conn, NAME, &want).await?;
+    place.after_load(&["normal"]).await?;
+    crate::workload::write_meta(place.head, NAME, &want).await?;
     Ok(Some(stats))
+}
+
+/// On a Spider target the table is split by id (the unique index on email is then unique
+/// within each backend only).
+pub fn shard_keys() -> ShardKeys {
+    vec![("normal".to_string(), Placement::Key("id"))]
 }
 
 /// Drop the table and its metadata.

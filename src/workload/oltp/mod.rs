@@ -12,7 +12,8 @@ use serde::Serialize;
 
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Context, Result};
-use crate::load::{self, LoadOptions, LoadStats};
+use crate::load::{LoadOptions, LoadStats};
+use crate::workload::shard::{Place, Placement, ShardKeys};
 
 pub use driver::OltpDriver;
 mod entry;
@@ -251,6 +252,17 @@ impl Spec {
         self.kind == Kind::OltpInsert && !self.auto_inc
     }
 
+    /// On a Spider target every sbtest table is split by id (bulk_insert's drivers create
+    /// their own tables: it has none).
+    pub fn shard_keys(&self) -> Option<ShardKeys> {
+        (self.kind != Kind::BulkInsert).then(|| {
+            self.table_names()
+                .into_iter()
+                .map(|t| (t, Placement::Key("id")))
+                .collect()
+        })
+    }
+
     pub fn table_names(&self) -> Vec<String> {
         (1..=self.tables).map(|i| format!("sbtest{i}")).collect()
     }
@@ -317,7 +329,10 @@ pub async fn prepare(
         crate::workload::delete_meta(conn, META_KEY).await?;
         return Ok(Vec::new());
     }
-    let want = crate::workload::with_table_options(spec.meta_info(engine), opts);
+    let want = crate::workload::with_layout(
+        crate::workload::with_table_options(spec.meta_info(engine), opts),
+        target,
+    );
     if crate::workload::already_loaded(conn, spec.table_names(), META_KEY, &want).await? {
         return Ok(Vec::new());
     }
@@ -329,18 +344,13 @@ pub async fn prepare(
     } else {
         spec.table_size as u64
     };
+    let mut place = Place::open(conn, target, spec.shard_keys()).await?;
+    let loader = place.loader();
     let mut stats = Vec::new();
     for n in 1..=spec.tables {
         let t = format!("sbtest{n}");
-        conn.execute(&create_table_sql(
-            dbms,
-            n,
-            spec.auto_inc,
-            spec.secondary,
-            &engine_clause,
-        ))
-        .await
-        .ctx(format!("creating table {t}"))?;
+        let make = |clause: &str| create_table_sql(dbms, n, spec.auto_inc, spec.secondary, clause);
+        place.create(&make, &engine_clause).await?;
         if rows > 0 {
             let src = data::SbRows {
                 table: t.clone(),
@@ -350,17 +360,17 @@ pub async fn prepare(
                 dist: spec.dist(),
                 text: spec.text.clone(),
             };
-            stats.push(load::load(target, &src, rows, opts)?);
+            stats.push(loader.load(&src, rows, opts)?);
         }
         for st in index_sql(dbms, n, spec.secondary, spec.create_secondary) {
-            conn.execute(&st)
-                .await
-                .ctx(format!("creating the indexes of {t}"))?;
+            place
+                .index(&st, &format!("creating the indexes of {t}"))
+                .await?;
         }
         if dbms == Dbms::Postgres && spec.auto_inc {
             // Rows were loaded with explicit ids: move the SERIAL sequence past them, as
             // sysbench's own prepare (which lets the sequence number the rows) leaves it.
-            conn.query(&format!(
+            place.head.query(&format!(
                 "SELECT setval(pg_get_serial_sequence('{t}', 'id'), (SELECT coalesce(max(id), 0) + 1 FROM {t}), false)"
             ))
             .await
@@ -369,8 +379,8 @@ pub async fn prepare(
     }
     let names = spec.table_names();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    crate::workload::after_load(conn, &refs).await?;
-    crate::workload::write_meta(conn, META_KEY, &want).await?;
+    place.after_load(&refs).await?;
+    crate::workload::write_meta(place.head, META_KEY, &want).await?;
     Ok(stats)
 }
 

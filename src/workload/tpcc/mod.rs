@@ -24,9 +24,10 @@ pub use report::{constraints as constraints_of, Report, RunSection, TPM_C, TPM_T
 
 use crate::db::{Conn, DbError, DbResult, Dbms, ErrorClass, StmtId, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
-use crate::load::{self, LoadOptions, LoadStats};
+use crate::load::{LoadOptions, LoadStats};
 use crate::runner::{Driver, Step};
 use crate::workload::rng::Rng;
+use crate::workload::shard::{Place, Placement, ShardKeys};
 
 pub use data::CConst;
 
@@ -549,18 +550,20 @@ pub async fn prepare(
     engine: Option<&str>,
     opts: &LoadOptions,
 ) -> Result<Vec<LoadStats>> {
-    let want = crate::workload::with_table_options(meta_info(spec, engine), opts);
+    let want = crate::workload::with_layout(
+        crate::workload::with_table_options(meta_info(spec, engine), opts),
+        target,
+    );
     if crate::workload::already_loaded(conn, ["order_line"], NAME, &want).await? {
         return Ok(Vec::new());
     }
     cleanup(conn).await?;
-    let (tables, indexes) = crate::workload::ddl(
-        schema(conn.dbms()),
-        &crate::workload::table_clause(engine, opts),
-    );
-    for st in &tables {
-        conn.execute(st).await.ctx("creating the TPC-C tables")?;
-    }
+    let schema = schema(conn.dbms());
+    let mut place = Place::open(conn, target, Some(shard_keys())).await?;
+    let indexes = place
+        .create_schema(schema, &crate::workload::table_clause(engine, opts))
+        .await?;
+    let loader = place.loader();
     let now = now_literal();
     let mut stats = Vec::new();
     for name in data::TABLES {
@@ -571,16 +574,36 @@ pub async fn prepare(
             now: now.clone(),
         };
         let n = data::row_count(name, spec.warehouses as u64);
-        stats.push(load::load(target, &src, n, opts)?);
+        stats.push(loader.load(&src, n, opts)?);
     }
     for st in &indexes {
-        conn.execute(st)
-            .await
-            .ctx("creating the TPC-C secondary indexes")?;
+        place
+            .index(st, "creating the TPC-C secondary indexes")
+            .await?;
     }
-    crate::workload::after_load(conn, &data::TABLES).await?;
-    crate::workload::write_meta(conn, NAME, &want).await?;
+    place.after_load(&data::TABLES).await?;
+    crate::workload::write_meta(place.head, NAME, &want).await?;
     Ok(stats)
+}
+
+/// On a Spider target every table is split by its warehouse column, except item: it is not
+/// per warehouse, is only read, and is read alone (NewOrder's `i_id IN (...)`), so it stays
+/// whole on the head, where that read costs no round trip to a backend.
+pub fn shard_keys() -> ShardKeys {
+    [
+        ("item", Placement::Head),
+        ("warehouse", Placement::Key("w_id")),
+        ("district", Placement::Key("d_w_id")),
+        ("customer", Placement::Key("c_w_id")),
+        ("history", Placement::Key("h_w_id")),
+        ("new_orders", Placement::Key("no_w_id")),
+        ("orders", Placement::Key("o_w_id")),
+        ("order_line", Placement::Key("ol_w_id")),
+        ("stock", Placement::Key("s_w_id")),
+    ]
+    .into_iter()
+    .map(|(t, p)| (t.to_string(), p))
+    .collect()
 }
 
 /// Drop the tables and their metadata.
