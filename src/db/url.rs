@@ -226,6 +226,10 @@ impl TargetSpec {
                 spider = parse_endpoints(&v, default_port).map_err(|e| {
                     format!("invalid target '{shown}': spider: {e} (give the backends as host:port or /socket/path, comma separated)")
                 })?;
+            } else if k == "spider" {
+                return Err(format!(
+                    "invalid target '{shown}': ?spider= names the backends of a MariaDB Spider head: it needs a mysql:// target"
+                ));
             } else if k == "driver" && dbms == Dbms::Mysql {
                 mysql_driver = match v.as_ref() {
                     "wire" => MysqlDriver::Wire,

@@ -42,7 +42,7 @@ pub type ShardKeys = Vec<(String, Placement)>;
 pub fn refuse_unsharded(w: &dyn Workload, target: &TargetSpec) -> Result<()> {
     if target.is_spider() && w.shard_keys().is_none() {
         return Err(Error::usage(format!(
-            "{} declares no sharding key: it cannot run on a Spider target (?spider= in --target); the ones that can: oltp_* (but bulk_insert), tpcc, linkbench, micro-read",
+            "{} declares no sharding key: it cannot run on a Spider target (?spider= in --target; docs/clusters.md lists the workloads that can)",
             w.name()
         )));
     }
