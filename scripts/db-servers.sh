@@ -38,7 +38,10 @@ PACKAGES=(mariadb-server mariadb-client mariadb-plugin-rocksdb postgresql
     mariadb-plugin-provider-lz4 mariadb-plugin-provider-lzo mariadb-plugin-provider-lzma
     mariadb-plugin-provider-bzip2 mariadb-plugin-provider-snappy
     # The Galera cluster of the clustered-target tests (state transfer by rsync).
-    galera-4 rsync)
+    galera-4 rsync
+    # The Spider engine of the sharded-target tests (tests/it/spider.rs starts its own head
+    # and backends with `enginebench server start`).
+    mariadb-plugin-spider)
 # Extra packages (space separated), e.g. EB_EXTRA_PACKAGES=sysbench.
 read -r -a _extra <<<"${EB_EXTRA_PACKAGES:-}"
 PACKAGES+=("${_extra[@]}")

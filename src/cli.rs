@@ -288,6 +288,11 @@ pub struct TargetArgs {
     /// postgres://user@h1:5432,h2:5432/db (TCP only; a host without :port takes 3306/5432):
     /// connection N goes to host N mod hosts (round robin, as sysbench's --mysql-host list),
     /// and each run records ops/s, errors and latency (µs) per host as well as in total.
+    /// Spider shards: mysql://user@head:3306/db?spider=b1:3306,b2:3306 (or socket paths): the
+    /// host is a MariaDB with the Spider engine, the backends hold the rows (same user and
+    /// database); prepare splits each table by the workload's sharding key over the backends
+    /// (row key mod backends) and loads them directly; runs go through the head
+    /// (docs/clusters.md).
     /// Passwords: set MYSQL_PWD or PGPASSWORD rather than writing them in the URL.
     /// [default: sqlite://enginebench-data/enginebench.db]
     #[arg(long, short = 't', env = "ENGINEBENCH_TARGET", value_name = "URL")]

@@ -62,6 +62,7 @@ pub fn prepare(argv: &WorkloadArgv, reg: &Registry) -> Result<ExitCode> {
         a.data.seed,
         a.target.engine.as_deref(),
     )?;
+    crate::workload::shard::refuse_unsharded(workload.as_ref(), &spec)?;
     if workload.loads_in_run() {
         return Err(Error::usage(format!(
             "{} loads its tables during `run` (the load is part of the measurement): nothing to prepare",
@@ -143,6 +144,11 @@ fn prepare_fleet(
             "prepare --shard: a fleet loads one database server over the network; an SQLite file is prepared by one process",
         ));
     }
+    if spec.is_spider() {
+        return Err(Error::usage(
+            "prepare --shard: a Spider target is loaded from one process (its load already goes to every backend in parallel)",
+        ));
+    }
     if w.load_partition().is_none() {
         return Err(Error::usage(format!(
             "prepare --shard: the load of {} cannot be split between the shards of a fleet; prepare it from one process",
@@ -181,6 +187,11 @@ pub fn cleanup(argv: &WorkloadArgv, reg: &Registry) -> Result<ExitCode> {
     runtime().block_on(async {
         let mut conn = connect(&spec).await?;
         workload.cleanup(&mut conn).await?;
+        // A Spider head's tables are links: the rows live on the backends.
+        for k in 0..spec.spider.len() {
+            let mut b = connect(&spec.spider_backend(k)).await?;
+            workload.cleanup(&mut b).await?;
+        }
         eprintln!("dropped the tables of {}", workload.name());
         Ok(ExitCode::SUCCESS)
     })

@@ -418,6 +418,7 @@ impl RunConfig {
                 workload_spec.name()
             )));
         }
+        crate::workload::shard::refuse_unsharded(workload_spec.as_ref(), &spec)?;
         let Shape {
             threads,
             warmup,

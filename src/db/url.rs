@@ -48,6 +48,27 @@ pub struct TargetSpec {
     /// Every node of a multi-host URL as (host, port), in the URL's order; empty for one host.
     /// `host`/`port` above are the first node's (the admin connection's).
     pub nodes: Vec<(String, u16)>,
+    /// MySQL only, `?spider=h1:p1,h2:p2` (or socket paths): the target is a Spider head (the
+    /// URL's host) and these are its backends, in partition order, reached with the same
+    /// user, password and database. Empty for any other target.
+    pub spider: Vec<Endpoint>,
+}
+
+/// Where one server listens: TCP or a Unix socket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    Tcp(String, u16),
+    Socket(String),
+}
+
+impl std::fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Endpoint::Tcp(h, p) if h.contains(':') => write!(f, "[{h}]:{p}"),
+            Endpoint::Tcp(h, p) => write!(f, "{h}:{p}"),
+            Endpoint::Socket(s) => f.write_str(s),
+        }
+    }
 }
 
 /// The PostgreSQL client used for a target (`?driver=wire|tokio_postgres` in the URL).
@@ -134,6 +155,7 @@ impl TargetSpec {
             pipeline_begin: false,
             pipeline_statements: false,
             nodes: Vec::new(),
+            spider: Vec::new(),
         }
     }
 
@@ -165,6 +187,7 @@ impl TargetSpec {
         let mut ssl_ca = None;
         let mut pipeline_begin = true;
         let mut pipeline_statements = true;
+        let mut spider = Vec::new();
         for (k, v) in u.query_pairs() {
             if k == "ssl-mode" || k == "sslmode" {
                 ssl_mode = SslMode::parse(&v).ok_or_else(|| {
@@ -199,6 +222,14 @@ impl TargetSpec {
                         ))
                     }
                 };
+            } else if k == "spider" && dbms == Dbms::Mysql {
+                spider = parse_endpoints(&v, default_port).map_err(|e| {
+                    format!("invalid target '{shown}': spider: {e} (give the backends as host:port or /socket/path, comma separated)")
+                })?;
+            } else if k == "spider" {
+                return Err(format!(
+                    "invalid target '{shown}': ?spider= names the backends of a MariaDB Spider head: it needs a mysql:// target"
+                ));
             } else if k == "driver" && dbms == Dbms::Mysql {
                 mysql_driver = match v.as_ref() {
                     "wire" => MysqlDriver::Wire,
@@ -220,7 +251,11 @@ impl TargetSpec {
                     }
                 };
             } else {
-                let also = ", driver, begin, pipeline";
+                let also = if dbms == Dbms::Mysql {
+                    ", driver, begin, pipeline, spider"
+                } else {
+                    ", driver, begin, pipeline"
+                };
                 let hint = if is_secret_key(&k) {
                     ": give passwords through MYSQL_PWD or PGPASSWORD"
                 } else {
@@ -277,6 +312,34 @@ impl TargetSpec {
                 "invalid target '{shown}': several hosts need TCP (host:port each), not ?{socket_key}= (a socket is one server)"
             ));
         }
+        if !spider.is_empty() && !nodes.is_empty() {
+            return Err(format!(
+                "invalid target '{shown}': a Spider target names one head (the URL's host) and its backends in ?spider=, not several hosts"
+            ));
+        }
+        let head = match &socket {
+            Some(s) => Endpoint::Socket(s.clone()),
+            None => Endpoint::Tcp(
+                if host.is_empty() {
+                    "localhost".into()
+                } else {
+                    host.clone()
+                },
+                u.port().unwrap_or(default_port),
+            ),
+        };
+        for (i, b) in spider.iter().enumerate() {
+            if *b == head {
+                return Err(format!(
+                    "invalid target '{shown}': spider backend {b} is the head itself (a Spider table cannot point at its own server)"
+                ));
+            }
+            if spider[..i].contains(b) {
+                return Err(format!(
+                    "invalid target '{shown}': spider backend {b} is listed twice"
+                ));
+            }
+        }
         let url_password = u.password().map(percent_decode);
         let password_in_url = url_password.is_some();
         let password = url_password.or_else(|| env_password(dbms));
@@ -319,7 +382,68 @@ impl TargetSpec {
             pipeline_begin,
             pipeline_statements,
             nodes,
+            spider,
         })
+    }
+
+    /// True for a Spider head with its backends (`?spider=`).
+    pub fn is_spider(&self) -> bool {
+        !self.spider.is_empty()
+    }
+
+    /// The Spider backend `k` as a one-server target: the same user, password, database and
+    /// options, its own host:port or socket; `display` names it.
+    pub fn spider_backend(&self, k: usize) -> TargetSpec {
+        let mut t = self.clone();
+        t.spider = Vec::new();
+        t.nodes = Vec::new();
+        let Some(b) = self.spider.get(k) else {
+            return t;
+        };
+        match b {
+            Endpoint::Tcp(h, p) => {
+                t.host = h.clone();
+                t.port = *p;
+                t.socket = None;
+            }
+            Endpoint::Socket(s) => {
+                t.host = "localhost".into();
+                t.socket = Some(s.clone());
+            }
+        }
+        if let Ok(mut u) = url::Url::parse(&self.display) {
+            let pairs: Vec<(String, String)> = u
+                .query_pairs()
+                .filter(|(k, _)| k != "spider" && k != "socket")
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect();
+            let (host, port, socket) = match b {
+                Endpoint::Tcp(h, p) => (h.as_str(), Some(*p), None),
+                Endpoint::Socket(s) => ("localhost", None, Some(s.as_str())),
+            };
+            let host = if host.contains(':') {
+                format!("[{host}]")
+            } else {
+                host.to_string()
+            };
+            if u.set_host(Some(&host)).is_ok() && u.set_port(port).is_ok() {
+                u.set_query(None);
+                {
+                    let mut q = u.query_pairs_mut();
+                    for (k, v) in &pairs {
+                        q.append_pair(k, v);
+                    }
+                    if let Some(s) = socket {
+                        q.append_pair("socket", s);
+                    }
+                }
+                if u.query() == Some("") {
+                    u.set_query(None);
+                }
+                t.display = u.to_string();
+            }
+        }
+        t
     }
 
     /// How many nodes the target has (1 unless the URL lists several hosts).
@@ -405,6 +529,23 @@ fn parse_hosts(list: &str, default_port: u16) -> Result<Vec<(String, u16)>, Stri
             None => default_port,
         };
         out.push((h.to_string(), port));
+    }
+    Ok(out)
+}
+
+/// `h1:p1,/run/x.sock,[::1]:p3`: TCP endpoints (the default port where none is given) and
+/// Unix sockets (an absolute path).
+fn parse_endpoints(list: &str, default_port: u16) -> Result<Vec<Endpoint>, String> {
+    let mut out = Vec::new();
+    for item in list.split(',') {
+        if item.starts_with('/') {
+            out.push(Endpoint::Socket(item.to_string()));
+        } else {
+            let (h, p) = parse_hosts(item, default_port)?
+                .pop()
+                .ok_or_else(|| format!("empty backend in '{list}'"))?;
+            out.push(Endpoint::Tcp(h, p));
+        }
     }
     Ok(out)
 }
@@ -593,6 +734,57 @@ mod tests {
             "mysql://u:hunter2@a:1,b:x/db",
             "mysql://u:hunter2@a:1,b:0/db",
             "mysql://u:hunter2@a,b/db?socket=/s",
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert!(
+                e.starts_with("invalid target") && !e.contains("hunter2"),
+                "{bad}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn spider_backends() {
+        let t = parse(
+            "mysql://root:pw9@127.0.0.1:3300/eb?spider=127.0.0.1:3301,/tmp/b1.sock&ssl-mode=prefer",
+        )
+        .unwrap();
+        assert!(t.is_spider());
+        assert_eq!(
+            t.spider,
+            vec![
+                Endpoint::Tcp("127.0.0.1".into(), 3301),
+                Endpoint::Socket("/tmp/b1.sock".into())
+            ]
+        );
+        assert_eq!((t.port, t.node_count()), (3300, 1));
+        let b0 = t.spider_backend(0);
+        assert_eq!((b0.port, b0.is_spider()), (3301, false));
+        assert_eq!(
+            b0.display,
+            "mysql://root:***@127.0.0.1:3301/eb?ssl-mode=prefer"
+        );
+        assert_eq!(b0.password.as_deref(), Some("pw9"));
+        let b1 = t.spider_backend(1);
+        assert_eq!(b1.socket.as_deref(), Some("/tmp/b1.sock"));
+        assert!(
+            b1.display.contains("socket=%2Ftmp%2Fb1.sock"),
+            "{}",
+            b1.display
+        );
+        assert!(!b1.display.contains("pw9"));
+        // A head on a socket, backends on the default port.
+        let s =
+            parse("mysql://root@localhost/eb?socket=/tmp/h.sock&spider=10.0.0.2,10.0.0.3").unwrap();
+        assert_eq!(s.spider[1], Endpoint::Tcp("10.0.0.3".into(), 3306));
+        for bad in [
+            "mysql://u:hunter2@h:1/db?spider=",
+            "mysql://u:hunter2@h:1/db?spider=a:1,,b:2",
+            "mysql://u:hunter2@h:1/db?spider=a:x",
+            "mysql://u:hunter2@h:1/db?spider=h:1",
+            "mysql://u:hunter2@h:1/db?spider=a:2,a:2",
+            "mysql://u:hunter2@h:1,h:2/db?spider=a:2",
+            "postgres://u:hunter2@h:1/db?spider=a:2",
         ] {
             let e = parse(bad).unwrap_err();
             assert!(

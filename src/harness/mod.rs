@@ -664,6 +664,9 @@ fn notes(cfg: &RunConfig) -> Vec<String> {
         n.push("PostgreSQL statistics counters are flushed lazily by the server; their per-run deltas are approximate.".into());
     }
     n.extend(cfg.workload_spec.notes(&cfg.target_spec));
+    if let Some(keys) = cfg.workload_spec.shard_keys() {
+        n.extend(crate::workload::shard::note(&cfg.target_spec, &keys));
+    }
     if let (Some(f), Some(how)) = (&cfg.fleet, cfg.workload_spec.partition()) {
         n.push(crate::fleet::shard_note(f, &how));
     }

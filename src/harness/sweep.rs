@@ -132,6 +132,9 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                     rec.server_counters = delta(&before, &after);
                     live.server_counters(&rec.server_counters);
                 }
+                if cfg.target_spec.is_spider() && rec.by_node.is_empty() {
+                    spider_nodes(&mut rec, threads, &cfg.target_spec);
+                }
                 // Every node's own counters (node 0's are the run's).
                 let befores = std::iter::once(&before).chain(&nodes_before);
                 let afters = std::iter::once(&after).chain(&nodes_after);
@@ -305,6 +308,30 @@ pub fn record(
             .collect(),
         ..RunRecord::default()
     }
+}
+
+/// A Spider target's nodes: the head, which every connection used (the run's totals), then
+/// each backend with no connection of the run's; the sweep adds every node's counter deltas
+/// (the backends' Com_* over the head's ops: the statements a query through the head costs).
+fn spider_nodes(rec: &mut RunRecord, threads: usize, target: &crate::db::TargetSpec) {
+    let head = NodeRecord {
+        node: target.node_label(0),
+        connections: threads,
+        ops: rec.ops,
+        ops_per_s: rec.ops_per_s,
+        errors_total: rec.errors_total,
+        errors: rec.errors.clone(),
+        latency_us: rec.latency_us,
+        workers_lost: rec.workers_lost,
+        reconnects: rec.reconnects,
+        server_counters: BTreeMap::new(),
+    };
+    rec.by_node = std::iter::once(head)
+        .chain(target.spider.iter().map(|b| NodeRecord {
+            node: format!("spider backend {b}"),
+            ..NodeRecord::default()
+        }))
+        .collect();
 }
 
 /// Errors by class name (only the classes that occurred).

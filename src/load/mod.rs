@@ -78,6 +78,12 @@ pub struct LoadOptions {
 pub struct LoadJournal(Arc<Mutex<Vec<LoadStats>>>);
 
 impl LoadJournal {
+    /// Add one table's load (the sharded loader records a table's loads on every backend as
+    /// one).
+    pub(crate) fn record(&self, s: LoadStats) {
+        self.push(s);
+    }
+
     fn push(&self, s: LoadStats) {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).push(s);
     }

@@ -17,14 +17,18 @@ pub struct Admin {
     conn: Option<Conn>,
     spec: TargetSpec,
     faults: Faults,
-    /// Connections to the other nodes of a multi-host target (node 1, 2, ...), opened when
-    /// first needed and dropped after a failed read.
+    /// Connections to the other nodes of a multi-host target (node 1, 2, ...), or to the
+    /// backends of a Spider head, opened when first needed and dropped after a failed read.
     nodes: Vec<Option<Conn>>,
 }
 
 impl Admin {
     pub fn new(conn: Conn, spec: TargetSpec, faults: Faults) -> Self {
-        let others = spec.node_count() - 1;
+        let others = if spec.is_spider() {
+            spec.spider.len()
+        } else {
+            spec.node_count() - 1
+        };
         Admin {
             conn: Some(conn),
             spec,
@@ -34,8 +38,8 @@ impl Admin {
     }
 
     /// Status counters of the other nodes of a multi-host target (node 1, 2, ... in the URL's
-    /// order; node 0 is `counters`): an empty map for a node that could not be read, none for
-    /// a one-node target.
+    /// order; node 0 is `counters`), or of a Spider head's backends (in `?spider=` order): an
+    /// empty map for a node that could not be read, none for a one-node target.
     pub fn other_node_counters(&mut self, rt: &Runtime) -> Vec<BTreeMap<String, f64>> {
         let mut out = Vec::with_capacity(self.nodes.len());
         let wait = self
@@ -43,7 +47,11 @@ impl Admin {
             .query_timeout
             .unwrap_or(std::time::Duration::from_secs(10));
         for (i, slot) in self.nodes.iter_mut().enumerate() {
-            let spec = self.spec.node(i + 1);
+            let spec = if self.spec.is_spider() {
+                self.spec.spider_backend(i)
+            } else {
+                self.spec.node(i + 1)
+            };
             let read = rt.block_on(async {
                 tokio::time::timeout(wait, async {
                     if slot.is_none() {

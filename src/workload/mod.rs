@@ -14,6 +14,7 @@ pub mod micro_read;
 pub mod oltp;
 pub mod rng;
 pub mod schema_change;
+pub mod shard;
 pub mod sqlbench;
 pub mod textgen;
 pub mod tpcc;
@@ -177,6 +178,13 @@ pub trait Workload: Send + Sync + 'static {
     /// A workload that can follows the steps of `crate::fleet` (begin, tables_ready, loaded,
     /// done) and loads through `crate::load`, which takes the shard's ids.
     fn load_partition(&self) -> Option<String> {
+        None
+    }
+    /// Where each of its tables lives on a sharded target (a Spider head and its backends,
+    /// `shard::Placement`): every table its `prepare` creates, split by an integer column or
+    /// kept on the head. None, the default, makes a Spider target refuse it (exit 2); a
+    /// workload that declares keys creates and loads its tables through `shard::Place`.
+    fn shard_keys(&self) -> Option<shard::ShardKeys> {
         None
     }
     /// What is approximate or differs from the original, for the result's notes.
@@ -352,6 +360,17 @@ pub fn with_table_options(info: String, opts: &LoadOptions) -> String {
     } else {
         format!("{info} table_options={}", opts.table_options)
     }
+}
+
+/// A workload's metadata with the target's layout in it: tables prepared on a Spider head and
+/// its backends are not the tables of a plain server (nor of other backends), and the other
+/// way round.
+pub fn with_layout(info: String, target: &TargetSpec) -> String {
+    if !target.is_spider() {
+        return info;
+    }
+    let backends: Vec<String> = target.spider.iter().map(|b| b.to_string()).collect();
+    format!("{info} spider={}", backends.join(","))
 }
 
 /// True when every table of `tables` exists and the metadata of `workload` says they hold

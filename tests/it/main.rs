@@ -29,6 +29,7 @@ mod schema_change;
 mod secrets;
 mod server_cpu;
 mod servers;
+mod spider;
 mod sqlbench;
 mod textgen;
 mod tls;

@@ -174,6 +174,9 @@ impl Workload for Spec {
     fn notes(&self, _target: &TargetSpec) -> Vec<String> {
         Spec::notes(self)
     }
+    fn shard_keys(&self) -> Option<crate::workload::shard::ShardKeys> {
+        Some(super::shard_keys())
+    }
     fn prepare<'a>(&'a self, cx: PrepareCx<'a>) -> LocalBoxFuture<'a, Result<Vec<LoadStats>>> {
         super::prepare(cx.conn, cx.target, self, cx.engine, cx.load, cx.fleet).boxed_local()
     }

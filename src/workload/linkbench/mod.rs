@@ -21,7 +21,8 @@ pub use report::Report;
 
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Context, Error, Result};
-use crate::load::{self, LoadOptions, LoadStats};
+use crate::load::{LoadOptions, LoadStats};
+use crate::workload::shard::{Place, Placement, ShardKeys};
 
 pub use driver::LinkbenchDriver;
 pub use props::{Props, KINDS};
@@ -161,25 +162,28 @@ pub async fn prepare(
     fleet: Option<&crate::fleet::LoadFleet>,
 ) -> Result<Vec<LoadStats>> {
     use crate::fleet::{self, Role};
-    let want = crate::workload::with_table_options(meta_info(spec, engine), opts);
-    let loaded = crate::workload::already_loaded(conn, ["linktable"], NAME, &want).await?;
-    let (tables, indexes) = crate::workload::ddl(
-        schema(conn.dbms()),
-        &crate::workload::table_clause(engine, opts),
+    let want = crate::workload::with_layout(
+        crate::workload::with_table_options(meta_info(spec, engine), opts),
+        target,
     );
-    match fleet::begin(fleet, conn, loaded).await? {
-        Role::Skip => return Ok(Vec::new()),
-        Role::Load => {}
-        Role::Create => {
-            cleanup(conn).await?;
-            for st in &tables {
-                conn.execute(st)
-                    .await
-                    .ctx("creating the LinkBench tables")?;
-            }
-            fleet::tables_ready(fleet, conn).await?;
-        }
+    let loaded = crate::workload::already_loaded(conn, ["linktable"], NAME, &want).await?;
+    let schema = schema(conn.dbms());
+    let clause = crate::workload::table_clause(engine, opts);
+    let role = fleet::begin(fleet, conn, loaded).await?;
+    if let Role::Skip = role {
+        return Ok(Vec::new());
     }
+    let mut place = Place::open(conn, target, Some(shard_keys())).await?;
+    let indexes = match role {
+        Role::Create => {
+            cleanup(place.head).await?;
+            let indexes = place.create_schema(schema, &clause).await?;
+            fleet::tables_ready(fleet, place.head).await?;
+            indexes
+        }
+        _ => crate::workload::ddl(schema, &clause).1,
+    };
+    let loader = place.loader();
     // A fleet's shards stamp their rows with shard 0's time: the tables are as one load's.
     let now = fleet::load_time_ms(fleet).unwrap_or_else(now_ms);
     let g = spec.dists.graph.clone();
@@ -211,50 +215,65 @@ pub async fn prepare(
     if target.dbms == Dbms::Sqlite {
         // One writer at a time: one table after the other.
         let stats = vec![
-            load::load(target, &nodes, spec.nodes(), opts)?,
-            load::load(target, &links, g.links, opts)?,
-            load::load(target, &counts, spec.nodes() * g.link_types, opts)?,
+            loader.load(&nodes, spec.nodes(), opts)?,
+            loader.load(&links, g.links, opts)?,
+            loader.load(&counts, spec.nodes() * g.link_types, opts)?,
         ];
-        return finish(conn, &want, &indexes, stats, fleet).await;
+        return finish(&mut place, &want, &indexes, stats, fleet).await;
     }
     let (n, l, c) = std::thread::scope(|s| {
-        let n = s.spawn(|| load::load(target, &nodes, spec.nodes(), &quiet));
-        let c = s.spawn(|| load::load(target, &counts, spec.nodes() * g.link_types, &quiet));
-        let l = load::load(target, &links, g.links, opts);
+        let n = s.spawn(|| loader.load(&nodes, spec.nodes(), &quiet));
+        let c = s.spawn(|| loader.load(&counts, spec.nodes() * g.link_types, &quiet));
+        let l = loader.load(&links, g.links, opts);
         (n.join(), l, c.join())
     });
     let joined = |r: std::thread::Result<Result<LoadStats>>| {
         r.unwrap_or_else(|_| Err(Error::run("a loader thread panicked")))
     };
     let stats = vec![joined(n)?, l?, joined(c)?];
-    finish(conn, &want, &indexes, stats, fleet).await
+    finish(&mut place, &want, &indexes, stats, fleet).await
+}
+
+/// On a Spider target every table is split by its node id: nodetable by id, linktable by id1
+/// (a link lives with its source node, as LinkBench's own 16 partitions by id1), counttable
+/// by id (the id1 it counts).
+pub fn shard_keys() -> ShardKeys {
+    [
+        ("linktable", Placement::Key("id1")),
+        ("counttable", Placement::Key("id")),
+        ("nodetable", Placement::Key("id")),
+    ]
+    .into_iter()
+    .map(|(t, p)| (t.to_string(), p))
+    .collect()
 }
 
 /// After the rows: the secondary index, the id sequence, statistics, the metadata.
 async fn finish(
-    conn: &mut Conn,
+    place: &mut Place<'_>,
     want: &str,
     indexes: &[String],
     stats: Vec<LoadStats>,
     fleet: Option<&crate::fleet::LoadFleet>,
 ) -> Result<Vec<LoadStats>> {
-    if !crate::fleet::loaded(fleet, conn).await? {
+    if !crate::fleet::loaded(fleet, place.head).await? {
         return Ok(stats);
     }
     for st in indexes {
-        conn.execute(st)
-            .await
-            .ctx("creating LinkBench's id1_type index")?;
+        place
+            .index(st, "creating LinkBench's id1_type index")
+            .await?;
     }
+    let conn = &mut *place.head;
     if conn.dbms() == Dbms::Postgres {
         // Ids were loaded explicitly: addnode's identity must continue after them.
         conn.query("SELECT setval(pg_get_serial_sequence('nodetable', 'id'), (SELECT max(id) FROM nodetable))")
             .await
             .ctx("moving nodetable's id sequence past the loaded ids")?;
     }
-    crate::workload::after_load(conn, &data::TABLES).await?;
-    crate::workload::write_meta(conn, NAME, want).await?;
-    crate::fleet::done(fleet, conn).await?;
+    place.after_load(&data::TABLES).await?;
+    crate::workload::write_meta(place.head, NAME, want).await?;
+    crate::fleet::done(fleet, place.head).await?;
     Ok(stats)
 }
 

@@ -93,6 +93,9 @@ impl Workload for Spec {
     fn load_partition(&self) -> Option<String> {
         Some("each shard loads its block of the row ids of table normal".into())
     }
+    fn shard_keys(&self) -> Option<crate::workload::shard::ShardKeys> {
+        Some(super::shard_keys())
+    }
     fn prepare<'a>(&'a self, cx: PrepareCx<'a>) -> LocalBoxFuture<'a, Result<Vec<LoadStats>>> {
         async move {
             let loaded = super::prepare(

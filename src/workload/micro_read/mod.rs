@@ -14,9 +14,10 @@ use serde::Serialize;
 
 use crate::db::{Conn, DbResult, Dbms, StmtId, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
-use crate::load::{self, LoadOptions, LoadStats};
+use crate::load::{LoadOptions, LoadStats};
 use crate::runner::{Driver, Step};
 use crate::workload::rng::Rng;
+use crate::workload::shard::{Place, Placement, ShardKeys};
 
 pub use data::NormalRows;
 
@@ -258,44 +259,53 @@ pub async fn prepare(
     fleet: Option<&crate::fleet::LoadFleet>,
 ) -> Result<Option<LoadStats>> {
     use crate::fleet::{self, Role};
-    let want = crate::workload::with_table_options(meta_info(rows, seed, engine), opts);
+    let want = crate::workload::with_layout(
+        crate::workload::with_table_options(meta_info(rows, seed, engine), opts),
+        target,
+    );
     let loaded = crate::workload::already_loaded(conn, ["normal"], NAME, &want).await?;
     let schema = match conn.dbms() {
         Dbms::Mysql => SCHEMA_MYSQL,
         Dbms::Postgres => SCHEMA_POSTGRES,
         Dbms::Sqlite => SCHEMA_SQLITE,
     };
-    let (tables, indexes) =
-        crate::workload::ddl(schema, &crate::workload::table_clause(engine, opts));
-    match fleet::begin(fleet, conn, loaded).await? {
-        Role::Skip => return Ok(None),
-        Role::Load => {}
-        Role::Create => {
-            cleanup(conn).await?;
-            for st in &tables {
-                conn.execute(st).await.ctx("creating table normal")?;
-            }
-            fleet::tables_ready(fleet, conn).await?;
-        }
+    let clause = crate::workload::table_clause(engine, opts);
+    let role = fleet::begin(fleet, conn, loaded).await?;
+    if let Role::Skip = role {
+        return Ok(None);
     }
+    let mut place = Place::open(conn, target, Some(shard_keys())).await?;
+    let indexes = match role {
+        Role::Create => {
+            cleanup(place.head).await?;
+            let indexes = place.create_schema(schema, &clause).await?;
+            fleet::tables_ready(fleet, place.head).await?;
+            indexes
+        }
+        _ => crate::workload::ddl(schema, &clause).1,
+    };
     let src = NormalRows {
         seed,
         countries: data::countries(rows),
     };
     // The loader runs on its own threads and connections; this connection waits.
-    let stats = load::load(target, &src, rows, opts)?;
-    if !fleet::loaded(fleet, conn).await? {
+    let stats = place.loader().load(&src, rows, opts)?;
+    if !fleet::loaded(fleet, place.head).await? {
         return Ok(Some(stats));
     }
     for st in &indexes {
-        conn.execute(st)
-            .await
-            .ctx("creating the indexes of normal")?;
+        place.index(st, "creating the indexes of normal").await?;
     }
-    crate::workload::after_load(conn, &["normal"]).await?;
-    crate::workload::write_meta(conn, NAME, &want).await?;
-    fleet::done(fleet, conn).await?;
+    place.after_load(&["normal"]).await?;
+    crate::workload::write_meta(place.head, NAME, &want).await?;
+    fleet::done(fleet, place.head).await?;
     Ok(Some(stats))
+}
+
+/// On a Spider target the table is split by id (the unique index on email is then unique
+/// within each backend only).
+pub fn shard_keys() -> ShardKeys {
+    vec![("normal".to_string(), Placement::Key("id"))]
 }
 
 /// Drop the table and its metadata.

@@ -119,6 +119,9 @@ impl Workload for Spec {
     fn notes(&self, _target: &TargetSpec) -> Vec<String> {
         Spec::notes(self)
     }
+    fn shard_keys(&self) -> Option<crate::workload::shard::ShardKeys> {
+        Spec::shard_keys(self)
+    }
     fn prepare<'a>(&'a self, cx: PrepareCx<'a>) -> LocalBoxFuture<'a, Result<Vec<LoadStats>>> {
         super::prepare(self, cx.conn, cx.target, cx.engine, cx.load, cx.fleet).boxed_local()
     }

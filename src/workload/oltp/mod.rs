@@ -12,7 +12,8 @@ use serde::Serialize;
 
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Context, Result};
-use crate::load::{self, LoadOptions, LoadStats};
+use crate::load::{LoadOptions, LoadStats};
+use crate::workload::shard::{Place, Placement, ShardKeys};
 
 pub use driver::OltpDriver;
 mod entry;
@@ -251,6 +252,17 @@ impl Spec {
         self.kind == Kind::OltpInsert && !self.auto_inc
     }
 
+    /// On a Spider target every sbtest table is split by id (bulk_insert's drivers create
+    /// their own tables: it has none).
+    pub fn shard_keys(&self) -> Option<ShardKeys> {
+        (self.kind != Kind::BulkInsert).then(|| {
+            self.table_names()
+                .into_iter()
+                .map(|t| (t, Placement::Key("id")))
+                .collect()
+        })
+    }
+
     pub fn table_names(&self) -> Vec<String> {
         (1..=self.tables).map(|i| format!("sbtest{i}")).collect()
     }
@@ -319,9 +331,11 @@ pub async fn prepare(
         crate::workload::delete_meta(conn, META_KEY).await?;
         return Ok(Vec::new());
     }
-    let want = crate::workload::with_table_options(spec.meta_info(engine), opts);
-    let loaded =
-        crate::workload::already_loaded(conn, spec.table_names(), META_KEY, &want).await?;
+    let want = crate::workload::with_layout(
+        crate::workload::with_table_options(spec.meta_info(engine), opts),
+        target,
+    );
+    let loaded = crate::workload::already_loaded(conn, spec.table_names(), META_KEY, &want).await?;
     let dbms = conn.dbms();
     let engine_clause = crate::workload::table_clause(engine, opts);
     let rows = if spec.empty_tables() {
@@ -331,25 +345,21 @@ pub async fn prepare(
     };
     // Every table is created before any is loaded (a fleet's shards load into them all),
     // and indexed after all are loaded.
-    match fleet::begin(fleet, conn, loaded).await? {
-        Role::Skip => return Ok(Vec::new()),
-        Role::Load => {}
-        Role::Create => {
-            cleanup(spec, conn).await?;
-            for n in 1..=spec.tables {
-                conn.execute(&create_table_sql(
-                    dbms,
-                    n,
-                    spec.auto_inc,
-                    spec.secondary,
-                    &engine_clause,
-                ))
-                .await
-                .ctx(format!("creating table sbtest{n}"))?;
-            }
-            fleet::tables_ready(fleet, conn).await?;
-        }
+    let role = fleet::begin(fleet, conn, loaded).await?;
+    if let Role::Skip = role {
+        return Ok(Vec::new());
     }
+    let mut place = Place::open(conn, target, spec.shard_keys()).await?;
+    if let Role::Create = role {
+        cleanup(spec, place.head).await?;
+        for n in 1..=spec.tables {
+            let make =
+                |clause: &str| create_table_sql(dbms, n, spec.auto_inc, spec.secondary, clause);
+            place.create(&make, &engine_clause).await?;
+        }
+        fleet::tables_ready(fleet, place.head).await?;
+    }
+    let loader = place.loader();
     let mut stats = Vec::new();
     for n in 1..=spec.tables {
         let t = format!("sbtest{n}");
@@ -362,23 +372,23 @@ pub async fn prepare(
                 dist: spec.dist(),
                 text: spec.text.clone(),
             };
-            stats.push(load::load(target, &src, rows, opts)?);
+            stats.push(loader.load(&src, rows, opts)?);
         }
     }
-    if !fleet::loaded(fleet, conn).await? {
+    if !fleet::loaded(fleet, place.head).await? {
         return Ok(stats);
     }
     for n in 1..=spec.tables {
         let t = format!("sbtest{n}");
         for st in index_sql(dbms, n, spec.secondary, spec.create_secondary) {
-            conn.execute(&st)
-                .await
-                .ctx(format!("creating the indexes of {t}"))?;
+            place
+                .index(&st, &format!("creating the indexes of {t}"))
+                .await?;
         }
         if dbms == Dbms::Postgres && spec.auto_inc {
             // Rows were loaded with explicit ids: move the SERIAL sequence past them, as
             // sysbench's own prepare (which lets the sequence number the rows) leaves it.
-            conn.query(&format!(
+            place.head.query(&format!(
                 "SELECT setval(pg_get_serial_sequence('{t}', 'id'), (SELECT coalesce(max(id), 0) + 1 FROM {t}), false)"
             ))
             .await
@@ -387,9 +397,9 @@ pub async fn prepare(
     }
     let names = spec.table_names();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    crate::workload::after_load(conn, &refs).await?;
-    crate::workload::write_meta(conn, META_KEY, &want).await?;
-    fleet::done(fleet, conn).await?;
+    place.after_load(&refs).await?;
+    crate::workload::write_meta(place.head, META_KEY, &want).await?;
+    fleet::done(fleet, place.head).await?;
     Ok(stats)
 }
 

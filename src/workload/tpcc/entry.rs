@@ -193,6 +193,9 @@ impl Workload for Spec {
     fn load_partition(&self) -> Option<String> {
         Some("each shard loads a block of whole warehouses (their districts, customers, history, orders, order lines and stock) and a block of the 100,000 items".into())
     }
+    fn shard_keys(&self) -> Option<crate::workload::shard::ShardKeys> {
+        Some(super::shard_keys())
+    }
     fn prepare<'a>(&'a self, cx: PrepareCx<'a>) -> LocalBoxFuture<'a, Result<Vec<LoadStats>>> {
         super::prepare(cx.conn, cx.target, self, cx.engine, cx.load, cx.fleet).boxed_local()
     }

@@ -24,9 +24,10 @@ pub use report::{constraints as constraints_of, Report, RunSection, TPM_C, TPM_T
 
 use crate::db::{Conn, DbError, DbResult, Dbms, ErrorClass, StmtId, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
-use crate::load::{self, LoadOptions, LoadStats};
+use crate::load::{LoadOptions, LoadStats};
 use crate::runner::{Driver, Step};
 use crate::workload::rng::Rng;
+use crate::workload::shard::{Place, Placement, ShardKeys};
 use std::time::{Duration, Instant};
 
 pub use data::CConst;
@@ -662,23 +663,28 @@ pub async fn prepare(
     fleet: Option<&crate::fleet::LoadFleet>,
 ) -> Result<Vec<LoadStats>> {
     use crate::fleet::{self, Role};
-    let want = crate::workload::with_table_options(meta_info(spec, engine), opts);
-    let loaded = crate::workload::already_loaded(conn, ["order_line"], NAME, &want).await?;
-    let (tables, indexes) = crate::workload::ddl(
-        schema(conn.dbms()),
-        &crate::workload::table_clause(engine, opts),
+    let want = crate::workload::with_layout(
+        crate::workload::with_table_options(meta_info(spec, engine), opts),
+        target,
     );
-    match fleet::begin(fleet, conn, loaded).await? {
-        Role::Skip => return Ok(Vec::new()),
-        Role::Load => {}
-        Role::Create => {
-            cleanup(conn).await?;
-            for st in &tables {
-                conn.execute(st).await.ctx("creating the TPC-C tables")?;
-            }
-            fleet::tables_ready(fleet, conn).await?;
-        }
+    let loaded = crate::workload::already_loaded(conn, ["order_line"], NAME, &want).await?;
+    let schema = schema(conn.dbms());
+    let clause = crate::workload::table_clause(engine, opts);
+    let role = fleet::begin(fleet, conn, loaded).await?;
+    if let Role::Skip = role {
+        return Ok(Vec::new());
     }
+    let mut place = Place::open(conn, target, Some(shard_keys())).await?;
+    let indexes = match role {
+        Role::Create => {
+            cleanup(place.head).await?;
+            let indexes = place.create_schema(schema, &clause).await?;
+            fleet::tables_ready(fleet, place.head).await?;
+            indexes
+        }
+        _ => crate::workload::ddl(schema, &clause).1,
+    };
+    let loader = place.loader();
     // A fleet's shards stamp their rows with shard 0's time: the tables are as one load's.
     let now = fleet::load_time_ms(fleet).map_or_else(now_literal, |ms| {
         literal(std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms as u64))
@@ -692,20 +698,40 @@ pub async fn prepare(
             now: now.clone(),
         };
         let n = data::row_count(name, spec.warehouses as u64);
-        stats.push(load::load(target, &src, n, opts)?);
+        stats.push(loader.load(&src, n, opts)?);
     }
-    if !fleet::loaded(fleet, conn).await? {
+    if !fleet::loaded(fleet, place.head).await? {
         return Ok(stats);
     }
     for st in &indexes {
-        conn.execute(st)
-            .await
-            .ctx("creating the TPC-C secondary indexes")?;
+        place
+            .index(st, "creating the TPC-C secondary indexes")
+            .await?;
     }
-    crate::workload::after_load(conn, &data::TABLES).await?;
-    crate::workload::write_meta(conn, NAME, &want).await?;
-    fleet::done(fleet, conn).await?;
+    place.after_load(&data::TABLES).await?;
+    crate::workload::write_meta(place.head, NAME, &want).await?;
+    fleet::done(fleet, place.head).await?;
     Ok(stats)
+}
+
+/// On a Spider target every table is split by its warehouse column, except item: it is not
+/// per warehouse, is only read, and is read alone (NewOrder's `i_id IN (...)`), so it stays
+/// whole on the head, where that read costs no round trip to a backend.
+pub fn shard_keys() -> ShardKeys {
+    [
+        ("item", Placement::Head),
+        ("warehouse", Placement::Key("w_id")),
+        ("district", Placement::Key("d_w_id")),
+        ("customer", Placement::Key("c_w_id")),
+        ("history", Placement::Key("h_w_id")),
+        ("new_orders", Placement::Key("no_w_id")),
+        ("orders", Placement::Key("o_w_id")),
+        ("order_line", Placement::Key("ol_w_id")),
+        ("stock", Placement::Key("s_w_id")),
+    ]
+    .into_iter()
+    .map(|(t, p)| (t.to_string(), p))
+    .collect()
 }
 
 /// Drop the tables and their metadata.
