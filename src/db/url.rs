@@ -48,6 +48,20 @@ pub struct TargetSpec {
     /// Every node of a multi-host URL as (host, port), in the URL's order; empty for one host.
     /// `host`/`port` above are the first node's (the admin connection's).
     pub nodes: Vec<(String, u16)>,
+    /// `?read=replicas` (PostgreSQL, several hosts: the first is the primary): read-only
+    /// operations go to the other hosts, everything else to the first.
+    pub read: ReadRoute,
+}
+
+/// Where a multi-host target's connections go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadRoute {
+    /// Round robin over every host, whatever the operation does.
+    #[default]
+    Spread,
+    /// Read-only operations to the replicas (hosts 2..), the rest to the primary (host 1).
+    Replicas,
 }
 
 /// The PostgreSQL client used for a target (`?driver=wire|tokio_postgres` in the URL).
@@ -134,6 +148,7 @@ impl TargetSpec {
             pipeline_begin: false,
             pipeline_statements: false,
             nodes: Vec::new(),
+            read: ReadRoute::Spread,
         }
     }
 
@@ -165,6 +180,7 @@ impl TargetSpec {
         let mut ssl_ca = None;
         let mut pipeline_begin = true;
         let mut pipeline_statements = true;
+        let mut read = ReadRoute::Spread;
         for (k, v) in u.query_pairs() {
             if k == "ssl-mode" || k == "sslmode" {
                 ssl_mode = SslMode::parse(&v).ok_or_else(|| {
@@ -199,6 +215,16 @@ impl TargetSpec {
                         ))
                     }
                 };
+            } else if k == "read" && dbms == Dbms::Postgres {
+                read = match v.as_ref() {
+                    "replicas" => ReadRoute::Replicas,
+                    "all" => ReadRoute::Spread,
+                    other => {
+                        return Err(format!(
+                            "invalid target '{shown}': unknown read '{other}' (use replicas or all)"
+                        ))
+                    }
+                };
             } else if k == "driver" && dbms == Dbms::Mysql {
                 mysql_driver = match v.as_ref() {
                     "wire" => MysqlDriver::Wire,
@@ -220,7 +246,11 @@ impl TargetSpec {
                     }
                 };
             } else {
-                let also = ", driver, begin, pipeline";
+                let also = if dbms == Dbms::Postgres {
+                    ", driver, begin, pipeline, read"
+                } else {
+                    ", driver, begin, pipeline"
+                };
                 let hint = if is_secret_key(&k) {
                     ": give passwords through MYSQL_PWD or PGPASSWORD"
                 } else {
@@ -272,6 +302,11 @@ impl TargetSpec {
                 ssl_mode.name()
             ));
         }
+        if read == ReadRoute::Replicas && nodes.len() < 2 {
+            return Err(format!(
+                "invalid target '{shown}': read=replicas needs a primary and at least one replica, e.g. postgres://user@primary:5432,replica:5433/db"
+            ));
+        }
         if !nodes.is_empty() && socket.is_some() {
             return Err(format!(
                 "invalid target '{shown}': several hosts need TCP (host:port each), not ?{socket_key}= (a socket is one server)"
@@ -319,6 +354,7 @@ impl TargetSpec {
             pipeline_begin,
             pipeline_statements,
             nodes,
+            read,
         })
     }
 
@@ -557,6 +593,27 @@ mod tests {
             e.contains("unknown driver 'libpq'") && !e.contains("hunter2"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn read_replicas_route() {
+        let t = parse("postgres://u@p:5432,r1:5433,r2:5434/db?read=replicas").unwrap();
+        assert_eq!(t.read, ReadRoute::Replicas);
+        use crate::runner::{node_for, Access};
+        let nodes: Vec<usize> = (0..4)
+            .map(|w| node_for(w, 3, t.read, Access::ReadOnly))
+            .collect();
+        assert_eq!(nodes, vec![1, 2, 1, 2]);
+        assert_eq!(node_for(3, 3, t.read, Access::ReadWrite), 0);
+        assert_eq!(node_for(4, 3, ReadRoute::Spread, Access::ReadOnly), 1);
+        for bad in [
+            "postgres://u@p/db?read=replicas",
+            "postgres://u@p:1,r:2/db?read=some",
+            "mysql://u@a:1,b:2/db?read=replicas",
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert!(e.starts_with("invalid target"), "{bad}: {e}");
+        }
     }
 
     #[test]
