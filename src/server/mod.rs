@@ -158,7 +158,7 @@ pub enum Role {
 /// Parse the N of `mariadb-galera:N`, at least `min`.
 fn cluster_size(word: &str, n: &str, min: usize) -> Result<usize> {
     match n.parse::<usize>() {
-        Ok(v) if v >= min && v <= 9 => Ok(v),
+        Ok(v) if (min..=9).contains(&v) => Ok(v),
         _ => Err(Error::usage(format!(
             "--server {word}:{n}: give the number of {} as {min} to 9, e.g. {word}:{min}",
             if word == "mariadb-galera" {
