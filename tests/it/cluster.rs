@@ -655,7 +655,15 @@ fn cluster_postgres_replica_serves_reads_while_primary_writes() {
             let doc: Json = serde_json::from_str(&out.stdout).expect("json result");
             assert_schema_valid(&doc);
             let run = &doc["points"][0]["runs"][0];
-            assert_eq!(run["errors_total"].as_u64(), Some(0), "{what}: {run}");
+            // sysbench's write events race on the same rows: deadlocks and duplicate keys
+            // are counted, nothing else; the reads on the replica have no error.
+            let errors = run["errors"].as_object().cloned().unwrap_or_default();
+            assert!(
+                errors
+                    .keys()
+                    .all(|k| served_by == 0 && (k == "deadlock" || k == "duplicate_key")),
+                "{what}: {errors:?}"
+            );
             let nodes = run["by_node"].as_array().unwrap();
             assert_eq!(nodes.len(), 2);
             assert_eq!(nodes[served_by]["connections"].as_u64(), Some(2), "{what}");
