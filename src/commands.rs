@@ -482,15 +482,21 @@ pub fn init_workload(a: &crate::cli::InitWorkloadArgs) -> Result<ExitCode> {
 /// `enginebench server start|stop|status KIND`.
 pub fn server(a: &crate::cli::ServerArgs) -> Result<ExitCode> {
     use crate::cli::ServerAction;
-    let kind = crate::server::Kind::parse(&a.kind)?;
+    let (kind_word, _) = a.kind.split_once(':').unwrap_or((a.kind.as_str(), ""));
+    let kind = match kind_word {
+        "mariadb-galera" => crate::server::Kind::Mariadb,
+        "postgres-replicas" => crate::server::Kind::Postgres,
+        k => crate::server::Kind::parse(k)?,
+    };
     match a.action {
         ServerAction::Start => {
-            let mut spec = crate::server::ServerSpec::parse(
-                &format!("{}:{}", kind.name(), a.profile),
-                &a.server_opt,
-                a.datadir.as_deref(),
-                true,
-            )?;
+            // `mariadb`, `mariadb-galera:3` (the profile: its default, or --profile).
+            let word = match a.profile.as_str() {
+                "default" => a.kind.clone(),
+                p => format!("{}:{p}", a.kind),
+            };
+            let mut spec =
+                crate::server::ServerSpec::parse(&word, &a.server_opt, a.datadir.as_deref(), true)?;
             // It must outlive this command.
             spec.die_with_parent = false;
             if let Some(b) = &a.bind {
@@ -502,6 +508,27 @@ pub fn server(a: &crate::cli::ServerArgs) -> Result<ExitCode> {
                 spec.bind = Some(b.clone());
             }
             interrupt::install();
+            if !spec.topology.is_single() {
+                let c = crate::server::cluster::Cluster::start(&spec)?;
+                let name = c.topology.name(kind);
+                for (i, n) in c.nodes.iter().enumerate() {
+                    eprintln!(
+                        "node {}: pid {}, port {}, folder {}",
+                        i + 1,
+                        n.pid,
+                        n.port,
+                        n.root.display()
+                    );
+                }
+                eprintln!(
+                    "{name} running in {} (stop: enginebench server stop {name} --datadir {})",
+                    c.root.display(),
+                    c.root.display()
+                );
+                println!("{}", c.url);
+                c.detach();
+                return Ok(ExitCode::SUCCESS);
+            }
             let sv = Server::start(&spec)?;
             eprintln!(
                 "{} server running: pid {}, port {}, folder {} (stop: enginebench server stop {} --datadir {})",
@@ -526,6 +553,16 @@ pub fn server(a: &crate::cli::ServerArgs) -> Result<ExitCode> {
                 Error::usage("--datadir DIR is required: the folder `server start` printed")
             })?;
             let root = Path::new(dir);
+            if let Some(cs) = crate::server::cluster::read_state(root) {
+                if cs.kind != kind {
+                    return Err(Error::usage(format!(
+                        "the cluster in {dir} is {}, not {}",
+                        cs.server,
+                        kind.name()
+                    )));
+                }
+                return cluster_stop_status(a.action, &cs);
+            }
             let st = match crate::server::read_state(root) {
                 Ok(st) => st,
                 Err(_) if root.join("data").is_dir() => {
@@ -570,5 +607,43 @@ pub fn server(a: &crate::cli::ServerArgs) -> Result<ExitCode> {
                 }
             }
         }
+    }
+}
+
+/// `server stop|status` of a cluster started by `server start mariadb-galera:N` (and the like).
+fn cluster_stop_status(
+    action: crate::cli::ServerAction,
+    cs: &crate::server::cluster::ClusterState,
+) -> Result<ExitCode> {
+    use crate::server::cluster;
+    if action == crate::cli::ServerAction::Stop {
+        let stopped = cluster::stop_in(cs)?;
+        let pids: Vec<String> = stopped.iter().map(|s| s.pid.to_string()).collect();
+        eprintln!(
+            "stopped {}: {} node(s) (pid {})",
+            cs.server,
+            stopped.len(),
+            pids.join(", ")
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let nodes = cluster::status(cs);
+    let running = nodes.iter().filter(|(_, s)| s.is_some()).count();
+    for (i, (dir, st)) in nodes.iter().enumerate() {
+        match st {
+            Some(st) => eprintln!("node {}: running, pid {}, port {}", i + 1, st.pid, st.port),
+            None => eprintln!("node {}: not running ({})", i + 1, dir.display()),
+        }
+    }
+    eprintln!(
+        "{}: {running} of {} node(s) running",
+        cs.server,
+        nodes.len()
+    );
+    if running == nodes.len() {
+        println!("{}", cs.url);
+        Ok(ExitCode::SUCCESS)
+    } else {
+        Ok(ExitCode::from(1))
     }
 }

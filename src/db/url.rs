@@ -52,6 +52,20 @@ pub struct TargetSpec {
     /// URL's host) and these are its backends, in partition order, reached with the same
     /// user, password and database. Empty for any other target.
     pub spider: Vec<Endpoint>,
+    /// `?read=replicas` (PostgreSQL, several hosts: the first is the primary): read-only
+    /// operations go to the other hosts, everything else to the first.
+    pub read: ReadRoute,
+}
+
+/// Where a multi-host target's connections go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadRoute {
+    /// Round robin over every host, whatever the operation does.
+    #[default]
+    Spread,
+    /// Read-only operations to the replicas (hosts 2..), the rest to the primary (host 1).
+    Replicas,
 }
 
 /// Where one server listens: TCP or a Unix socket.
@@ -156,6 +170,7 @@ impl TargetSpec {
             pipeline_statements: false,
             nodes: Vec::new(),
             spider: Vec::new(),
+            read: ReadRoute::Spread,
         }
     }
 
@@ -188,6 +203,7 @@ impl TargetSpec {
         let mut pipeline_begin = true;
         let mut pipeline_statements = true;
         let mut spider = Vec::new();
+        let mut read = ReadRoute::Spread;
         for (k, v) in u.query_pairs() {
             if k == "ssl-mode" || k == "sslmode" {
                 ssl_mode = SslMode::parse(&v).ok_or_else(|| {
@@ -230,6 +246,16 @@ impl TargetSpec {
                 return Err(format!(
                     "invalid target '{shown}': ?spider= names the backends of a MariaDB Spider head: it needs a mysql:// target"
                 ));
+            } else if k == "read" && dbms == Dbms::Postgres {
+                read = match v.as_ref() {
+                    "replicas" => ReadRoute::Replicas,
+                    "all" => ReadRoute::Spread,
+                    other => {
+                        return Err(format!(
+                            "invalid target '{shown}': unknown read '{other}' (use replicas or all)"
+                        ))
+                    }
+                };
             } else if k == "driver" && dbms == Dbms::Mysql {
                 mysql_driver = match v.as_ref() {
                     "wire" => MysqlDriver::Wire,
@@ -253,6 +279,8 @@ impl TargetSpec {
             } else {
                 let also = if dbms == Dbms::Mysql {
                     ", driver, begin, pipeline, spider"
+                } else if dbms == Dbms::Postgres {
+                    ", driver, begin, pipeline, read"
                 } else {
                     ", driver, begin, pipeline"
                 };
@@ -305,6 +333,11 @@ impl TargetSpec {
             return Err(format!(
                 "invalid target '{shown}': ssl-mode={} needs a TCP connection (host:port), not a Unix socket",
                 ssl_mode.name()
+            ));
+        }
+        if read == ReadRoute::Replicas && nodes.len() < 2 {
+            return Err(format!(
+                "invalid target '{shown}': read=replicas needs a primary and at least one replica, e.g. postgres://user@primary:5432,replica:5433/db"
             ));
         }
         if !nodes.is_empty() && socket.is_some() {
@@ -383,6 +416,7 @@ impl TargetSpec {
             pipeline_statements,
             nodes,
             spider,
+            read,
         })
     }
 
@@ -698,6 +732,27 @@ mod tests {
             e.contains("unknown driver 'libpq'") && !e.contains("hunter2"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn read_replicas_route() {
+        let t = parse("postgres://u@p:5432,r1:5433,r2:5434/db?read=replicas").unwrap();
+        assert_eq!(t.read, ReadRoute::Replicas);
+        use crate::runner::{node_for, Access};
+        let nodes: Vec<usize> = (0..4)
+            .map(|w| node_for(w, 3, t.read, Access::ReadOnly))
+            .collect();
+        assert_eq!(nodes, vec![1, 2, 1, 2]);
+        assert_eq!(node_for(3, 3, t.read, Access::ReadWrite), 0);
+        assert_eq!(node_for(4, 3, ReadRoute::Spread, Access::ReadOnly), 1);
+        for bad in [
+            "postgres://u@p/db?read=replicas",
+            "postgres://u@p:1,r:2/db?read=some",
+            "mysql://u@a:1,b:2/db?read=replicas",
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert!(e.starts_with("invalid target"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -22,7 +22,7 @@ use crate::measure::proc;
 use crate::report::{self, ResultDoc, ServerInfo, Status, TargetInfo, ToolInfo};
 use crate::runner::admin::Admin;
 use crate::runner::interrupt;
-use crate::server::{capture, Server};
+use crate::server::{capture, cluster::Cluster, Server};
 use crate::workload::{PrepareCx, Registry, Workload};
 
 pub use sweep::{delta, host_cpu, record, report_connect, server_process, DISTURBED_CPUS};
@@ -294,18 +294,20 @@ pub fn run(a: &RunArgs, mut cfg: RunConfig, reg: &Registry) -> Result<ExitCode> 
         Some(s) => {
             eprintln!(
                 "starting a private {} server (profile {})",
-                s.kind.name(),
+                s.topology.name(s.kind),
                 s.profile
             );
             // Room for the run's connections, unless the user sized it (--server-opt).
             let mut s = s.clone();
             s.fit_connections = cfg.threads.iter().copied().max().unwrap_or(1);
-            let sv = Server::start(&s)?;
+            let sv = Cluster::start(&s)?;
+            let pids: Vec<String> = sv.nodes.iter().map(|n| n.pid.to_string()).collect();
+            let ports: Vec<String> = sv.nodes.iter().map(|n| n.port.to_string()).collect();
             eprintln!(
                 "{} server pid {} on 127.0.0.1:{}, folder {}{}",
-                sv.kind.name(),
-                sv.pid,
-                sv.port,
+                sv.topology.name(sv.kind),
+                pids.join(","),
+                ports.join(","),
                 sv.root.display(),
                 if s.keep_datadir {
                     " (kept)"
@@ -313,23 +315,32 @@ pub fn run(a: &RunArgs, mut cfg: RunConfig, reg: &Registry) -> Result<ExitCode> 
                     " (removed afterwards)"
                 }
             );
+            // A cluster's URL names every node: connections spread over them.
             cfg.target_spec = TargetSpec::parse(&sv.url, |_| None).map_err(Error::usage)?;
             cfg.target = sv.url.clone();
             Some(sv)
         }
         None => None,
     };
-    let out = run_on(a, &cfg, server.as_ref(), reg, &live);
+    let first = server.as_ref().and_then(|c| c.first());
+    let out = run_on(a, &cfg, first, server.as_ref(), reg, &live);
     // Stop the throwaway server whatever happened; a server that died is named in the error.
-    let out = out.map_err(|e| name_dead_server(e, server.as_ref()));
+    let out = out.map_err(|e| name_dead_server(e, first));
     if let Some(mut sv) = server {
-        if sv.pid != 0 && !sv.alive() {
+        let dead = sv.dead_nodes();
+        if !dead.is_empty() {
             // Keep the log of a server that died: it says why.
             sv.keep_folder();
-            eprintln!(
-                "the server ended on its own; its folder is kept for the log: {}",
-                sv.root.display()
-            );
+            let which = if sv.topology.is_single() {
+                "the server ended on its own; its folder is kept for the log".to_string()
+            } else {
+                let dead: Vec<String> = dead.iter().map(|n| n.to_string()).collect();
+                format!(
+                    "node {} of the cluster ended on its own; the folders are kept for the logs",
+                    dead.join(", ")
+                )
+            };
+            eprintln!("{which}: {}", sv.root.display());
         }
         let stopped = sv.stop();
         if cfg.server.as_ref().is_some_and(|s| s.keep_datadir) {
@@ -363,6 +374,7 @@ fn run_on(
     a: &RunArgs,
     cfg: &RunConfig,
     server: Option<&Server>,
+    cluster: Option<&Cluster>,
     reg: &Registry,
     live: &Live,
 ) -> Result<ExitCode> {
@@ -498,7 +510,10 @@ fn run_on(
             server: match (server, server_pid) {
                 (Some(sv), _) => Some(ServerInfo {
                     managed: true,
-                    profile: Some(format!("{}:{}", sv.kind.name(), sv.profile)),
+                    profile: Some(match cluster {
+                        Some(c) if !c.topology.is_single() => c.label(),
+                        _ => format!("{}:{}", sv.kind.name(), sv.profile),
+                    }),
                     pid: Some(sv.pid),
                     options_file: Some(sv.options_text.clone()),
                     pinned_cpus: cfg.pin.as_ref().and_then(|p| p.server_cpus.clone()),

@@ -10,7 +10,7 @@ use crate::measure::proc::{self, ProcSample};
 use crate::measure::LatencyHist;
 use crate::report::{
     Aggregate, ClientCpu, HostCpu, KindRecord, NodeRecord, OpenLoop, PhaseSummary, Point,
-    RunRecord, ServerProcess,
+    ReplicationRecord, ReplicationSample, RunRecord, ServerProcess,
 };
 use crate::runner::{
     interrupt, ConnectStats, IntervalSample, KindTick, Pacing, PhaseResult, SessionConfig,
@@ -55,6 +55,7 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                 sched_batch: cfg.sched_batch && pacing == Pacing::ClosedLoop,
                 pacing,
                 faults: cfg.faults(),
+                access: w.access(op_index),
             };
             let mut session = w
                 .start(op_index, threads, spec, &scfg)
@@ -101,6 +102,11 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                 let started = cfg.fleet.as_ref().map(|_| crate::fleet::now_unix_s());
                 let info = PhaseInfo::new(PhaseKind::Run, op_name, threads, (r, cfg.runs))
                     .planned(duration);
+                // A cluster's replication (replica lag, Galera queues), per node at every
+                // report interval and at the end of the run.
+                let sample_nodes = spec.node_count() > 1;
+                let mut repl: Vec<(f64, Vec<ReplicationSample>)> = Vec::new();
+                let admin = &mut h.admin;
                 let res = live.phase(
                     &mut session,
                     &info,
@@ -108,8 +114,15 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                     duration,
                     cfg.events,
                     interval,
-                    |_| {},
+                    |s| {
+                        if sample_nodes {
+                            repl.push((s.t_s, admin.replication(rt)));
+                        }
+                    },
                 )?;
+                if sample_nodes {
+                    repl.push((res.elapsed.as_secs_f64(), h.admin.replication(rt)));
+                }
                 let busy1 = proc::host_busy_s();
                 let proc1 = h.server_pid.and_then(ProcSample::of_tree);
                 let after = h.admin.counters(rt);
@@ -144,6 +157,17 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                             node.server_counters = delta(b, a);
                         }
                     }
+                }
+                for (i, node) in rec.by_node.iter_mut().enumerate() {
+                    let samples = repl
+                        .iter()
+                        .filter_map(|(t, v)| {
+                            let mut s = v.get(i)?.clone();
+                            s.t_s = *t;
+                            Some(s)
+                        })
+                        .collect();
+                    node.replication = ReplicationRecord::of(samples);
                 }
                 rec.intervals = name_interval_kinds(res.intervals, w, &kinds);
                 rec.percentiles_us = res.hist.percentiles_us(&cfg.extra_percentiles);
@@ -304,6 +328,7 @@ pub fn record(
                 workers_lost: n.workers_lost,
                 reconnects: n.reconnects,
                 server_counters: BTreeMap::new(),
+                replication: None,
             })
             .collect(),
         ..RunRecord::default()
@@ -325,6 +350,7 @@ fn spider_nodes(rec: &mut RunRecord, threads: usize, target: &crate::db::TargetS
         workers_lost: rec.workers_lost,
         reconnects: rec.reconnects,
         server_counters: BTreeMap::new(),
+        replication: None,
     };
     rec.by_node = std::iter::once(head)
         .chain(target.spider.iter().map(|b| NodeRecord {

@@ -292,6 +292,103 @@ pub struct NodeRecord {
     /// own (Galera's certification failures, flow control, queues); empty when not read.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub server_counters: BTreeMap<String, f64>,
+    /// Replication state sampled over the node's own connection at every report interval
+    /// and at the end of the run: a PostgreSQL replica's lag, a Galera node's queues.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replication: Option<ReplicationRecord>,
+}
+
+/// One node's replication over a run, from samples (`ReplicationSample`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ReplicationRecord {
+    pub samples: u64,
+    /// PostgreSQL replica: WAL bytes not replayed yet (the primary's pg_current_wal_lsn()
+    /// minus the replica's pg_last_wal_replay_lsn(), read one after the other).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_bytes_max: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_bytes_mean: Option<f64>,
+    /// PostgreSQL replica: seconds since the last replayed transaction committed on the
+    /// primary (now() - pg_last_xact_replay_timestamp()), 0 when it has replayed everything
+    /// it received.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_s_max: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_s_mean: Option<f64>,
+    /// Galera node: write sets waiting to be applied (wsrep_local_recv_queue) and to be sent
+    /// (wsrep_local_send_queue).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recv_queue_max: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recv_queue_mean: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_queue_max: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_queue_mean: Option<f64>,
+    /// Every sample, in time order.
+    pub intervals: Vec<ReplicationSample>,
+}
+
+/// One node's replication state at one moment of a run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ReplicationSample {
+    /// Seconds from the start of the run.
+    pub t_s: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recv_queue: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_queue: Option<f64>,
+}
+
+impl ReplicationSample {
+    pub fn is_empty(&self) -> bool {
+        self.lag_bytes.is_none()
+            && self.lag_s.is_none()
+            && self.recv_queue.is_none()
+            && self.send_queue.is_none()
+    }
+}
+
+impl ReplicationRecord {
+    /// Max and mean of each figure over `samples` (None: no sample had it); None when no
+    /// sample had anything.
+    pub fn of(samples: Vec<ReplicationSample>) -> Option<ReplicationRecord> {
+        let samples: Vec<ReplicationSample> =
+            samples.into_iter().filter(|s| !s.is_empty()).collect();
+        if samples.is_empty() {
+            return None;
+        }
+        fn stats(v: Vec<f64>) -> (Option<f64>, Option<f64>) {
+            if v.is_empty() {
+                return (None, None);
+            }
+            let max = v.iter().copied().fold(f64::MIN, f64::max);
+            (Some(max), Some(v.iter().sum::<f64>() / v.len() as f64))
+        }
+        let pick = |f: fn(&ReplicationSample) -> Option<f64>| {
+            stats(samples.iter().filter_map(f).collect())
+        };
+        let (bytes_max, bytes_mean) = pick(|s| s.lag_bytes.map(|b| b as f64));
+        let (lag_s_max, lag_s_mean) = pick(|s| s.lag_s);
+        let (recv_queue_max, recv_queue_mean) = pick(|s| s.recv_queue);
+        let (send_queue_max, send_queue_mean) = pick(|s| s.send_queue);
+        Some(ReplicationRecord {
+            samples: samples.len() as u64,
+            lag_bytes_max: bytes_max.map(|b| b as u64),
+            lag_bytes_mean: bytes_mean,
+            lag_s_max,
+            lag_s_mean,
+            recv_queue_max,
+            recv_queue_mean,
+            send_queue_max,
+            send_queue_mean,
+            intervals: samples,
+        })
+    }
 }
 
 /// The typed content of a section, None when it is absent or does not have the owner's shape.

@@ -9,6 +9,7 @@ use std::future::Future;
 use tokio::runtime::Runtime;
 
 use crate::db::{Conn, TargetSpec};
+use crate::report::ReplicationSample;
 use crate::server::capture::{self, DiskUsage, TableSize};
 
 use super::Faults;
@@ -69,6 +70,63 @@ impl Admin {
                 *slot = None;
             }
             out.push(counters);
+        }
+        out
+    }
+
+    /// Every node's replication state now (node 0 first; an empty sample for a node that
+    /// has none or could not be read): a PostgreSQL replica's lag behind node 0 (the
+    /// primary), a Galera node's queue lengths. Bounded by --query-timeout (10 s without).
+    pub fn replication(&mut self, rt: &Runtime) -> Vec<ReplicationSample> {
+        let dbms = self.spec.dbms;
+        let primary_lsn = match dbms {
+            crate::db::Dbms::Postgres => self
+                .read(rt, |c| {
+                    Box::pin(async move {
+                        // Fails on a server in recovery: then node 0 is no primary.
+                        c.query_one("SELECT pg_current_wal_lsn()::text")
+                            .await
+                            .ok()
+                            .flatten()
+                    })
+                })
+                .flatten()
+                .and_then(|l| parse_lsn(&l)),
+            _ => None,
+        };
+        let node0 = match dbms {
+            crate::db::Dbms::Mysql => self
+                .read(rt, |c| Box::pin(galera_queues(c)))
+                .unwrap_or_default(),
+            _ => ReplicationSample::default(),
+        };
+        let wait = self
+            .faults
+            .query_timeout
+            .unwrap_or(std::time::Duration::from_secs(10));
+        let mut out = vec![node0];
+        for (i, slot) in self.nodes.iter_mut().enumerate() {
+            let spec = self.spec.node(i + 1);
+            let read = rt.block_on(async {
+                tokio::time::timeout(wait, async {
+                    if slot.is_none() {
+                        *slot = Conn::connect(&spec).await.ok();
+                    }
+                    let c = slot.as_mut()?;
+                    Some(match dbms {
+                        crate::db::Dbms::Postgres => replica_lag(c, primary_lsn).await,
+                        _ => galera_queues(c).await,
+                    })
+                })
+                .await
+            });
+            match read {
+                Ok(Some(s)) => out.push(s),
+                _ => {
+                    *slot = None;
+                    out.push(ReplicationSample::default());
+                }
+            }
         }
         out
     }
@@ -138,5 +196,83 @@ impl Admin {
     pub fn disk_usage(&mut self, rt: &Runtime) -> Option<DiskUsage> {
         self.read(rt, |c| Box::pin(capture::disk_usage(c)))
             .flatten()
+    }
+}
+
+/// A PostgreSQL LSN (`16/B374D848`) as a byte position.
+fn parse_lsn(s: &str) -> Option<u64> {
+    let (hi, lo) = s.trim().split_once('/')?;
+    Some((u64::from_str_radix(hi, 16).ok()? << 32) | u64::from_str_radix(lo, 16).ok()?)
+}
+
+/// A PostgreSQL replica's lag: WAL bytes behind `primary_lsn` (read just before) and seconds
+/// since its last replayed transaction committed on the primary — 0 when it has replayed
+/// all it received (the usual form: a replica of an idle primary is not behind). Nothing on
+/// a server that is not in recovery.
+async fn replica_lag(c: &mut Conn, primary_lsn: Option<u64>) -> ReplicationSample {
+    let row = c
+        .query(
+            "SELECT pg_last_wal_replay_lsn()::text, \
+             CASE WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0 \
+             ELSE COALESCE(EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp()), 0) END::float8::text \
+             WHERE pg_is_in_recovery()",
+        )
+        .await
+        .ok()
+        .and_then(|r| r.into_iter().next());
+    let Some(row) = row else {
+        return ReplicationSample::default();
+    };
+    let replay = row.first().cloned().flatten().and_then(|l| parse_lsn(&l));
+    ReplicationSample {
+        lag_bytes: match (primary_lsn, replay) {
+            // Read one after the other: the replica may already be past the primary's
+            // earlier position.
+            (Some(p), Some(r)) => Some(p.saturating_sub(r)),
+            _ => None,
+        },
+        lag_s: row
+            .get(1)
+            .cloned()
+            .flatten()
+            .and_then(|v| v.parse::<f64>().ok())
+            .map(|v| v.max(0.0)),
+        ..ReplicationSample::default()
+    }
+}
+
+/// A Galera node's queue lengths now; nothing on a server without Galera.
+async fn galera_queues(c: &mut Conn) -> ReplicationSample {
+    let rows = c
+        .query(
+            "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_local_recv_queue', 'wsrep_local_send_queue')",
+        )
+        .await
+        .unwrap_or_default();
+    let mut s = ReplicationSample::default();
+    for r in rows {
+        let (Some(Some(k)), Some(Some(v))) = (r.first(), r.get(1)) else {
+            continue;
+        };
+        let v = v.parse::<f64>().ok();
+        match k.to_ascii_lowercase().as_str() {
+            "wsrep_local_recv_queue" => s.recv_queue = v,
+            "wsrep_local_send_queue" => s.send_queue = v,
+            _ => {}
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn lsn() {
+        assert_eq!(super::parse_lsn("0/3000148"), Some(0x3000148));
+        assert_eq!(
+            super::parse_lsn("16/B374D848"),
+            Some((0x16 << 32) | 0xB374D848)
+        );
+        assert_eq!(super::parse_lsn("x"), None);
     }
 }

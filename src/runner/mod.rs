@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
-use crate::db::{Conn, DbError, DbResult, Dbms, TargetSpec};
+use crate::db::{url::ReadRoute, Conn, DbError, DbResult, Dbms, TargetSpec};
 use crate::error::{Error, Result};
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist, LatencySummary};
 
@@ -140,6 +140,26 @@ pub fn node_of(w: usize, nodes: usize) -> usize {
     w % nodes.max(1)
 }
 
+/// Whether an operation only reads (the workload says so: `Workload::access`): with a target's
+/// `?read=replicas` its connections go to the replicas, and the others' to the primary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Access {
+    #[default]
+    ReadWrite,
+    ReadOnly,
+}
+
+/// The node worker `w` connects to on `target` for an operation of `access`: round robin over
+/// every node; with `?read=replicas`, round robin over the replicas (nodes 1..) for a
+/// read-only operation, and the primary (node 0) for any other.
+pub fn node_for(w: usize, nodes: usize, read: ReadRoute, access: Access) -> usize {
+    match (read, access) {
+        (ReadRoute::Replicas, Access::ReadOnly) if nodes > 1 => 1 + w % (nodes - 1),
+        (ReadRoute::Replicas, _) => 0,
+        (ReadRoute::Spread, _) => node_of(w, nodes),
+    }
+}
+
 /// The slot of `kind`, grown on first use (workloads without kinds only ever use slot 0).
 fn kind_slot(v: &mut Vec<KindStats>, kind: u8) -> &mut KindStats {
     let k = kind as usize;
@@ -161,6 +181,8 @@ pub struct SessionConfig {
     pub pacing: Pacing,
     /// Query timeout and re-connection (`--query-timeout`, `--reconnect`).
     pub faults: Faults,
+    /// What the operation does, for a target that routes reads (`?read=replicas`).
+    pub access: Access,
 }
 
 #[derive(Debug, Clone)]
@@ -414,6 +436,7 @@ impl Session {
                 window.clone(),
             );
             let sched_batch = cfg.sched_batch;
+            let (read, access) = (target.read, cfg.access);
             let pacing = cfg.pacing;
             let faults = cfg.faults;
             let h = std::thread::Builder::new()
@@ -430,7 +453,7 @@ impl Session {
                     let rec = Rc::new(RefCell::new(LoopRecorder::new(ids.len())));
                     for (slot, w) in ids.into_iter().enumerate() {
                         let driver = factory(w);
-                        let node = node_of(w, node_targets.len());
+                        let node = node_for(w, node_targets.len(), read, access);
                         let target = node_targets[node].clone();
                         let (cmd_rx, tx) = (cmd_rx.clone(), tx.clone());
                         let node = multi.then_some(node);
@@ -515,7 +538,12 @@ impl Session {
             } else {
                 String::new()
             };
-            let to = target.node(node_of(worker, target.node_count()));
+            let to = target.node(node_for(
+                worker,
+                target.node_count(),
+                target.read,
+                cfg.access,
+            ));
             return Err(Error::usage(format!(
                 "connection {} of {n} to {} failed ({opened} opened{tried}): {}{hint}",
                 worker + 1,

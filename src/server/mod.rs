@@ -8,6 +8,7 @@
 //! Sockets go to a short folder under /tmp: a Unix socket path must fit in 107 bytes.
 
 pub mod capture;
+pub mod cluster;
 pub mod profile;
 
 use std::os::unix::process::CommandExt;
@@ -55,7 +56,7 @@ impl Kind {
             "mariadb" | "mysql" => Ok(Kind::Mariadb),
             "postgres" | "postgresql" | "pg" => Ok(Kind::Postgres),
             _ => Err(Error::usage(format!(
-                "unknown server '{s}': use mariadb or postgres"
+                "unknown server '{s}': use mariadb, postgres, mariadb-galera:N or postgres-replicas:N"
             ))),
         }
     }
@@ -89,14 +90,116 @@ pub struct ServerSpec {
     /// instead of 127.0.0.1, for clients on other machines (a fleet's shards).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bind: Option<String>,
+    /// One server, or a cluster of them (`cluster::Cluster` starts those).
+    #[serde(skip_serializing_if = "Topology::is_single")]
+    pub topology: Topology,
+    /// This server's place in a cluster (set by `cluster::Cluster::start` for each node).
+    #[serde(skip)]
+    pub role: Role,
+}
+
+/// What `--server` starts: one server, or a cluster of servers of one kind on this machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(tag = "cluster", rename_all = "snake_case")]
+pub enum Topology {
+    #[default]
+    Single,
+    /// `mariadb-galera:N`: N MariaDB nodes in one Galera cluster (N >= 3).
+    Galera { nodes: usize },
+    /// `postgres-replicas:N`: a PostgreSQL primary and N streaming replicas (N >= 1).
+    Replicas { replicas: usize },
+}
+
+impl Topology {
+    pub fn is_single(&self) -> bool {
+        *self == Topology::Single
+    }
+    /// How many servers it runs.
+    pub fn servers(&self) -> usize {
+        match self {
+            Topology::Single => 1,
+            Topology::Galera { nodes } => *nodes,
+            Topology::Replicas { replicas } => replicas + 1,
+        }
+    }
+    /// The `--server` word that names it (`mariadb-galera:3`).
+    pub fn name(&self, kind: Kind) -> String {
+        match self {
+            Topology::Single => kind.name().to_string(),
+            Topology::Galera { nodes } => format!("mariadb-galera:{nodes}"),
+            Topology::Replicas { replicas } => format!("postgres-replicas:{replicas}"),
+        }
+    }
+}
+
+/// A node's place in a cluster: how `Server::start` sets it up.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Role {
+    #[default]
+    Alone,
+    /// A Galera node: its group-communication address, the cluster's, and whether it
+    /// bootstraps the cluster (the first node) or joins it by state transfer.
+    Galera {
+        cluster_name: String,
+        /// `host:port` of every node's group communication, comma-separated.
+        peers: String,
+        gcomm_port: u16,
+        ist_port: u16,
+        sst_port: u16,
+        bootstrap: bool,
+    },
+    /// A streaming replica of the primary on 127.0.0.1:`primary_port` (a base backup, then
+    /// `primary_conninfo` as `pg_basebackup -R` writes it).
+    PgReplica { primary_port: u16 },
+    /// The primary of streaming replicas.
+    PgPrimary { replicas: usize },
+}
+
+/// Parse the N of `mariadb-galera:N`, at least `min`.
+fn cluster_size(word: &str, n: &str, min: usize) -> Result<usize> {
+    match n.parse::<usize>() {
+        Ok(v) if (min..=9).contains(&v) => Ok(v),
+        _ => Err(Error::usage(format!(
+            "--server {word}:{n}: give the number of {} as {min} to 9, e.g. {word}:{min}",
+            if word == "mariadb-galera" {
+                "nodes"
+            } else {
+                "replicas"
+            }
+        ))),
+    }
 }
 
 impl ServerSpec {
-    /// Parse `mariadb[:PROFILE]` / `postgres[:PROFILE]`.
+    /// Parse `mariadb[:PROFILE]` / `postgres[:PROFILE]`, `mariadb-galera:N[:PROFILE]` (N >= 3,
+    /// profile `galera` by default) and `postgres-replicas:N[:PROFILE]` (N >= 1).
     pub fn parse(s: &str, opts: &[String], datadir: Option<&str>, keep: bool) -> Result<Self> {
-        let (k, p) = s.split_once(':').unwrap_or((s, "default"));
-        let kind = Kind::parse(k).map_err(|e| e.context("--server"))?;
+        let (k, rest) = s.split_once(':').unwrap_or((s, ""));
+        let (kind, topology, p) = match k {
+            "mariadb-galera" | "postgres-replicas" => {
+                let (n, p) = rest.split_once(':').unwrap_or((rest, ""));
+                if k == "mariadb-galera" {
+                    let nodes = cluster_size(k, n, 3)?;
+                    let p = if p.is_empty() { "galera" } else { p };
+                    (Kind::Mariadb, Topology::Galera { nodes }, p)
+                } else {
+                    let replicas = cluster_size(k, n, 1)?;
+                    let p = if p.is_empty() { "default" } else { p };
+                    (Kind::Postgres, Topology::Replicas { replicas }, p)
+                }
+            }
+            _ => {
+                let kind = Kind::parse(k).map_err(|e| e.context("--server"))?;
+                let p = if rest.is_empty() { "default" } else { rest };
+                (kind, Topology::Single, p)
+            }
+        };
         profile::text(kind, p)?;
+        if p == "galera" && topology.is_single() {
+            return Err(Error::usage(
+                "--server mariadb:galera: the galera profile is for the nodes of a cluster; use --server mariadb-galera:3",
+            ));
+        }
         Ok(ServerSpec {
             kind,
             profile: p.to_string(),
@@ -109,6 +212,8 @@ impl ServerSpec {
             die_with_parent: true,
             fit_connections: 0,
             bind: None,
+            topology,
+            role: Role::Alone,
         })
     }
 }
@@ -208,7 +313,12 @@ fn rt() -> tokio::runtime::Runtime {
 
 /// The postgres user's uid and gid.
 fn postgres_ids() -> Option<(u32, u32)> {
-    let name = std::ffi::CString::new("postgres").ok()?;
+    user_ids("postgres")
+}
+
+/// A system user's uid and gid.
+fn user_ids(user: &str) -> Option<(u32, u32)> {
+    let name = std::ffi::CString::new(user).ok()?;
     // SAFETY: getpwnam returns a pointer to static storage or null; read at once.
     unsafe {
         let pw = libc::getpwnam(name.as_ptr());
@@ -227,7 +337,26 @@ fn is_root() -> bool {
 fn chown(p: &Path, ids: Option<(u32, u32)>) -> Result<()> {
     if let Some((u, g)) = ids {
         std::os::unix::fs::chown(p, Some(u), Some(g))
-            .map_err(|e| Error::usage(format!("cannot chown {} to postgres: {e}", p.display())))?;
+            .map_err(|e| Error::usage(format!("cannot chown {} to uid {u}: {e}", p.display())))?;
+    }
+    Ok(())
+}
+
+/// `chown -R`: a folder and everything in it.
+fn chown_tree(p: &Path, ids: Option<(u32, u32)>) -> Result<()> {
+    chown(p, ids)?;
+    if ids.is_some() && p.is_dir() {
+        for e in std::fs::read_dir(p)
+            .map_err(|e| Error::usage(format!("{}: {e}", p.display())))?
+            .flatten()
+        {
+            let path = e.path();
+            if e.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+                chown_tree(&path, ids)?;
+            } else {
+                chown(&path, ids)?;
+            }
+        }
     }
     Ok(())
 }
@@ -277,6 +406,12 @@ fn child_setup(cmd: &mut Command, ids: Option<(u32, u32)>, die_sig: Option<i32>)
 impl Server {
     /// Start a private server as `spec` says and wait (bounded) until it answers.
     pub fn start(spec: &ServerSpec) -> Result<Server> {
+        if !spec.topology.is_single() {
+            return Err(Error::usage(format!(
+                "--server {}: a cluster is started by `run` and `server start` (not here yet)",
+                spec.topology.name(spec.kind)
+            )));
+        }
         let (root, keep) = match &spec.datadir {
             Some(d) => {
                 std::fs::create_dir_all(d).map_err(|e| {
@@ -285,7 +420,7 @@ impl Server {
                 (
                     d.canonicalize()
                         .map_err(|e| Error::usage(format!("--datadir: {e}")))?,
-                    true,
+                    spec.keep_datadir,
                 )
             }
             None => {
@@ -337,11 +472,37 @@ impl Server {
         std::fs::create_dir_all(&tmp)
             .map_err(|e| Error::usage(format!("{}: {e}", tmp.display())))?;
         let root_user = is_root();
-        if !data.join("mysql").is_dir() {
+        let galera = matches!(spec.role, Role::Galera { .. });
+        // A Galera node started by root runs as user mysql: the rsync daemon of a state
+        // transfer started by root drops to nobody and could not write the joiner's data.
+        let run_as = if root_user && galera {
+            let ids = user_ids("mysql").ok_or_else(|| {
+                Error::usage(
+                    "no mysql user on this machine: install the Debian package mariadb-server",
+                )
+            })?;
+            Some(("mysql", ids))
+        } else if root_user {
+            Some(("root", (0, 0)))
+        } else {
+            None
+        };
+        let joiner = matches!(
+            spec.role,
+            Role::Galera {
+                bootstrap: false,
+                ..
+            }
+        );
+        if joiner {
+            // Its data comes from the cluster (state transfer into an empty folder).
+            std::fs::create_dir_all(&data)
+                .map_err(|e| Error::usage(format!("{}: {e}", data.display())))?;
+        } else if !data.join("mysql").is_dir() {
             let mut c = Command::new(&install);
             c.arg("--no-defaults");
-            if root_user {
-                c.arg("--user=root");
+            if let Some((user, _)) = run_as {
+                c.arg(format!("--user={user}"));
             }
             c.arg(format!("--datadir={}", data.display()))
                 .arg("--auth-root-authentication-method=normal")
@@ -371,12 +532,17 @@ impl Server {
                 cnf.push_str(&format!("{k} = {v}\n"));
             }
         }
+        cnf.push_str(&cluster::node_settings(&spec.role));
         let cnf_path = self.root.join("server.cnf");
         std::fs::write(&cnf_path, &cnf)
             .map_err(|e| Error::usage(format!("{}: {e}", cnf_path.display())))?;
         self.options_text = cnf;
         let log = self.root.join("server.log");
         let sock = self.socket_dir.join("mdb.sock");
+        if let (true, Some((_, ids))) = (galera, run_as) {
+            chown_tree(&self.root, Some(ids))?;
+            chown(&self.socket_dir, Some(ids))?;
+        }
         for attempt in 0..PORT_TRIES {
             let port = free_port(attempt);
             if port == 0 {
@@ -386,8 +552,8 @@ impl Server {
             let mut c = Command::new(&mariadbd);
             // --defaults-file must come first; it replaces --no-defaults (no /etc/mysql files).
             c.arg(format!("--defaults-file={}", cnf_path.display()));
-            if root_user {
-                c.arg("--user=root");
+            if let Some((user, _)) = run_as {
+                c.arg(format!("--user={user}"));
             }
             c.arg(format!("--datadir={}", data.display()))
                 .arg(format!("--tmpdir={}", tmp.display()))
@@ -401,8 +567,17 @@ impl Server {
                     "--pid-file={}",
                     self.root.join("server.pid").display()
                 ))
-                .arg(format!("--log-error={}", log.display()))
-                .arg("--plugin-load-add=ha_rocksdb");
+                .arg(format!("--log-error={}", log.display()));
+            if galera {
+                // Clients (and the other nodes' view of this one) reach it on this port.
+                c.arg(format!("--wsrep-node-incoming-address=127.0.0.1:{port}"));
+                if !joiner {
+                    c.arg("--wsrep-new-cluster");
+                }
+            } else {
+                // MyRocks next to InnoDB (Galera replicates InnoDB only: not on its nodes).
+                c.arg("--plugin-load-add=ha_rocksdb");
+            }
             let out = std::fs::File::create(self.root.join("server.out"))
                 .map_err(|e| Error::usage(format!("{}: {e}", self.root.display())))?;
             c.stdout(out.try_clone().map_err(|e| Error::usage(e.to_string()))?)
@@ -423,6 +598,8 @@ impl Server {
             );
             let admin = format!("mysql://root@localhost/mysql?socket={}", sock.display());
             match self.wait_ready(&admin, &log, log_off)? {
+                // A joiner has the database from the cluster (and takes no DDL until synced).
+                Ready::Yes if joiner => return Ok(()),
                 Ready::Yes => {
                     self.sql(
                         &admin,
@@ -465,6 +642,27 @@ impl Server {
             chown(p, ids)?;
         }
         let _ = std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o700));
+        if let (Role::PgReplica { primary_port }, false) =
+            (&spec.role, data.join("PG_VERSION").exists())
+        {
+            // A copy of the primary that follows it: -R writes primary_conninfo and
+            // standby.signal; -X stream takes the WAL written meanwhile.
+            let mut c = Command::new(bin.join("pg_basebackup"));
+            c.arg("-D")
+                .arg(&data)
+                .args(["-h", "127.0.0.1", "-p", &primary_port.to_string()])
+                .args(["-U", "postgres", "-R", "-X", "stream", "-c", "fast"])
+                .current_dir("/");
+            child_setup(&mut c, ids, None);
+            let blog = self.root.join("install.log");
+            if !run_logged(&mut c, &blog)? {
+                return Err(Error::usage(format!(
+                    "pg_basebackup from the primary on port {primary_port} failed into {}: {}",
+                    data.display(),
+                    log_tail(&blog)
+                )));
+            }
+        }
         if !data.join("PG_VERSION").exists() {
             let mut c = Command::new(bin.join("initdb"));
             c.arg("-D")
@@ -502,6 +700,7 @@ impl Server {
                 conf.push_str(&format!("{k} = '{v}'\n"));
             }
         }
+        conf.push_str(&cluster::node_settings(&spec.role));
         let conf_path = data.join("enginebench.conf");
         std::fs::write(&conf_path, &conf)
             .map_err(|e| Error::usage(format!("{}: {e}", conf_path.display())))?;

@@ -43,6 +43,11 @@ const PROFILES: &[(Kind, &str, &str)] = &[
         include_str!("../../profiles/mariadb/iibench-flash-2013.cnf"),
     ),
     (
+        Kind::Mariadb,
+        "galera",
+        include_str!("../../profiles/mariadb/galera.cnf"),
+    ),
+    (
         Kind::Postgres,
         "default",
         include_str!("../../profiles/postgres/default.conf"),

@@ -320,8 +320,13 @@ impl Plan {
         for s in &self.servers {
             match (&s.server, &s.url) {
                 (Some(kind), None) => {
-                    ServerSpec::parse(kind, &s.opts, None, false)
+                    let spec = ServerSpec::parse(kind, &s.opts, None, false)
                         .map_err(|e| e.context(format!("plan {path}")))?;
+                    if !spec.topology.is_single() {
+                        return Err(bad(format!(
+                            "server {kind}: a suite does not start clusters yet; start it with `enginebench server start {kind}` and give its URL as `url`"
+                        )));
+                    }
                 }
                 (None, Some(url)) => {
                     if s.name.is_none() {

@@ -217,6 +217,11 @@ pub trait Workload: Send + Sync + 'static {
             self.name()
         )))
     }
+    /// Whether operation `op` only reads: a target with `?read=replicas` then sends its
+    /// connections to the replicas (every other operation goes to the primary).
+    fn access(&self, _op: usize) -> crate::runner::Access {
+        crate::runner::Access::ReadWrite
+    }
     /// The length of operation `op` when the workload sets it (a workload file's phase).
     fn phase_duration(&self, _op: usize) -> Option<Duration> {
         None

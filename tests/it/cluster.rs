@@ -405,3 +405,330 @@ fn cluster_galera_node_killed_mid_run_goes_on_with_reconnect() {
         assert!(n["errors"].get("connection_lost").is_none(), "{n}");
     }
 }
+
+// ------------------------------------------------- clusters started by the tool ---
+
+/// The clusters the tests start themselves: one at a time (six servers at once would crowd
+/// this small machine and slow every other test).
+static MANAGED: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Whether Galera (galera-4, rsync) is installed next to MariaDB; a skip otherwise (a failure
+/// under EB_REQUIRE_SERVERS=1).
+fn have_galera() -> bool {
+    if !crate::servers::have("mariadb") {
+        return false;
+    }
+    let ok = std::path::Path::new("/usr/lib/galera/libgalera_smm.so").exists()
+        && std::path::Path::new("/usr/bin/rsync").exists();
+    if !ok {
+        assert!(
+            std::env::var("EB_REQUIRE_SERVERS").as_deref() != Ok("1"),
+            "galera-4 or rsync missing but EB_REQUIRE_SERVERS=1"
+        );
+        eprintln!("skipped: galera-4 or rsync not installed");
+    }
+    ok
+}
+
+/// The pids and folder a managed run names on stderr ("... server pid A,B,C on ..., folder F").
+fn managed_pids_and_folder(stderr: &str) -> (Vec<u32>, String) {
+    let line = stderr
+        .lines()
+        .find(|l| l.contains(" server pid ") && l.contains(", folder "))
+        .unwrap_or_else(|| panic!("no server line in: {stderr}"));
+    let pids = line.split(" server pid ").nth(1).unwrap();
+    let pids = pids.split_whitespace().next().unwrap();
+    let pids = pids.split(',').map(|p| p.parse().unwrap()).collect();
+    let folder = line.split(", folder ").nth(1).unwrap();
+    let folder = folder.split(" (").next().unwrap().to_string();
+    (pids, folder)
+}
+
+/// `run oltp_read_write --server mariadb-galera:3`: the tool bootstraps the cluster, the run's
+/// connections spread over its three nodes (each node's counters in by_node, its queues
+/// sampled), and afterwards every node is stopped and the cluster's folder is gone.
+#[test]
+fn cluster_managed_galera_run_stops_every_node() {
+    if !have_galera() {
+        return;
+    }
+    let _one = MANAGED.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempdir();
+    let out = eb(
+        dir.path(),
+        &[
+            "run",
+            "oltp_read_write",
+            "--server",
+            "mariadb-galera:3",
+            "--table-size",
+            "100",
+            "--threads",
+            "6",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+            "--duration",
+            "3s",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let (pids, folder) = managed_pids_and_folder(&out.stderr);
+    assert_eq!(pids.len(), 3, "{}", out.stderr);
+    for pid in &pids {
+        assert!(
+            crate::servers::wait_gone(*pid, std::time::Duration::from_secs(5)),
+            "node {pid} still running"
+        );
+    }
+    assert!(!std::path::Path::new(&folder).exists(), "{folder} kept");
+    assert!(crate::servers::processes_mentioning(&folder).is_empty());
+    let doc: Json = serde_json::from_str(&out.stdout).expect("json result");
+    assert_schema_valid(&doc);
+    assert_eq!(
+        doc["target"]["server"]["profile"].as_str(),
+        Some("mariadb-galera:3:galera")
+    );
+    let run = &doc["points"][0]["runs"][0];
+    let by_node = run["by_node"].as_array().unwrap();
+    assert_eq!(by_node.len(), 3, "{by_node:?}");
+    for n in by_node {
+        assert_eq!(n["connections"].as_u64(), Some(2), "{n}");
+        assert!(n["ops"].as_u64().unwrap() > 0, "{n}");
+        let c = &n["server_counters"];
+        assert!(c["Com_commit"].as_f64().unwrap() > 0.0, "{n}");
+        // Every node applied the others' write sets.
+        assert!(c["wsrep_received"].as_f64().unwrap_or(0.0) > 0.0, "{n}");
+        let r = &n["replication"];
+        assert!(r["samples"].as_u64().unwrap() >= 2, "{n}");
+        assert!(r["recv_queue_mean"].as_f64().is_some(), "{n}");
+    }
+    let errors = run["errors"].as_object().cloned().unwrap_or_default();
+    assert!(
+        errors.keys().all(|k| k == "deadlock"),
+        "only conflicts expected: {errors:?}"
+    );
+}
+
+/// `server start mariadb-galera:3` keeps a cluster for the test: oltp_read_write over its
+/// nodes, then every node holds the same rows and the same sum of k; `server status` and
+/// `server stop` act on every node.
+#[test]
+fn cluster_server_start_galera_nodes_agree_after_a_run() {
+    if !have_galera() {
+        return;
+    }
+    let _one = MANAGED.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempdir();
+    let data = dir.path().join("gal");
+    let data_s = data.to_str().unwrap();
+    let start = eb(
+        dir.path(),
+        &["server", "start", "mariadb-galera:3", "--datadir", data_s],
+    );
+    assert_eq!(start.code, 0, "{}", start.stderr);
+    let url = start.stdout.trim().to_string();
+    let stop = || {
+        eb(
+            dir.path(),
+            &["server", "stop", "mariadb-galera:3", "--datadir", data_s],
+        )
+    };
+    let checked = std::panic::catch_unwind(|| {
+        let nodes = node_urls(&url);
+        assert_eq!(nodes.len(), 3, "{url}");
+        let st = eb(
+            dir.path(),
+            &["server", "status", "mariadb-galera", "--datadir", data_s],
+        );
+        assert_eq!(st.code, 0, "{}", st.stderr);
+        assert_eq!(st.stdout.trim(), url);
+        let out = galera_run(dir.path(), &url, "2s", &[]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let doc: Json = serde_json::from_str(&out.stdout).expect("json result");
+        assert_eq!(
+            doc["points"][0]["runs"][0]["by_node"]
+                .as_array()
+                .unwrap()
+                .len(),
+            3
+        );
+        let state = per_node(&nodes, "SELECT COUNT(*), SUM(k) FROM sbtest1");
+        assert_eq!(state[0][0].as_deref(), Some("100"), "{state:?}");
+        assert!(
+            state.iter().all(|s| *s == state[0]),
+            "nodes differ: {state:?}"
+        );
+    });
+    let stopped = stop();
+    assert_eq!(stopped.code, 0, "{}", stopped.stderr);
+    assert!(crate::servers::processes_mentioning(data_s).is_empty());
+    let st = eb(
+        dir.path(),
+        &["server", "status", "mariadb-galera:3", "--datadir", data_s],
+    );
+    assert_eq!(st.code, 1, "{}", st.stderr);
+    if let Err(p) = checked {
+        std::panic::resume_unwind(p);
+    }
+}
+
+/// `server start postgres-replicas:1`, then `oltp_write_only` and `oltp_read_only` at the same
+/// time on `?read=replicas`: the writes go to the primary, the reads to the replica, and both
+/// results record the replica's lag.
+#[test]
+fn cluster_postgres_replica_serves_reads_while_primary_writes() {
+    if !crate::servers::have("postgres") {
+        return;
+    }
+    let _one = MANAGED.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempdir();
+    let data = dir.path().join("pg");
+    let data_s = data.to_str().unwrap();
+    let start = eb(
+        dir.path(),
+        &[
+            "server",
+            "start",
+            "postgres-replicas:1",
+            "--profile",
+            "small",
+            "--datadir",
+            data_s,
+        ],
+    );
+    assert_eq!(start.code, 0, "{}", start.stderr);
+    // The cluster's URL sends reads to the replica and the rest to the primary.
+    let url = start.stdout.trim().to_string();
+    let base = url
+        .strip_suffix("?read=replicas")
+        .unwrap_or_else(|| panic!("{url}"))
+        .to_string();
+    let checked = std::panic::catch_unwind(|| {
+        assert_eq!(node_urls(&base).len(), 2, "{base}");
+        let prep = eb(
+            dir.path(),
+            &[
+                "prepare",
+                "oltp_read_only",
+                "--target",
+                &url,
+                "--table-size",
+                "1000",
+            ],
+        );
+        assert_eq!(prep.code, 0, "{}", prep.stderr);
+        let run = |w: &'static str, url: String, out: std::path::PathBuf| {
+            std::thread::spawn(move || {
+                std::fs::create_dir_all(&out).unwrap();
+                eb(
+                    &out,
+                    &[
+                        "run",
+                        w,
+                        "--target",
+                        &url,
+                        "--table-size",
+                        "1000",
+                        "--threads",
+                        "2",
+                        "--runs",
+                        "1",
+                        "--warmup",
+                        "0",
+                        "--duration",
+                        "3s",
+                        "--format",
+                        "json",
+                    ],
+                )
+            })
+        };
+        let writes = run("oltp_write_only", url.clone(), dir.path().join("w"));
+        let reads = run("oltp_read_only", url.clone(), dir.path().join("r"));
+        let (writes, reads) = (writes.join().unwrap(), reads.join().unwrap());
+        for (what, out, served_by) in [("writes", &writes, 0), ("reads", &reads, 1)] {
+            assert_eq!(out.code, 0, "{what}: {}", out.stderr);
+            let doc: Json = serde_json::from_str(&out.stdout).expect("json result");
+            assert_schema_valid(&doc);
+            let run = &doc["points"][0]["runs"][0];
+            // sysbench's write events race on the same rows: deadlocks and duplicate keys
+            // are counted, nothing else; the reads on the replica have no error.
+            let errors = run["errors"].as_object().cloned().unwrap_or_default();
+            assert!(
+                errors
+                    .keys()
+                    .all(|k| served_by == 0 && (k == "deadlock" || k == "duplicate_key")),
+                "{what}: {errors:?}"
+            );
+            let nodes = run["by_node"].as_array().unwrap();
+            assert_eq!(nodes.len(), 2);
+            assert_eq!(nodes[served_by]["connections"].as_u64(), Some(2), "{what}");
+            assert!(nodes[served_by]["ops"].as_u64().unwrap() > 0, "{what}");
+            assert_eq!(nodes[1 - served_by]["ops"].as_u64(), Some(0), "{what}");
+            // The replica's lag, sampled every second and at the end.
+            let lag = &nodes[1]["replication"];
+            assert!(lag["samples"].as_u64().unwrap() >= 2, "{what}: {lag}");
+            assert!(lag["lag_bytes_max"].as_u64().is_some(), "{what}: {lag}");
+            assert!(lag["lag_s_max"].as_f64().is_some(), "{what}: {lag}");
+            assert!(
+                nodes[0].get("replication").is_none(),
+                "{what}: the primary has no lag"
+            );
+        }
+        // The replica's own count of transactions: the reads were served there.
+        let replica = node_urls(&base).remove(1);
+        let xacts: u64 = block(async {
+            let mut c = Conn::connect(&spec(&replica)).await.unwrap();
+            c.query_one(
+                "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()",
+            )
+            .await
+            .unwrap()
+            .unwrap()
+            .parse()
+            .unwrap()
+        });
+        assert!(xacts > 100, "replica committed {xacts} transactions");
+    });
+    let stop = eb(
+        dir.path(),
+        &["server", "stop", "postgres-replicas:1", "--datadir", data_s],
+    );
+    assert_eq!(stop.code, 0, "{}", stop.stderr);
+    assert!(crate::servers::processes_mentioning(data_s).is_empty());
+    if let Err(p) = checked {
+        std::panic::resume_unwind(p);
+    }
+}
+
+/// Clusters that cannot be: exit 2 with one line, nothing started.
+#[test]
+fn cluster_bad_cluster_flags_exit_2() {
+    let dir = tempdir();
+    for args in [
+        vec!["run", "oltp_read_write", "--server", "mariadb-galera:2"],
+        vec!["run", "oltp_read_write", "--server", "postgres-replicas:0"],
+        vec!["run", "oltp_read_write", "--server", "mariadb:galera"],
+        vec!["server", "start", "mariadb-galera:1"],
+        vec![
+            "run",
+            "oltp_read_only",
+            "--target",
+            "postgres://pg:hunter2@127.0.0.1:1/db?read=replicas",
+        ],
+    ] {
+        let out = eb(dir.path(), &args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert_eq!(
+            out.stderr.trim().lines().count(),
+            1,
+            "{args:?}: {}",
+            out.stderr
+        );
+        assert!(!out.stderr.contains("hunter2"), "{}", out.stderr);
+    }
+}

@@ -163,6 +163,7 @@ impl Workload for Toy {
                 sched_batch: false,
                 pacing: Pacing::ClosedLoop,
                 faults: h.cfg.faults(),
+                access: Default::default(),
             };
             let mut session = self.start(0, threads, &h.cfg.target_spec, &scfg)?;
             let res = session.phase(

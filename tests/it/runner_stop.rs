@@ -40,6 +40,7 @@ fn session(dir: &std::path::Path, threads: usize, left: Option<u64>) -> Session 
         sched_batch: false,
         pacing: Pacing::ClosedLoop,
         faults: Faults::default(),
+        access: Default::default(),
     };
     Session::start(&target, &cfg, move |_| Select {
         stmt: StmtId(0),

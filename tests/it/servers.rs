@@ -30,7 +30,7 @@ pub(crate) fn have(kind: &str) -> bool {
     ok
 }
 
-fn alive(pid: u32) -> bool {
+pub(crate) fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(s) => {
             let state = s.rsplit(')').next().unwrap_or("").split_whitespace().next();
@@ -41,7 +41,7 @@ fn alive(pid: u32) -> bool {
 }
 
 /// Processes whose command line mentions `needle` (a folder of ours): must be none at the end.
-fn processes_mentioning(needle: &str) -> Vec<u32> {
+pub(crate) fn processes_mentioning(needle: &str) -> Vec<u32> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
@@ -55,7 +55,7 @@ fn processes_mentioning(needle: &str) -> Vec<u32> {
     out
 }
 
-fn wait_gone(pid: u32, within: Duration) -> bool {
+pub(crate) fn wait_gone(pid: u32, within: Duration) -> bool {
     let end = Instant::now() + within;
     while Instant::now() < end {
         if !alive(pid) {

@@ -127,6 +127,21 @@ impl Workload for Spec {
     fn cleanup<'a>(&'a self, conn: &'a mut Conn) -> LocalBoxFuture<'a, Result<()>> {
         Spec::cleanup(self, conn).boxed_local()
     }
+    /// An operation (phase) is read-only when every transaction it runs (weight above 0)
+    /// has only SELECT statements (YCSB's workload C, the read phases of a file).
+    fn access(&self, op: usize) -> crate::runner::Access {
+        let weights = self.weights(op);
+        let writes = self
+            .txns
+            .iter()
+            .zip(weights)
+            .any(|(t, w)| w > 0 && t.writes);
+        if writes {
+            crate::runner::Access::ReadWrite
+        } else {
+            crate::runner::Access::ReadOnly
+        }
+    }
     fn start(
         &self,
         op: usize,

@@ -62,6 +62,7 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
         sched_batch: cfg.sched_batch,
         pacing: Pacing::ClosedLoop,
         faults: cfg.faults(),
+        access: crate::runner::Access::ReadWrite,
     };
     // Every connection is open before the clock starts.
     let mut inserts = {

@@ -115,6 +115,10 @@ impl Workload for Spec {
     fn cleanup<'a>(&'a self, conn: &'a mut Conn) -> LocalBoxFuture<'a, Result<()>> {
         super::cleanup(conn).boxed_local()
     }
+    /// Every query of the micro-read benchmark is a SELECT.
+    fn access(&self, _op: usize) -> crate::runner::Access {
+        crate::runner::Access::ReadOnly
+    }
     fn start(
         &self,
         op: usize,

@@ -128,6 +128,14 @@ impl Workload for Spec {
     fn cleanup<'a>(&'a self, conn: &'a mut Conn) -> LocalBoxFuture<'a, Result<()>> {
         super::cleanup(self, conn).boxed_local()
     }
+    /// The read-only kinds (point select, read only, random points/ranges) may go to replicas.
+    fn access(&self, _op: usize) -> crate::runner::Access {
+        if self.kind.writes() {
+            crate::runner::Access::ReadWrite
+        } else {
+            crate::runner::Access::ReadOnly
+        }
+    }
     fn start(
         &self,
         _op: usize,

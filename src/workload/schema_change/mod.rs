@@ -376,6 +376,7 @@ pub fn measure(spec: &Spec, h: &mut Harness) -> Result<()> {
                 sched_batch: cfg.sched_batch,
                 pacing: cfg.pacing,
                 faults: cfg.faults(),
+                access: crate::runner::Access::ReadWrite,
             };
             let o = spec.oltp.clone();
             let mut session = Session::start(target, &scfg, move |w| {
