@@ -535,13 +535,23 @@ impl LoadFleet {
             self.timeout_s
         );
         let n = self.shard.count;
-        let stale = |r: &Row| r.2.is_some_and(|ms| ms < arrived - (self.timeout_s * 1000.0) as i64);
+        let stale = |r: &Row| {
+            r.2.is_some_and(|ms| ms < arrived - (self.timeout_s * 1000.0) as i64)
+        };
         if me == 0 {
             self.wait(conn, "every shard to check in", |rows| {
                 let missing: Vec<u32> = (0..n)
-                    .filter(|i| !rows.iter().any(|r| r.0 == P_HERE && r.1 == *i as i32 && !stale(r)))
+                    .filter(|i| {
+                        !rows
+                            .iter()
+                            .any(|r| r.0 == P_HERE && r.1 == *i as i32 && !stale(r))
+                    })
                     .collect();
-                if missing.is_empty() { Ok(()) } else { Err(missing) }
+                if missing.is_empty() {
+                    Ok(())
+                } else {
+                    Err(missing)
+                }
             })
             .await?;
             // Rows past the check-in are an earlier fleet's: refuse before anything is dropped.
@@ -603,7 +613,11 @@ impl LoadFleet {
                 let missing: Vec<u32> = (0..n)
                     .filter(|i| !rows.iter().any(|r| r.0 == P_LOADED && r.1 == *i as i32))
                     .collect();
-                if missing.is_empty() { Ok(()) } else { Err(missing) }
+                if missing.is_empty() {
+                    Ok(())
+                } else {
+                    Err(missing)
+                }
             })
             .await?;
             return Ok(true);
@@ -613,7 +627,11 @@ impl LoadFleet {
             self.shard.label()
         );
         self.wait(conn, "shard 0 to build the indexes", |rows| {
-            if rows.iter().any(|r| r.0 == P_DONE) { Ok(()) } else { Err(vec![0]) }
+            if rows.iter().any(|r| r.0 == P_DONE) {
+                Ok(())
+            } else {
+                Err(vec![0])
+            }
         })
         .await?;
         Ok(false)
@@ -666,7 +684,8 @@ pub async fn tables_ready(f: Option<&LoadFleet>, conn: &mut Conn) -> Result<()> 
 /// The load's "now" (ms since the epoch) for timestamps in the rows: shard 0's, so that every
 /// shard writes the same values; None without a fleet (the workload takes its own clock).
 pub fn load_time_ms(f: Option<&LoadFleet>) -> Option<i64> {
-    f.map(|f| f.now_ms.load(Ordering::SeqCst)).filter(|ms| *ms > 0)
+    f.map(|f| f.now_ms.load(Ordering::SeqCst))
+        .filter(|ms| *ms > 0)
 }
 
 /// Step 3, after this shard's rows: true when this process finishes the tables (indexes,
@@ -728,7 +747,13 @@ mod tests {
 
     #[test]
     fn ranges_cover_once_in_whole_groups() {
-        for (n, g, c) in [(10u64, 1u64, 3u32), (2, 1, 3), (300_000, 100_000, 2), (7, 3, 2), (0, 1, 2)] {
+        for (n, g, c) in [
+            (10u64, 1u64, 3u32),
+            (2, 1, 3),
+            (300_000, 100_000, 2),
+            (7, 3, 2),
+            (0, 1, 2),
+        ] {
             let mut next = 1;
             for i in 0..c {
                 let (lo, hi) = Shard { index: i, count: c }.range(n, g);
@@ -741,7 +766,10 @@ mod tests {
             }
             assert_eq!(next, n + 1, "{n} {g} {c}");
         }
-        assert_eq!(Shard { index: 1, count: 2 }.range(300_000, 100_000), (100_001, 300_000));
+        assert_eq!(
+            Shard { index: 1, count: 2 }.range(300_000, 100_000),
+            (100_001, 300_000)
+        );
     }
 
     #[test]

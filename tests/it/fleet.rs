@@ -444,14 +444,7 @@ fn fleet_mariadb_three_namespaces() {
     // TPC-C: each shard's terminals in its own warehouses; the database consistent after.
     let o = eb(
         d,
-        &[
-            "prepare",
-            "tpcc",
-            "--target",
-            &srv.url,
-            "--warehouses",
-            "3",
-        ],
+        &["prepare", "tpcc", "--target", &srv.url, "--warehouses", "3"],
     );
     assert_eq!(o.code, 0, "{}", o.stderr);
     let mut args = vec!["run", "tpcc", "--warehouses", "3", "--duration", "3"];
@@ -723,13 +716,23 @@ fn fleet_bad_input_exit_2() {
         &eb(
             d,
             &[
-                "prepare", "bulk_insert", "--target", my, "--shard", "0/2", "--run-id", "p",
+                "prepare",
+                "bulk_insert",
+                "--target",
+                my,
+                "--shard",
+                "0/2",
+                "--run-id",
+                "p",
             ],
         ),
         "cannot be split",
     );
     one_line_2(
-        &eb(d, &["prepare", "micro-read", "--shard", "0/2", "--run-id", "p"]),
+        &eb(
+            d,
+            &["prepare", "micro-read", "--shard", "0/2", "--run-id", "p"],
+        ),
         "SQLite",
     );
     // The fleet's flags without --shard do nothing: refused, on run and prepare.
@@ -762,7 +765,14 @@ fn fleet_bad_input_exit_2() {
         &eb(
             d,
             &[
-                "run", "iibench", "--max-table-rows", "100", "--shard", "0/2", "--run-id", "r",
+                "run",
+                "iibench",
+                "--max-table-rows",
+                "100",
+                "--shard",
+                "0/2",
+                "--run-id",
+                "r",
             ],
         ),
         "not supported yet",
@@ -1028,10 +1038,21 @@ fn fleet_prepare_by_shards_mariadb() {
     }
     // A reused run id is refused before anything is dropped.
     let mut a = vec!["prepare", "micro-read", "--table-size", "3000"];
-    a.extend(["--target", three.as_str(), "--shard", "0/1", "--run-id", "fp-2"]);
+    a.extend([
+        "--target",
+        three.as_str(),
+        "--shard",
+        "0/1",
+        "--run-id",
+        "fp-2",
+    ]);
     let o = eb(d, &a);
     assert_eq!(o.code, 2, "{}", o.stderr);
-    assert!(o.stderr.contains("used by an earlier fleet"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("used by an earlier fleet"),
+        "{}",
+        o.stderr
+    );
 
     // LinkBench's shards keep to their id1 blocks: run them one after the other (same
     // --start-at, in the past: no wait) and look at what each wrote.

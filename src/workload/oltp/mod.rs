@@ -320,8 +320,7 @@ pub async fn prepare(
         return Ok(Vec::new());
     }
     let want = crate::workload::with_table_options(spec.meta_info(engine), opts);
-    let loaded =
-        crate::workload::already_loaded(conn, spec.table_names(), META_KEY, &want).await?;
+    let loaded = crate::workload::already_loaded(conn, spec.table_names(), META_KEY, &want).await?;
     let dbms = conn.dbms();
     let engine_clause = crate::workload::table_clause(engine, opts);
     let rows = if spec.empty_tables() {
