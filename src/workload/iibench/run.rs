@@ -244,12 +244,13 @@ fn insert_windows(
         // Every worker is idle here: the counts are exact.
         let claimed = shared.claimed();
         let retries = shared.retries.load(std::sync::atomic::Ordering::SeqCst);
+        // A fleet's shard stops at its share of --max-rows.
         let boundary = spec
-            .max_rows
+            .shard_max_rows()
             .map_or(st.next_boundary, |m| m.min(st.next_boundary));
         let batches = boundary.saturating_sub(claimed).div_ceil(rpc) + retries;
         if batches == 0 {
-            let last = spec.max_rows.is_some_and(|m| claimed >= m);
+            let last = spec.shard_max_rows().is_some_and(|m| claimed >= m);
             st.close_window(server_pid, shared, last && st.rows < st.next_boundary);
             if last {
                 return Ok(None);
