@@ -355,6 +355,41 @@ impl<'a> Place<'a> {
     }
 }
 
+/// What a workload's `cleanup` is, for `open_schema` (drops its tables and metadata).
+pub type Cleanup = for<'c> fn(&'c mut Conn) -> futures_util::future::LocalBoxFuture<'c, Result<()>>;
+
+/// The first steps of a prepare whose tables come from one schema file, with or without a
+/// fleet (`crate::fleet`'s steps) and on one server or a Spider target: None when the tables
+/// are already there as asked (`loaded`) and nothing is to be done; else where to load, and
+/// the index statements to run after the load. The process that creates the tables (shard 0,
+/// or the only one) drops the old ones with `cleanup` first and tells the other shards.
+pub async fn open_schema<'a>(
+    conn: &'a mut Conn,
+    target: &'a TargetSpec,
+    keys: ShardKeys,
+    fleet: Option<&crate::fleet::LoadFleet>,
+    loaded: bool,
+    (schema, clause): (&str, &str),
+    cleanup: Cleanup,
+) -> Result<Option<(Place<'a>, Vec<String>)>> {
+    use crate::fleet::Role;
+    let role = crate::fleet::begin(fleet, conn, loaded).await?;
+    if let Role::Skip = role {
+        return Ok(None);
+    }
+    let mut place = Place::open(conn, target, Some(keys)).await?;
+    let indexes = match role {
+        Role::Create => {
+            cleanup(place.head).await?;
+            let indexes = place.create_schema(schema, clause).await?;
+            crate::fleet::tables_ready(fleet, place.head).await?;
+            indexes
+        }
+        _ => super::ddl(schema, clause).1,
+    };
+    Ok(Some((place, indexes)))
+}
+
 /// Loads a workload's tables where they live: on one server `load::load`; on a Spider target
 /// a sharded table's rows go straight to the backends, in parallel.
 #[derive(Clone)]

@@ -161,7 +161,8 @@ pub async fn prepare(
     opts: &LoadOptions,
     fleet: Option<&crate::fleet::LoadFleet>,
 ) -> Result<Vec<LoadStats>> {
-    use crate::fleet::{self, Role};
+    use crate::fleet;
+    use futures_util::FutureExt;
     let want = crate::workload::with_layout(
         crate::workload::with_table_options(meta_info(spec, engine), opts),
         target,
@@ -169,19 +170,18 @@ pub async fn prepare(
     let loaded = crate::workload::already_loaded(conn, ["linktable"], NAME, &want).await?;
     let schema = schema(conn.dbms());
     let clause = crate::workload::table_clause(engine, opts);
-    let role = fleet::begin(fleet, conn, loaded).await?;
-    if let Role::Skip = role {
+    let opened = crate::workload::shard::open_schema(
+        conn,
+        target,
+        shard_keys(),
+        fleet,
+        loaded,
+        (schema, &clause),
+        |c| cleanup(c).boxed_local(),
+    )
+    .await?;
+    let Some((mut place, indexes)) = opened else {
         return Ok(Vec::new());
-    }
-    let mut place = Place::open(conn, target, Some(shard_keys())).await?;
-    let indexes = match role {
-        Role::Create => {
-            cleanup(place.head).await?;
-            let indexes = place.create_schema(schema, &clause).await?;
-            fleet::tables_ready(fleet, place.head).await?;
-            indexes
-        }
-        _ => crate::workload::ddl(schema, &clause).1,
     };
     let loader = place.loader();
     // A fleet's shards stamp their rows with shard 0's time: the tables are as one load's.

@@ -17,7 +17,7 @@ use crate::error::{Context, Error, Result};
 use crate::load::{LoadOptions, LoadStats};
 use crate::runner::{Driver, Step};
 use crate::workload::rng::Rng;
-use crate::workload::shard::{Place, Placement, ShardKeys};
+use crate::workload::shard::{Placement, ShardKeys};
 
 pub use data::NormalRows;
 
@@ -258,7 +258,8 @@ pub async fn prepare(
     opts: &LoadOptions,
     fleet: Option<&crate::fleet::LoadFleet>,
 ) -> Result<Option<LoadStats>> {
-    use crate::fleet::{self, Role};
+    use crate::fleet;
+    use futures_util::FutureExt;
     let want = crate::workload::with_layout(
         crate::workload::with_table_options(meta_info(rows, seed, engine), opts),
         target,
@@ -270,19 +271,18 @@ pub async fn prepare(
         Dbms::Sqlite => SCHEMA_SQLITE,
     };
     let clause = crate::workload::table_clause(engine, opts);
-    let role = fleet::begin(fleet, conn, loaded).await?;
-    if let Role::Skip = role {
+    let opened = crate::workload::shard::open_schema(
+        conn,
+        target,
+        shard_keys(),
+        fleet,
+        loaded,
+        (schema, &clause),
+        |c| cleanup(c).boxed_local(),
+    )
+    .await?;
+    let Some((mut place, indexes)) = opened else {
         return Ok(None);
-    }
-    let mut place = Place::open(conn, target, Some(shard_keys())).await?;
-    let indexes = match role {
-        Role::Create => {
-            cleanup(place.head).await?;
-            let indexes = place.create_schema(schema, &clause).await?;
-            fleet::tables_ready(fleet, place.head).await?;
-            indexes
-        }
-        _ => crate::workload::ddl(schema, &clause).1,
     };
     let src = NormalRows {
         seed,
