@@ -185,9 +185,9 @@ pub enum ServerAction {
 #[derive(Debug, Clone, Args)]
 pub struct ServerArgs {
     pub action: ServerAction,
-    /// mariadb, postgres, or a cluster: mariadb-galera:N (N nodes, 3 to 9) or
-    /// postgres-replicas:N (a primary and N streaming replicas); start prints its (multi-host)
-    /// target URL.
+    /// mariadb, postgres, or a cluster: mariadb-galera:N (N nodes, 3 to 9),
+    /// postgres-replicas:N (a primary and N streaming replicas) or mariadb-spider:N (a Spider
+    /// head and N backends, 1 to 9); start prints its (multi-host or ?spider=) target URL.
     pub kind: String,
     /// Config profile (profiles/<kind>/<name>.cnf|conf, built in; or a path to an option file).
     #[arg(long, default_value = "default", value_name = "NAME")]
@@ -258,8 +258,10 @@ pub struct RunServerArgs {
     /// mariadb[:PROFILE] or postgres[:PROFILE] (profiles: default, small, read-2007, oltp-2014
     /// for MariaDB; default, small for PostgreSQL; or a path to an option file). A cluster on
     /// this machine: mariadb-galera:N[:PROFILE] (N nodes, 3 to 9; profile galera by default)
-    /// or postgres-replicas:N[:PROFILE] (a primary and N streaming replicas, 1 to 9); the
-    /// connections spread over its nodes and every node is stopped afterwards (docs/clusters.md).
+    /// or postgres-replicas:N[:PROFILE] (a primary and N streaming replicas, 1 to 9), or
+    /// mariadb-spider:N[:PROFILE] (a Spider head and N backends, 1 to 9; needs the package
+    /// mariadb-plugin-spider; the connections go to the head); the connections spread over
+    /// its nodes and every node is stopped afterwards (docs/clusters.md).
     #[arg(long, value_name = "KIND:PROFILE", conflicts_with = "target")]
     pub server: Option<String>,
     /// Override one setting of the --server profile (repeatable), e.g. innodb_buffer_pool_size=1G.

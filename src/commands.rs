@@ -484,7 +484,7 @@ pub fn server(a: &crate::cli::ServerArgs) -> Result<ExitCode> {
     use crate::cli::ServerAction;
     let (kind_word, _) = a.kind.split_once(':').unwrap_or((a.kind.as_str(), ""));
     let kind = match kind_word {
-        "mariadb-galera" => crate::server::Kind::Mariadb,
+        "mariadb-galera" | "mariadb-spider" => crate::server::Kind::Mariadb,
         "postgres-replicas" => crate::server::Kind::Postgres,
         k => crate::server::Kind::parse(k)?,
     };

@@ -1,14 +1,14 @@
 //! Clusters the tool starts itself: `--server mariadb-galera:N` (N MariaDB nodes in one Galera
-//! cluster) and `--server postgres-replicas:N` (a PostgreSQL primary and N streaming
-//! replicas), every node a private `Server` on 127.0.0.1 in a folder of its own under the
+//! cluster), `--server postgres-replicas:N` (a PostgreSQL primary and N streaming
+//! replicas) and `--server mariadb-spider:N` (a Spider head and N backends), every node a private `Server` on 127.0.0.1 in a folder of its own under the
 //! cluster's folder (`n1`, `n2`, ...). A `Cluster` owns its nodes and the multi-host target URL
 //! that names them; stopping it (or dropping it: on errors and Ctrl-C too) stops every node,
 //! the last one first. A node that fails to start stops the others, and the error names the
 //! node and its log's last lines.
 //!
 //! One server is a cluster of one node, so that the harness has one thing to start and stop.
-//! Another topology (a head and N backends) is one more `Topology` variant, a `Role` for its
-//! nodes and a start function here.
+//! Another topology is one more `Topology` variant, a `Role` for its nodes and a start
+//! function here.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -77,6 +77,9 @@ fn free_ports(k: usize) -> Result<Vec<u16>> {
     Ok(v)
 }
 
+/// Where Debian's mariadb-plugin-spider puts the Spider engine.
+const SPIDER_PLUGIN: &str = "/usr/lib/mysql/plugin/ha_spider.so";
+
 /// The settings a node's role adds to its option file (after the profile and --server-opt:
 /// these are the tool's, a cluster does not work without them).
 pub(super) fn node_settings(role: &Role) -> String {
@@ -108,6 +111,10 @@ pub(super) fn node_settings(role: &Role) -> String {
         Role::PgReplica { primary_port } => format!(
             "\n# set by enginebench: a streaming replica of the primary on 127.0.0.1:{primary_port} (primary_conninfo from pg_basebackup -R)\n\
              max_wal_senders = '10'\nhot_standby = 'on'\nhot_standby_feedback = 'on'\n"
+        ),
+        Role::SpiderHead { backends } => format!(
+            "\n[mariadbd]\n# set by enginebench: the Spider head of {backends} backend(s)\n\
+             plugin_load_add = ha_spider\n"
         ),
     }
 }
@@ -236,14 +243,30 @@ impl Cluster {
         match spec.topology {
             Topology::Galera { nodes } => c.start_galera(spec, nodes)?,
             Topology::Replicas { replicas } => c.start_replicas(spec, replicas)?,
+            Topology::Spider { backends } => c.start_spider(spec, backends)?,
             Topology::Single => unreachable!("handled above"),
         }
-        let hosts: Vec<String> = c
+        c.url = c.cluster_url();
+        c.write_state()?;
+        Ok(c)
+    }
+
+    /// The target URL naming every node: Galera's and the replicas' as a multi-host URL, a
+    /// Spider head's (over its socket) with `?spider=` naming the backends' sockets.
+    fn cluster_url(&self) -> String {
+        if let Topology::Spider { .. } = self.topology {
+            let socks: Vec<&str> = self.nodes[1..]
+                .iter()
+                .map(|n| n.url.split_once("socket=").map_or("", |(_, s)| s))
+                .collect();
+            return format!("{}&spider={}", self.nodes[0].url, socks.join(","));
+        }
+        let hosts: Vec<String> = self
             .nodes
             .iter()
             .map(|n| format!("127.0.0.1:{}", n.port))
             .collect();
-        c.url = match spec.kind {
+        match self.kind {
             Kind::Mariadb => format!("mysql://root@{}/{}", hosts.join(","), super::DATABASE),
             // Only the primary takes writes: read-only operations go to the replicas, the
             // rest to the primary.
@@ -252,9 +275,7 @@ impl Cluster {
                 hosts.join(","),
                 super::DATABASE
             ),
-        };
-        c.write_state()?;
-        Ok(c)
+        }
     }
 
     /// Start node `i` (1-based) of `total`; a failure names the node.
@@ -273,6 +294,8 @@ impl Cluster {
         match self.topology {
             Topology::Replicas { .. } if i == 1 => "the PostgreSQL primary".to_string(),
             Topology::Replicas { .. } => format!("PostgreSQL replica {} of {}", i - 1, total - 1),
+            Topology::Spider { .. } if i == 1 => "the Spider head".to_string(),
+            Topology::Spider { .. } => format!("Spider backend {} of {}", i - 1, total - 1),
             _ => format!("Galera node {i} of {total}"),
         }
     }
@@ -344,6 +367,22 @@ impl Cluster {
         Ok(())
     }
 
+    /// Start the head (the Spider engine loaded), then each backend (plain servers: the head
+    /// reaches them over their sockets, the tables on them are created by `prepare`).
+    fn start_spider(&mut self, spec: &ServerSpec, n: usize) -> Result<()> {
+        if !Path::new(SPIDER_PLUGIN).exists() {
+            return Err(Error::usage(format!(
+                "--server mariadb-spider:{n}: the Spider engine is not installed ({SPIDER_PLUGIN} missing): install the Debian package mariadb-plugin-spider"
+            )));
+        }
+        self.start_node(spec, 1, n + 1, Role::SpiderHead { backends: n })?;
+        for i in 2..=n + 1 {
+            self.start_node(spec, i, n + 1, Role::Alone)?;
+        }
+        eprintln!("Spider: a head and {n} backend(s)");
+        Ok(())
+    }
+
     fn write_state(&self) -> Result<()> {
         let st = ClusterState {
             kind: self.kind,
@@ -360,7 +399,7 @@ impl Cluster {
     }
 
     /// The first node: the server whose pid, settings and options the result records (the
-    /// Galera node 1, the PostgreSQL primary).
+    /// Galera node 1, the PostgreSQL primary, the Spider head).
     pub fn first(&self) -> Option<&Server> {
         self.nodes.first()
     }
@@ -475,11 +514,21 @@ mod tests {
         assert_eq!(s.topology, Topology::Replicas { replicas: 2 });
         assert_eq!((s.kind, s.profile.as_str()), (Kind::Postgres, "small"));
         assert_eq!(s.topology.servers(), 3);
+        let s = ServerSpec::parse("mariadb-spider:2", &[], None, false).unwrap();
+        assert_eq!(s.topology, Topology::Spider { backends: 2 });
+        assert_eq!((s.kind, s.profile.as_str()), (Kind::Mariadb, "default"));
+        assert_eq!(s.topology.servers(), 3);
+        assert_eq!(s.topology.name(s.kind), "mariadb-spider:2");
+        assert!(node_settings(&Role::SpiderHead { backends: 2 })
+            .contains("plugin_load_add = ha_spider"));
         for bad in [
             "mariadb-galera:2",
             "mariadb-galera",
             "mariadb-galera:x",
             "postgres-replicas:0",
+            "mariadb-spider:0",
+            "mariadb-spider:x",
+            "mariadb-spider",
             "postgres-replicas:",
             "mariadb:galera",
         ] {

@@ -56,7 +56,7 @@ impl Kind {
             "mariadb" | "mysql" => Ok(Kind::Mariadb),
             "postgres" | "postgresql" | "pg" => Ok(Kind::Postgres),
             _ => Err(Error::usage(format!(
-                "unknown server '{s}': use mariadb, postgres, mariadb-galera:N or postgres-replicas:N"
+                "unknown server '{s}': use mariadb, postgres, mariadb-galera:N, mariadb-spider:N or postgres-replicas:N"
             ))),
         }
     }
@@ -108,6 +108,8 @@ pub enum Topology {
     Galera { nodes: usize },
     /// `postgres-replicas:N`: a PostgreSQL primary and N streaming replicas (N >= 1).
     Replicas { replicas: usize },
+    /// `mariadb-spider:N`: a MariaDB head with the Spider engine and N backends (N >= 1).
+    Spider { backends: usize },
 }
 
 impl Topology {
@@ -120,6 +122,7 @@ impl Topology {
             Topology::Single => 1,
             Topology::Galera { nodes } => *nodes,
             Topology::Replicas { replicas } => replicas + 1,
+            Topology::Spider { backends } => backends + 1,
         }
     }
     /// The `--server` word that names it (`mariadb-galera:3`).
@@ -128,6 +131,7 @@ impl Topology {
             Topology::Single => kind.name().to_string(),
             Topology::Galera { nodes } => format!("mariadb-galera:{nodes}"),
             Topology::Replicas { replicas } => format!("postgres-replicas:{replicas}"),
+            Topology::Spider { backends } => format!("mariadb-spider:{backends}"),
         }
     }
 }
@@ -153,6 +157,8 @@ pub enum Role {
     PgReplica { primary_port: u16 },
     /// The primary of streaming replicas.
     PgPrimary { replicas: usize },
+    /// The head of a Spider cluster (loads the Spider engine; its backends are plain servers).
+    SpiderHead { backends: usize },
 }
 
 /// Parse the N of `mariadb-galera:N`, at least `min`.
@@ -161,10 +167,10 @@ fn cluster_size(word: &str, n: &str, min: usize) -> Result<usize> {
         Ok(v) if (min..=9).contains(&v) => Ok(v),
         _ => Err(Error::usage(format!(
             "--server {word}:{n}: give the number of {} as {min} to 9, e.g. {word}:{min}",
-            if word == "mariadb-galera" {
-                "nodes"
-            } else {
-                "replicas"
+            match word {
+                "mariadb-galera" => "nodes",
+                "mariadb-spider" => "backends",
+                _ => "replicas",
             }
         ))),
     }
@@ -172,13 +178,18 @@ fn cluster_size(word: &str, n: &str, min: usize) -> Result<usize> {
 
 impl ServerSpec {
     /// Parse `mariadb[:PROFILE]` / `postgres[:PROFILE]`, `mariadb-galera:N[:PROFILE]` (N >= 3,
-    /// profile `galera` by default) and `postgres-replicas:N[:PROFILE]` (N >= 1).
+    /// profile `galera` by default), `postgres-replicas:N[:PROFILE]` (N >= 1) and
+    /// `mariadb-spider:N[:PROFILE]` (N >= 1 backends).
     pub fn parse(s: &str, opts: &[String], datadir: Option<&str>, keep: bool) -> Result<Self> {
         let (k, rest) = s.split_once(':').unwrap_or((s, ""));
         let (kind, topology, p) = match k {
-            "mariadb-galera" | "postgres-replicas" => {
+            "mariadb-galera" | "postgres-replicas" | "mariadb-spider" => {
                 let (n, p) = rest.split_once(':').unwrap_or((rest, ""));
-                if k == "mariadb-galera" {
+                if k == "mariadb-spider" {
+                    let backends = cluster_size(k, n, 1)?;
+                    let p = if p.is_empty() { "default" } else { p };
+                    (Kind::Mariadb, Topology::Spider { backends }, p)
+                } else if k == "mariadb-galera" {
                     let nodes = cluster_size(k, n, 3)?;
                     let p = if p.is_empty() { "galera" } else { p };
                     (Kind::Mariadb, Topology::Galera { nodes }, p)

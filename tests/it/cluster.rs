@@ -431,7 +431,7 @@ fn have_galera() -> bool {
 }
 
 /// The pids and folder a managed run names on stderr ("... server pid A,B,C on ..., folder F").
-fn managed_pids_and_folder(stderr: &str) -> (Vec<u32>, String) {
+pub(crate) fn managed_pids_and_folder(stderr: &str) -> (Vec<u32>, String) {
     let line = stderr
         .lines()
         .find(|l| l.contains(" server pid ") && l.contains(", folder "))
@@ -713,6 +713,8 @@ fn cluster_bad_cluster_flags_exit_2() {
         vec!["run", "oltp_read_write", "--server", "mariadb-galera:2"],
         vec!["run", "oltp_read_write", "--server", "postgres-replicas:0"],
         vec!["run", "oltp_read_write", "--server", "mariadb:galera"],
+        vec!["run", "oltp_point_select", "--server", "mariadb-spider:0"],
+        vec!["server", "start", "mariadb-spider:0"],
         vec!["server", "start", "mariadb-galera:1"],
         vec![
             "run",

@@ -278,6 +278,55 @@ fn spider_tpcc_and_point_select_through_the_head() {
     }
 }
 
+/// `--server mariadb-spider:2`: the tool starts a head and two backends, the run goes through
+/// the head to both backends, and every node and folder is gone afterwards.
+#[test]
+fn spider_managed_cluster_runs_and_leaves_nothing() {
+    if !have_spider() {
+        return;
+    }
+    let dir = tempdir();
+    let out = eb(
+        dir.path(),
+        &[
+            "run",
+            "oltp_point_select",
+            "--server",
+            "mariadb-spider:2:small",
+            "--table-size",
+            "1000",
+            "--threads",
+            "2",
+            "--warmup",
+            "0",
+            "--duration",
+            "2s",
+            "--runs",
+            "1",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let (pids, folder) = crate::cluster::managed_pids_and_folder(&out.stderr);
+    assert_eq!(pids.len(), 3, "{}", out.stderr);
+    for pid in &pids {
+        assert!(
+            crate::servers::wait_gone(*pid, std::time::Duration::from_secs(5)),
+            "node {pid} still running"
+        );
+    }
+    assert!(!Path::new(&folder).exists(), "{folder} kept");
+    assert!(crate::servers::processes_mentioning(&folder).is_empty());
+    let doc: Json = serde_json::from_str(&out.stdout).expect("json result");
+    assert_schema_valid(&doc);
+    assert_eq!(doc["target"]["engine"].as_str(), Some("SPIDER"));
+    let run = &doc["points"][0]["runs"][0];
+    assert!(run["ops"].as_u64().unwrap() > 0, "{run}");
+    assert_eq!(run["errors_total"].as_u64(), Some(0), "{}", run["errors"]);
+    check_spider_nodes(&doc, 2);
+}
+
 #[test]
 fn spider_refuses_workloads_without_a_sharding_key_and_bad_urls() {
     let dir = tempdir();
