@@ -204,6 +204,13 @@ impl RunConfig {
             connect_timeout: Duration::from_secs_f64(self.connect_timeout_s),
         }
     }
+    /// The fleet-wide number of this process's first connection at `threads` connections
+    /// per shard (`SessionConfig::first_worker`).
+    pub fn first_worker(&self, threads: usize) -> usize {
+        self.fleet
+            .as_ref()
+            .map_or(0, |f| f.shard.index as usize * threads)
+    }
     pub fn report_interval(&self) -> Duration {
         Duration::from_secs_f64(self.report_interval_s)
     }
@@ -544,6 +551,37 @@ mod tests {
         let argv: Vec<String> = argv[2..].iter().map(|s| s.to_string()).collect();
         let p = crate::cli::parse_workload::<RunArgs>(&reg, "run", &argv)?.expect("not help");
         RunConfig::resolve(&p.common, p.entry, &p.name, &p.matches)
+    }
+
+    /// A fleet numbers its connections across the shards, so that over a cluster's nodes it
+    /// spreads as one process with all of them would: 3 shards of 2 connections over 3 nodes
+    /// put 2 on each node (numbered from 0 in every shard, all 6 would start on node 0).
+    #[test]
+    fn fleet_connections_spread_over_nodes() {
+        use crate::runner::{node_for, Access};
+        let url = "mysql://u@a:1,b:2,c:3/db";
+        let mut per_node = [0; 3];
+        for i in 0..3 {
+            let shard = format!("{i}/3");
+            let cfg = resolved(&[
+                "oltp_point_select",
+                "--target",
+                url,
+                "--shard",
+                &shard,
+                "--run-id",
+                "r",
+            ])
+            .unwrap();
+            assert_eq!(cfg.first_worker(2), i * 2);
+            for w in 0..2 {
+                let t = &cfg.target_spec;
+                per_node[node_for(cfg.first_worker(2) + w, 3, t.read, Access::ReadOnly)] += 1;
+            }
+        }
+        assert_eq!(per_node, [2, 2, 2]);
+        let alone = resolved(&["oltp_point_select", "--target", url]).unwrap();
+        assert_eq!(alone.first_worker(8), 0);
     }
 
     /// Client loops: 2 for PostgreSQL, 1 otherwise, unless --client-threads says; 0 refused.

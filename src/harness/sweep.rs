@@ -56,6 +56,7 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                 pacing,
                 faults: cfg.faults(),
                 access: w.access(op_index),
+                first_worker: cfg.first_worker(threads),
             };
             let mut session = w
                 .start(op_index, threads, spec, &scfg)
@@ -169,7 +170,6 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                         .collect();
                     node.replication = ReplicationRecord::of(samples);
                 }
-                rec.intervals = name_interval_kinds(res.intervals, w, &kinds);
                 rec.percentiles_us = res.hist.percentiles_us(&cfg.extra_percentiles);
                 let server_part = match (&rec.server_process, rec.client_cpu_share) {
                     (Some(p), Some(share)) => format!(
@@ -192,10 +192,15 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                                     || LatencyHist::new().summary(),
                                     |s| s.hist.summary(),
                                 ),
+                                histogram_hdr_v2: None,
                             },
                         );
                     }
                 }
+                if cfg.fleet.is_some() {
+                    keep_histograms(&mut rec, &res, &kinds);
+                }
+                rec.intervals = name_interval_kinds(res.intervals, w, &kinds);
                 for line in w.derive(threads, &mut rec) {
                     eprintln!("{line}");
                 }
@@ -329,10 +334,31 @@ pub fn record(
                 reconnects: n.reconnects,
                 server_counters: BTreeMap::new(),
                 replication: None,
+                histogram_hdr_v2: None,
             })
             .collect(),
         ..RunRecord::default()
     }
+}
+
+/// A fleet shard's result keeps the histograms behind its per-kind and per-node latencies and
+/// its open-loop response times, so that `merge` adds them instead of bounding them.
+fn keep_histograms(rec: &mut RunRecord, res: &PhaseResult, kinds: &[&str]) {
+    for (k, name) in kinds.iter().enumerate() {
+        if let Some(kr) = rec.by_kind.get_mut(*name) {
+            kr.histogram_hdr_v2 = Some(
+                res.by_kind
+                    .get(k)
+                    .map_or_else(|| LatencyHist::new().encode(), |s| s.hist.encode()),
+            );
+        }
+    }
+    for (nr, ns) in rec.by_node.iter_mut().zip(&res.by_node) {
+        if nr.node == ns.label {
+            nr.histogram_hdr_v2 = Some(ns.hist.encode());
+        }
+    }
+    rec.response_hdr_v2 = res.open_loop.as_ref().map(|(h, _)| h.encode());
 }
 
 /// A Spider target's nodes: the head, which every connection used (the run's totals), then
@@ -351,6 +377,7 @@ fn spider_nodes(rec: &mut RunRecord, threads: usize, target: &crate::db::TargetS
         reconnects: rec.reconnects,
         server_counters: BTreeMap::new(),
         replication: None,
+        histogram_hdr_v2: None,
     };
     rec.by_node = std::iter::once(head)
         .chain(target.spider.iter().map(|b| NodeRecord {

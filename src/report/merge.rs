@@ -270,10 +270,40 @@ fn merge_point(
     p.sections = BTreeMap::new();
     let mut agg = Aggregate::of(&runs, all.summary());
     agg.percentiles_us = all.percentiles_us(extra);
-    agg.response_us = worst(runs.iter().filter_map(|r| r.response_us.as_ref()));
+    agg.response_us = response(&runs.iter().collect::<Vec<_>>()).0;
     p.aggregate = agg;
     p.runs = runs;
     Ok((p, skew))
+}
+
+/// The histograms added, when every part kept one (a shard's result keeps those behind its
+/// per-kind and per-node latencies and its response times); None otherwise.
+fn added<'a>(parts: impl IntoIterator<Item = Option<&'a String>>) -> Option<LatencyHist> {
+    let mut sum = LatencyHist::new();
+    for h in parts {
+        sum.add(&LatencyHist::decode(h?).ok()?);
+    }
+    Some(sum)
+}
+
+/// The open-loop response time over `runs`: exact (and its histogram) when every run kept its
+/// histogram, else the highest of each percentile; None for closed-loop runs.
+fn response(runs: &[&RunRecord]) -> (Option<LatencySummary>, Option<String>) {
+    let open: Vec<&RunRecord> = runs
+        .iter()
+        .copied()
+        .filter(|r| r.response_us.is_some())
+        .collect();
+    if open.is_empty() {
+        return (None, None);
+    }
+    match added(open.iter().map(|r| r.response_hdr_v2.as_ref())) {
+        Some(h) => (Some(h.summary()), Some(h.encode())),
+        None => (
+            worst(open.iter().filter_map(|r| r.response_us.as_ref())),
+            None,
+        ),
+    }
 }
 
 /// The highest of each percentile (a bound where no histogram is kept); None when empty.
@@ -369,6 +399,13 @@ fn merge_run(
             m.open_loop = r.open_loop.clone();
         }
     }
+    // A kind's percentiles: exact when every shard kept its histogram (the bound above else).
+    for (k, e) in m.by_kind.iter_mut() {
+        let shards = here.iter().map(|r| r.by_kind.get(k));
+        if let Some(h) = added(shards.map(|kr| kr.and_then(|kr| kr.histogram_hdr_v2.as_ref()))) {
+            e.latency_us = h.summary();
+        }
+    }
     m.rows_per_op = m.rows as f64 / m.ops.max(1) as f64;
     // The server's process served every shard: its per-operation figures, read by the lowest
     // shard over its own operations, are over all of them.
@@ -393,7 +430,7 @@ fn merge_run(
         .map(|sv| (user_s + sys_s) / (user_s + sys_s + sv));
     m.latency_us = hist.summary();
     m.percentiles_us = hist.percentiles_us(extra);
-    m.response_us = worst(here.iter().filter_map(|r| r.response_us.as_ref()));
+    (m.response_us, m.response_hdr_v2) = response(&here);
     m.intervals = merge_intervals(&here);
     m.histogram_hdr_v2 = hist.encode();
     let starts: Vec<f64> = here.iter().filter_map(|r| r.started_at_unix_s).collect();
@@ -431,7 +468,8 @@ fn merge_run(
 }
 
 /// The shards' per-node records (a multi-host target) added by node, in the order the nodes
-/// first appear; a node's percentiles are the highest of the shards'.
+/// first appear; a node's percentiles are those of the shards' histograms added, or the
+/// highest of the shards' where one was not kept.
 fn merge_nodes(runs: &[&RunRecord]) -> Vec<NodeRecord> {
     let mut out: Vec<NodeRecord> = Vec::new();
     for n in runs.iter().flat_map(|r| &r.by_node) {
@@ -451,6 +489,15 @@ fn merge_nodes(runs: &[&RunRecord]) -> Vec<NodeRecord> {
             }
             None => out.push(n.clone()),
         }
+    }
+    for o in &mut out {
+        let shards = runs
+            .iter()
+            .map(|r| r.by_node.iter().find(|n| n.node == o.node));
+        if let Some(h) = added(shards.map(|n| n.and_then(|n| n.histogram_hdr_v2.as_ref()))) {
+            o.latency_us = h.summary();
+        }
+        o.histogram_hdr_v2 = None;
     }
     out
 }
@@ -505,12 +552,27 @@ mod tests {
             latency_us: h.summary(),
             errors_total: 1,
             errors: BTreeMap::from([("deadlock".to_string(), 1)]),
+            // As a shard writes them: per node, per kind and the response time with the
+            // histograms behind them.
             by_node: vec![NodeRecord {
                 node: "db1:3306".into(),
                 connections: 2,
                 ops: values.len() as u64,
+                latency_us: h.summary(),
+                histogram_hdr_v2: Some(h.encode()),
                 ..NodeRecord::default()
             }],
+            by_kind: BTreeMap::from([(
+                "k".to_string(),
+                KindRecord {
+                    ops: values.len() as u64,
+                    latency_us: h.summary(),
+                    histogram_hdr_v2: Some(h.encode()),
+                    ..KindRecord::default()
+                },
+            )]),
+            response_us: Some(h.summary()),
+            response_hdr_v2: Some(h.encode()),
             client_cpu: ClientCpu {
                 user_s: 0.5,
                 sys_s: 0.0,
@@ -567,8 +629,23 @@ mod tests {
         for v in a.iter().chain(&b) {
             one.record_us(*v);
         }
-        assert_eq!(run.latency_us.p50_us, one.summary().p50_us);
-        assert_eq!(run.latency_us.p99_us, one.summary().p99_us);
+        let exact = one.summary();
+        for (what, got) in [
+            ("run", run.latency_us),
+            ("node", run.by_node[0].latency_us),
+            ("kind", run.by_kind["k"].latency_us),
+            ("response", run.response_us.unwrap()),
+            ("point response", m.points[0].aggregate.response_us.unwrap()),
+        ] {
+            assert_eq!(
+                (got.p50_us, got.p99_us),
+                (exact.p50_us, exact.p99_us),
+                "{what}"
+            );
+        }
+        // The merged record does not carry the per-node and per-kind histograms on.
+        assert!(run.by_node[0].histogram_hdr_v2.is_none());
+        assert!(run.by_kind["k"].histogram_hdr_v2.is_none());
         let lost: Vec<bool> = run.shards.iter().map(|s| s.lost).collect();
         assert_eq!(lost, vec![false, false, true]);
         assert_eq!(m.fleet.as_ref().unwrap().lost, vec![2]);
@@ -584,6 +661,29 @@ mod tests {
             doc: m,
         };
         assert_eq!(merge(vec![again]).unwrap_err().exit_code(), 2);
+    }
+
+    /// Shards of an older version kept no per-node or per-kind histogram: those percentiles
+    /// are the highest of the shards' (a bound), the run's still exact.
+    #[test]
+    fn without_shard_histograms_kinds_and_nodes_are_bounded() {
+        let a: Vec<u64> = (1..=100).collect();
+        let b: Vec<u64> = (1000..=1100).collect();
+        let old = |i, v: &[u64]| {
+            let mut d = shard_doc(i, 2, "r", v);
+            let run = &mut d.doc.points[0].runs[0];
+            run.by_node[0].histogram_hdr_v2 = None;
+            run.by_kind.get_mut("k").unwrap().histogram_hdr_v2 = None;
+            run.response_hdr_v2 = None;
+            d
+        };
+        let m = merge(vec![old(0, &a), old(1, &b)]).unwrap();
+        let run = &m.points[0].runs[0];
+        let high = shard_doc(1, 2, "r", &b).doc.points[0].runs[0].latency_us;
+        assert_eq!(run.by_node[0].latency_us.p50_us, high.p50_us);
+        assert_eq!(run.by_kind["k"].latency_us.p50_us, high.p50_us);
+        assert_eq!(run.response_us.unwrap().p50_us, high.p50_us);
+        assert!(run.latency_us.p50_us < high.p50_us);
     }
 
     #[test]

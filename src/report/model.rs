@@ -215,6 +215,10 @@ pub struct RunRecord {
     /// (service time plus any wait behind schedule).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_us: Option<LatencySummary>,
+    /// A fleet shard's open-loop run only: the response-time histogram (HdrHistogram V2,
+    /// base64), so that `merge` adds the shards' exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_hdr_v2: Option<String>,
     /// Open loop (--rate) only: how well the schedule was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_loop: Option<OpenLoop>,
@@ -296,6 +300,10 @@ pub struct NodeRecord {
     /// and at the end of the run: a PostgreSQL replica's lag, a Galera node's queues.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replication: Option<ReplicationRecord>,
+    /// A fleet shard's result only: this node's latency histogram (HdrHistogram V2, base64),
+    /// so that `merge` adds the shards' exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram_hdr_v2: Option<String>,
 }
 
 /// One node's replication over a run, from samples (`ReplicationSample`).
@@ -464,6 +472,10 @@ pub struct KindRecord {
     pub rolled_back: u64,
     pub errors: u64,
     pub latency_us: LatencySummary,
+    /// A fleet shard's result only: this kind's latency histogram (HdrHistogram V2, base64),
+    /// so that `merge` adds the shards' exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram_hdr_v2: Option<String>,
 }
 
 /// The schedule of one open-loop run, over all connections.

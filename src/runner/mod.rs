@@ -183,6 +183,11 @@ pub struct SessionConfig {
     pub faults: Faults,
     /// What the operation does, for a target that routes reads (`?read=replicas`).
     pub access: Access,
+    /// The fleet-wide number of this process's first connection (shard I of a fleet with T
+    /// connections per shard: I × T; 0 for a process alone). A multi-host target's node is
+    /// chosen by that number, so that a fleet spreads over the nodes as one process with all
+    /// the fleet's connections would, instead of every shard starting on node 0.
+    pub first_worker: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -436,7 +441,7 @@ impl Session {
                 window.clone(),
             );
             let sched_batch = cfg.sched_batch;
-            let (read, access) = (target.read, cfg.access);
+            let (read, access, first_worker) = (target.read, cfg.access, cfg.first_worker);
             let pacing = cfg.pacing;
             let faults = cfg.faults;
             let h = std::thread::Builder::new()
@@ -453,7 +458,7 @@ impl Session {
                     let rec = Rc::new(RefCell::new(LoopRecorder::new(ids.len())));
                     for (slot, w) in ids.into_iter().enumerate() {
                         let driver = factory(w);
-                        let node = node_for(w, node_targets.len(), read, access);
+                        let node = node_for(first_worker + w, node_targets.len(), read, access);
                         let target = node_targets[node].clone();
                         let (cmd_rx, tx) = (cmd_rx.clone(), tx.clone());
                         let node = multi.then_some(node);
@@ -539,7 +544,7 @@ impl Session {
                 String::new()
             };
             let to = target.node(node_for(
-                worker,
+                cfg.first_worker + worker,
                 target.node_count(),
                 target.read,
                 cfg.access,

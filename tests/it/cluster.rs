@@ -9,7 +9,7 @@ use crate::common::*;
 /// The test server's TCP URL with its one host written twice (`127.0.0.1:P,localhost:P`): two
 /// "nodes" that are the same server, so that the spreading and the per-node figures can be
 /// checked without a cluster.
-fn two_host_url(tcp: &str, db: &str) -> String {
+pub(crate) fn two_host_url(tcp: &str, db: &str) -> String {
     let u = url::Url::parse(tcp).unwrap();
     let port = u.port().unwrap();
     format!(

@@ -232,24 +232,27 @@ fn hist(b64: &str) -> Histogram<u64> {
 
 /// The merged p50/p99 equal those of one histogram fed every shard's samples.
 fn assert_exact_percentiles(merged: &Json, shards: &[Json]) {
+    let parts: Vec<&Json> = shards.iter().map(run0).collect();
+    let n = assert_exact("run", run0(merged), &parts);
+    assert_eq!(run0(merged)["ops"].as_u64().unwrap(), n);
+}
+
+/// A merged part's (run, kind, node) `latency_us` p50/p99 equal those of one histogram fed
+/// every shard part's samples (`histogram_hdr_v2`); returns how many samples.
+fn assert_exact(what: &str, merged: &Json, shards: &[&Json]) -> u64 {
     let mut one: Histogram<u64> = Histogram::new_with_bounds(1, 3_600_000_000, 3).unwrap();
     for s in shards {
-        let h = hist(run0(s)["histogram_hdr_v2"].as_str().unwrap());
+        let b64 = s["histogram_hdr_v2"].as_str();
+        let h = hist(b64.unwrap_or_else(|| panic!("{what}: a shard kept no histogram: {s}")));
         for v in h.iter_recorded() {
             one.record_n(v.value_iterated_to(), v.count_at_value())
                 .unwrap();
         }
     }
-    let r = run0(merged);
-    assert_eq!(
-        r["latency_us"]["p50_us"].as_u64().unwrap(),
-        one.value_at_quantile(0.50)
-    );
-    assert_eq!(
-        r["latency_us"]["p99_us"].as_u64().unwrap(),
-        one.value_at_quantile(0.99)
-    );
-    assert_eq!(r["ops"].as_u64().unwrap(), one.len());
+    let got = |p: &str| merged["latency_us"][p].as_u64().unwrap();
+    assert_eq!(got("p50_us"), one.value_at_quantile(0.50), "{what}");
+    assert_eq!(got("p99_us"), one.value_at_quantile(0.99), "{what}");
+    one.len()
 }
 
 /// `key` of every shard's part of the merged first run.
@@ -467,6 +470,19 @@ fn fleet_mariadb_three_namespaces() {
         .map(|f| run0(&read(f))["figures"]["tpm_c"].as_f64().unwrap())
         .sum();
     assert!((run0(&merged)["figures"]["tpm_c"].as_f64().unwrap() - tpm).abs() < 1e-6);
+    // Each transaction kind's percentiles (TPC-C's response-time limits) are exact too.
+    let docs: Vec<Json> = files.iter().map(|f| read(f)).collect();
+    for kind in [
+        "NewOrder",
+        "Payment",
+        "OrderStatus",
+        "Delivery",
+        "StockLevel",
+    ] {
+        let parts: Vec<&Json> = docs.iter().map(|s| &run0(s)["by_kind"][kind]).collect();
+        let n = assert_exact(kind, &run0(&merged)["by_kind"][kind], &parts);
+        assert_eq!(run0(&merged)["by_kind"][kind]["ops"].as_u64().unwrap(), n);
+    }
     let o = eb(d, &["check", "tpcc", "--target", &srv.url]);
     assert_eq!(o.code, 0, "check tpcc: {}{}", o.stdout, o.stderr);
 
@@ -630,6 +646,49 @@ fn fleet_postgres_two_shards() {
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert_eq!(merged["status"], "complete");
     assert!(merged["fleet"]["max_start_skew_s"].as_f64().unwrap() < 0.5);
+
+    // A target of two nodes (the server named twice): the fleet numbers its connections
+    // across the shards, so shard 0's one connection goes to node 0 and shard 1's to node 1
+    // (numbered within each shard, both would go to node 0); the merge adds the nodes'
+    // records, each node's percentiles exactly.
+    let two = crate::cluster::two_host_url(&url, "eb_fleet");
+    let spread = [
+        "run",
+        "oltp_point_select",
+        "--target",
+        two.as_str(),
+        "--table-size",
+        "2000",
+        "--threads",
+        "1",
+        "--warmup",
+        "0",
+        "--runs",
+        "1",
+        "--duration",
+        "1",
+    ];
+    let files = fleet(&none, d, 2, "pg-nodes", &spread);
+    let docs: Vec<Json> = files.iter().map(|f| read(f)).collect();
+    for (i, doc) in docs.iter().enumerate() {
+        let conns: Vec<u64> = run0(doc)["by_node"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["connections"].as_u64().unwrap())
+            .collect();
+        let want = if i == 0 { [1, 0] } else { [0, 1] };
+        assert_eq!(conns, want, "shard {i}'s connection");
+    }
+    let (o, merged) = merge(d, &files, "m-nodes");
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    for k in 0..2 {
+        let node = &run0(&merged)["by_node"][k];
+        assert_eq!(node["connections"], 1, "{node}");
+        let parts: Vec<&Json> = docs.iter().map(|s| &run0(s)["by_node"][k]).collect();
+        let n = assert_exact(&format!("node {k}"), node, &parts);
+        assert_eq!(node["ops"].as_u64().unwrap(), n);
+    }
 }
 
 /// A minimal shard result for the merge's refusals.

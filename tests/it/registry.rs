@@ -164,6 +164,7 @@ impl Workload for Toy {
                 pacing: Pacing::ClosedLoop,
                 faults: h.cfg.faults(),
                 access: Default::default(),
+                first_worker: 0,
             };
             let mut session = self.start(0, threads, &h.cfg.target_spec, &scfg)?;
             let res = session.phase(

@@ -41,6 +41,7 @@ fn session(dir: &std::path::Path, threads: usize, left: Option<u64>) -> Session 
         pacing: Pacing::ClosedLoop,
         faults: Faults::default(),
         access: Default::default(),
+        first_worker: 0,
     };
     Session::start(&target, &cfg, move |_| Select {
         stmt: StmtId(0),

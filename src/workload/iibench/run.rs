@@ -63,6 +63,7 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
         pacing: Pacing::ClosedLoop,
         faults: cfg.faults(),
         access: crate::runner::Access::ReadWrite,
+        first_worker: cfg.first_worker(threads),
     };
     // Every connection is open before the clock starts.
     let mut inserts = {

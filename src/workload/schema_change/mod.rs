@@ -377,6 +377,7 @@ pub fn measure(spec: &Spec, h: &mut Harness) -> Result<()> {
                 pacing: cfg.pacing,
                 faults: cfg.faults(),
                 access: crate::runner::Access::ReadWrite,
+                first_worker: cfg.first_worker(threads),
             };
             let o = spec.oltp.clone();
             let mut session = Session::start(target, &scfg, move |w| {
