@@ -8,6 +8,15 @@ use enginebench::db::{Conn, TargetSpec};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_enginebench");
 
+/// TPC-C's transaction kinds as results name them (`by_kind`).
+pub const TPCC_KINDS: [&str; 5] = [
+    "NewOrder",
+    "Payment",
+    "OrderStatus",
+    "Delivery",
+    "StockLevel",
+];
+
 pub struct Out {
     pub code: i32,
     pub stdout: String,

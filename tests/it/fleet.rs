@@ -472,13 +472,7 @@ fn fleet_mariadb_three_namespaces() {
     assert!((run0(&merged)["figures"]["tpm_c"].as_f64().unwrap() - tpm).abs() < 1e-6);
     // Each transaction kind's percentiles (TPC-C's response-time limits) are exact too.
     let docs: Vec<Json> = files.iter().map(|f| read(f)).collect();
-    for kind in [
-        "NewOrder",
-        "Payment",
-        "OrderStatus",
-        "Delivery",
-        "StockLevel",
-    ] {
+    for kind in TPCC_KINDS {
         let parts: Vec<&Json> = docs.iter().map(|s| &run0(s)["by_kind"][kind]).collect();
         let n = assert_exact(kind, &run0(&merged)["by_kind"][kind], &parts);
         assert_eq!(run0(&merged)["by_kind"][kind]["ops"].as_u64().unwrap(), n);
@@ -652,22 +646,15 @@ fn fleet_postgres_two_shards() {
     // (numbered within each shard, both would go to node 0); the merge adds the nodes'
     // records, each node's percentiles exactly.
     let two = crate::cluster::two_host_url(&url, "eb_fleet");
-    let spread = [
-        "run",
-        "oltp_point_select",
-        "--target",
-        two.as_str(),
-        "--table-size",
-        "2000",
-        "--threads",
-        "1",
-        "--warmup",
-        "0",
-        "--runs",
-        "1",
-        "--duration",
-        "1",
-    ];
+    let mut spread = args.to_vec();
+    for (flag, value) in [
+        ("--target", two.as_str()),
+        ("--threads", "1"),
+        ("--duration", "1"),
+    ] {
+        let i = spread.iter().position(|a| *a == flag).unwrap();
+        spread[i + 1] = value;
+    }
     let files = fleet(&none, d, 2, "pg-nodes", &spread);
     let docs: Vec<Json> = files.iter().map(|f| read(f)).collect();
     for (i, doc) in docs.iter().enumerate() {

@@ -369,13 +369,7 @@ fn tpcc_report_in_headless_chromium() {
     let page = result_file(&results).parent().unwrap().join("report.html");
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("<h2>TPC-C</h2>") && html.contains("delivery_skipped_districts"));
-    for kind in [
-        "NewOrder",
-        "Payment",
-        "OrderStatus",
-        "Delivery",
-        "StockLevel",
-    ] {
+    for kind in TPCC_KINDS {
         assert!(
             html.contains(&format!("<td class=l>{kind}</td>")),
             "{kind} row"
