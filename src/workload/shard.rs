@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use crate::db::url::Endpoint;
 use crate::db::{Conn, TargetSpec, Value};
-use crate::error::{Error, Result};
+use crate::error::{Context, Error, Result};
 use crate::load::{self, LoadOptions, LoadStats, RowSource};
 
 use super::Workload;
@@ -358,36 +358,95 @@ impl<'a> Place<'a> {
 /// What a workload's `cleanup` is, for `open_schema` (drops its tables and metadata).
 pub type Cleanup = for<'c> fn(&'c mut Conn) -> futures_util::future::LocalBoxFuture<'c, Result<()>>;
 
+/// A workload's tables as `open_schema` creates them from one schema file.
+pub struct Tables<'s> {
+    /// The workload's name in the metadata table.
+    pub workload: &'static str,
+    /// What the metadata says of the tables asked for (the workload's `meta_info`); the
+    /// table options and a Spider layout are added to it here.
+    pub info: String,
+    /// The table that, with matching metadata, says the tables are loaded already.
+    pub check: &'s str,
+    /// The workload's schema for the target's dbms (`CREATE TABLE`s and indexes).
+    pub schema: &'s str,
+    pub keys: ShardKeys,
+    /// Drops the workload's tables and metadata.
+    pub cleanup: Cleanup,
+}
+
+/// Tables opened for loading: where to load, the index statements to run after the load,
+/// and the metadata to write once loaded.
+pub struct Opened<'a> {
+    pub place: Place<'a>,
+    pub indexes: Vec<String>,
+    pub meta: String,
+    workload: &'static str,
+}
+
 /// The first steps of a prepare whose tables come from one schema file, with or without a
 /// fleet (`crate::fleet`'s steps) and on one server or a Spider target: None when the tables
-/// are already there as asked (`loaded`) and nothing is to be done; else where to load, and
-/// the index statements to run after the load. The process that creates the tables (shard 0,
-/// or the only one) drops the old ones with `cleanup` first and tells the other shards.
+/// are already there as asked and nothing is to be done; else where to load. The process that
+/// creates the tables (shard 0, or the only one) drops the old ones first and tells the other
+/// shards.
 pub async fn open_schema<'a>(
     conn: &'a mut Conn,
     target: &'a TargetSpec,
-    keys: ShardKeys,
+    tables: Tables<'_>,
+    engine: Option<&str>,
+    opts: &LoadOptions,
     fleet: Option<&crate::fleet::LoadFleet>,
-    loaded: bool,
-    (schema, clause): (&str, &str),
-    cleanup: Cleanup,
-) -> Result<Option<(Place<'a>, Vec<String>)>> {
+) -> Result<Option<Opened<'a>>> {
     use crate::fleet::Role;
+    let meta = super::with_layout(super::with_table_options(tables.info, opts), target);
+    let loaded = super::already_loaded(conn, [tables.check], tables.workload, &meta).await?;
+    let clause = super::table_clause(engine, opts);
     let role = crate::fleet::begin(fleet, conn, loaded).await?;
     if let Role::Skip = role {
         return Ok(None);
     }
-    let mut place = Place::open(conn, target, Some(keys)).await?;
+    let mut place = Place::open(conn, target, Some(tables.keys)).await?;
     let indexes = match role {
         Role::Create => {
-            cleanup(place.head).await?;
-            let indexes = place.create_schema(schema, clause).await?;
+            (tables.cleanup)(place.head).await?;
+            let indexes = place.create_schema(tables.schema, &clause).await?;
             crate::fleet::tables_ready(fleet, place.head).await?;
             indexes
         }
-        _ => super::ddl(schema, clause).1,
+        _ => super::ddl(tables.schema, &clause).1,
     };
-    Ok(Some((place, indexes)))
+    Ok(Some(Opened {
+        place,
+        indexes,
+        meta,
+        workload: tables.workload,
+    }))
+}
+
+impl Opened<'_> {
+    /// After the rows, in the process that finishes the load (the last shard, or the only
+    /// process: `fleet::loaded`): the statements of `first` (SQL, what it does), the indexes
+    /// (`what` names them in the progress line), the statistics of `tables`, the metadata;
+    /// then the fleet is told.
+    pub async fn finish(
+        &mut self,
+        first: &[(&str, &str)],
+        what: &str,
+        tables: &[&str],
+        fleet: Option<&crate::fleet::LoadFleet>,
+    ) -> Result<()> {
+        if !crate::fleet::loaded(fleet, self.place.head).await? {
+            return Ok(());
+        }
+        for (sql, doing) in first {
+            self.place.head.query(sql).await.ctx(doing)?;
+        }
+        for st in &self.indexes {
+            self.place.index(st, what).await?;
+        }
+        self.place.after_load(tables).await?;
+        super::write_meta(self.place.head, self.workload, &self.meta).await?;
+        crate::fleet::done(fleet, self.place.head).await
+    }
 }
 
 /// Loads a workload's tables where they live: on one server `load::load`; on a Spider target

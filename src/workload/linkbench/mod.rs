@@ -22,7 +22,7 @@ pub use report::Report;
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Context, Error, Result};
 use crate::load::{LoadOptions, LoadStats};
-use crate::workload::shard::{Place, Placement, ShardKeys};
+use crate::workload::shard::{open_schema, Opened, Placement, ShardKeys, Tables};
 
 pub use driver::LinkbenchDriver;
 pub use props::{Props, KINDS};
@@ -163,27 +163,18 @@ pub async fn prepare(
 ) -> Result<Vec<LoadStats>> {
     use crate::fleet;
     use futures_util::FutureExt;
-    let want = crate::workload::with_layout(
-        crate::workload::with_table_options(meta_info(spec, engine), opts),
-        target,
-    );
-    let loaded = crate::workload::already_loaded(conn, ["linktable"], NAME, &want).await?;
-    let schema = schema(conn.dbms());
-    let clause = crate::workload::table_clause(engine, opts);
-    let opened = crate::workload::shard::open_schema(
-        conn,
-        target,
-        shard_keys(),
-        fleet,
-        loaded,
-        (schema, &clause),
-        |c| cleanup(c).boxed_local(),
-    )
-    .await?;
-    let Some((mut place, indexes)) = opened else {
+    let tables = Tables {
+        workload: NAME,
+        info: meta_info(spec, engine),
+        check: "linktable",
+        schema: schema(conn.dbms()),
+        keys: shard_keys(),
+        cleanup: |c| cleanup(c).boxed_local(),
+    };
+    let Some(mut opened) = open_schema(conn, target, tables, engine, opts, fleet).await? else {
         return Ok(Vec::new());
     };
-    let loader = place.loader();
+    let loader = opened.place.loader();
     // A fleet's shards stamp their rows with shard 0's time: the tables are as one load's.
     let now = fleet::load_time_ms(fleet).unwrap_or_else(now_ms);
     let g = spec.dists.graph.clone();
@@ -219,7 +210,7 @@ pub async fn prepare(
             loader.load(&links, g.links, opts)?,
             loader.load(&counts, spec.nodes() * g.link_types, opts)?,
         ];
-        return finish(&mut place, &want, &indexes, stats, fleet).await;
+        return finish(&mut opened, stats, fleet).await;
     }
     let (n, l, c) = std::thread::scope(|s| {
         let n = s.spawn(|| loader.load(&nodes, spec.nodes(), &quiet));
@@ -231,7 +222,7 @@ pub async fn prepare(
         r.unwrap_or_else(|_| Err(Error::run("a loader thread panicked")))
     };
     let stats = vec![joined(n)?, l?, joined(c)?];
-    finish(&mut place, &want, &indexes, stats, fleet).await
+    finish(&mut opened, stats, fleet).await
 }
 
 /// On a Spider target every table is split by its node id: nodetable by id, linktable by id1
@@ -248,32 +239,23 @@ pub fn shard_keys() -> ShardKeys {
     .collect()
 }
 
-/// After the rows: the secondary index, the id sequence, statistics, the metadata.
+/// After the rows: the id sequence, the secondary index, statistics, the metadata.
 async fn finish(
-    place: &mut Place<'_>,
-    want: &str,
-    indexes: &[String],
+    opened: &mut Opened<'_>,
     stats: Vec<LoadStats>,
     fleet: Option<&crate::fleet::LoadFleet>,
 ) -> Result<Vec<LoadStats>> {
-    if !crate::fleet::loaded(fleet, place.head).await? {
-        return Ok(stats);
-    }
-    for st in indexes {
-        place
-            .index(st, "creating LinkBench's id1_type index")
-            .await?;
-    }
-    let conn = &mut *place.head;
-    if conn.dbms() == Dbms::Postgres {
-        // Ids were loaded explicitly: addnode's identity must continue after them.
-        conn.query("SELECT setval(pg_get_serial_sequence('nodetable', 'id'), (SELECT max(id) FROM nodetable))")
-            .await
-            .ctx("moving nodetable's id sequence past the loaded ids")?;
-    }
-    place.after_load(&data::TABLES).await?;
-    crate::workload::write_meta(place.head, NAME, want).await?;
-    crate::fleet::done(fleet, place.head).await?;
+    // Ids were loaded explicitly: PostgreSQL's addnode identity must continue after them.
+    let sequence = [(
+        "SELECT setval(pg_get_serial_sequence('nodetable', 'id'), (SELECT max(id) FROM nodetable))",
+        "moving nodetable's id sequence past the loaded ids",
+    )];
+    let first: &[_] = match opened.place.head.dbms() {
+        Dbms::Postgres => &sequence,
+        _ => &[],
+    };
+    let what = "creating LinkBench's id1_type index";
+    opened.finish(first, what, &data::TABLES, fleet).await?;
     Ok(stats)
 }
 

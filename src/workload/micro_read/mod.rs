@@ -17,7 +17,7 @@ use crate::error::{Context, Error, Result};
 use crate::load::{LoadOptions, LoadStats};
 use crate::runner::{Driver, Step};
 use crate::workload::rng::Rng;
-use crate::workload::shard::{Placement, ShardKeys};
+use crate::workload::shard::{open_schema, Placement, ShardKeys, Tables};
 
 pub use data::NormalRows;
 
@@ -258,30 +258,20 @@ pub async fn prepare(
     opts: &LoadOptions,
     fleet: Option<&crate::fleet::LoadFleet>,
 ) -> Result<Option<LoadStats>> {
-    use crate::fleet;
     use futures_util::FutureExt;
-    let want = crate::workload::with_layout(
-        crate::workload::with_table_options(meta_info(rows, seed, engine), opts),
-        target,
-    );
-    let loaded = crate::workload::already_loaded(conn, ["normal"], NAME, &want).await?;
-    let schema = match conn.dbms() {
-        Dbms::Mysql => SCHEMA_MYSQL,
-        Dbms::Postgres => SCHEMA_POSTGRES,
-        Dbms::Sqlite => SCHEMA_SQLITE,
+    let tables = Tables {
+        workload: NAME,
+        info: meta_info(rows, seed, engine),
+        check: "normal",
+        schema: match conn.dbms() {
+            Dbms::Mysql => SCHEMA_MYSQL,
+            Dbms::Postgres => SCHEMA_POSTGRES,
+            Dbms::Sqlite => SCHEMA_SQLITE,
+        },
+        keys: shard_keys(),
+        cleanup: |c| cleanup(c).boxed_local(),
     };
-    let clause = crate::workload::table_clause(engine, opts);
-    let opened = crate::workload::shard::open_schema(
-        conn,
-        target,
-        shard_keys(),
-        fleet,
-        loaded,
-        (schema, &clause),
-        |c| cleanup(c).boxed_local(),
-    )
-    .await?;
-    let Some((mut place, indexes)) = opened else {
+    let Some(mut opened) = open_schema(conn, target, tables, engine, opts, fleet).await? else {
         return Ok(None);
     };
     let src = NormalRows {
@@ -289,16 +279,10 @@ pub async fn prepare(
         countries: data::countries(rows),
     };
     // The loader runs on its own threads and connections; this connection waits.
-    let stats = place.loader().load(&src, rows, opts)?;
-    if !fleet::loaded(fleet, place.head).await? {
-        return Ok(Some(stats));
-    }
-    for st in &indexes {
-        place.index(st, "creating the indexes of normal").await?;
-    }
-    place.after_load(&["normal"]).await?;
-    crate::workload::write_meta(place.head, NAME, &want).await?;
-    fleet::done(fleet, place.head).await?;
+    let stats = opened.place.loader().load(&src, rows, opts)?;
+    opened
+        .finish(&[], "creating the indexes of normal", &["normal"], fleet)
+        .await?;
     Ok(Some(stats))
 }
 

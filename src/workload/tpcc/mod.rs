@@ -27,7 +27,7 @@ use crate::error::{Context, Error, Result};
 use crate::load::{LoadOptions, LoadStats};
 use crate::runner::{Driver, Step};
 use crate::workload::rng::Rng;
-use crate::workload::shard::{Placement, ShardKeys};
+use crate::workload::shard::{open_schema, Placement, ShardKeys, Tables};
 use std::time::{Duration, Instant};
 
 pub use data::CConst;
@@ -664,27 +664,18 @@ pub async fn prepare(
 ) -> Result<Vec<LoadStats>> {
     use crate::fleet;
     use futures_util::FutureExt;
-    let want = crate::workload::with_layout(
-        crate::workload::with_table_options(meta_info(spec, engine), opts),
-        target,
-    );
-    let loaded = crate::workload::already_loaded(conn, ["order_line"], NAME, &want).await?;
-    let schema = schema(conn.dbms());
-    let clause = crate::workload::table_clause(engine, opts);
-    let opened = crate::workload::shard::open_schema(
-        conn,
-        target,
-        shard_keys(),
-        fleet,
-        loaded,
-        (schema, &clause),
-        |c| cleanup(c).boxed_local(),
-    )
-    .await?;
-    let Some((mut place, indexes)) = opened else {
+    let tables = Tables {
+        workload: NAME,
+        info: meta_info(spec, engine),
+        check: "order_line",
+        schema: schema(conn.dbms()),
+        keys: shard_keys(),
+        cleanup: |c| cleanup(c).boxed_local(),
+    };
+    let Some(mut opened) = open_schema(conn, target, tables, engine, opts, fleet).await? else {
         return Ok(Vec::new());
     };
-    let loader = place.loader();
+    let loader = opened.place.loader();
     // A fleet's shards stamp their rows with shard 0's time: the tables are as one load's.
     let now = fleet::load_time_ms(fleet).map_or_else(now_literal, |ms| {
         literal(std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms as u64))
@@ -700,17 +691,14 @@ pub async fn prepare(
         let n = data::row_count(name, spec.warehouses as u64);
         stats.push(loader.load(&src, n, opts)?);
     }
-    if !fleet::loaded(fleet, place.head).await? {
-        return Ok(stats);
-    }
-    for st in &indexes {
-        place
-            .index(st, "creating the TPC-C secondary indexes")
-            .await?;
-    }
-    place.after_load(&data::TABLES).await?;
-    crate::workload::write_meta(place.head, NAME, &want).await?;
-    fleet::done(fleet, place.head).await?;
+    opened
+        .finish(
+            &[],
+            "creating the TPC-C secondary indexes",
+            &data::TABLES,
+            fleet,
+        )
+        .await?;
     Ok(stats)
 }
 
