@@ -11,6 +11,8 @@
 #    A control, "4x8 plain", runs the same four processes without --shard: the difference
 #    between it and 4x8 is what the fleet machinery costs; the difference between it and 1x32
 #    is what splitting one client's event loop into four costs on a machine of its own.
+#    A second control, "1x32 4 loops", is one process of 32 connections on four event loops
+#    (--client-threads 4, 8 connections each): the same split without more processes.
 #    Also printed per configuration: the clients' context switches per operation (voluntary +
 #    involuntary, from /proc/PID/task/*/status), which is where the split's cost shows.
 # 2. The merge of a 10-minute 4-shard result (1 s report intervals), timed.
@@ -79,6 +81,7 @@ measure() {
         local args=(run oltp_point_select --target "$url" --table-size "$rows" --threads "$t"
             --warmup 0 --runs 1 --duration "${duration}s" --results-dir "$out/$tag/shard-$i")
         if ((n > 1)) && [[ $mode == shard ]]; then args+=(--shard "$i/$n" --run-id "$tag"); fi
+        if [[ $mode == loops4 ]]; then args+=(--client-threads 4); fi
         "$bin" "${args[@]}" >/dev/null 2>"$out/$tag-shard-$i.log" &
         pids+=($!)
     done
@@ -96,12 +99,13 @@ measure() {
         'BEGIN { printf "%.0f %.2f %.3f\n", ops / w, cpu / hz * 1e6 / ops, sw / ops }'
 }
 
-configs=("1 32 shard" "2 16 shard" "4 8 shard" "4 8 plain")
+configs=("1 32 shard" "2 16 shard" "4 8 shard" "4 8 plain" "1 32 loops4")
 for ((r = 1; r <= rounds; r++)); do
     for c in "${configs[@]}"; do
         read -r n t mode <<<"$c"
         name="${n}x$t"
         [[ $mode == plain ]] && name="$name plain"
+        [[ $mode == loops4 ]] && name="$name 4 loops"
         tag="r$r-${n}x$t-$mode-$(date +%s)"
         log "round $r: $n process(es) x $t connections ($mode)"
         read -r qps us sw < <(measure "$n" "$t" "$tag" "$mode")
@@ -117,7 +121,7 @@ awk -F'\t' 'NR > 1 { q[$2] = q[$2] " " $3; u[$2] = u[$2] " " $4; w[$2] = w[$2] "
         for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
         return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
     END { base = med(u["1x32"]);
-        n = split("1x32,2x16,4x8,4x8 plain", order, ",");
+        n = split("1x32,2x16,4x8,4x8 plain,1x32 4 loops", order, ",");
         for (k = 1; k <= n; k++) { c = order[k];
             printf "| %s | %.0f | %.2f | %+.1f %% | %.3f |\n", c, med(q[c]), med(u[c]), (med(u[c]) / base - 1) * 100, med(w[c]) } }' "$out/runs.tsv"
 
