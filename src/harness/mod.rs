@@ -414,6 +414,7 @@ fn run_on(
         },
     };
     let settings = rt.block_on(capture::settings(&mut admin));
+    let nodes = crate::runner::admin::node_infos(&rt, &spec, &cfg.faults(), &version, &settings);
     if workload.plan_line().is_some() {
         // The workload says what it will run (e.g. tests per operation instead of timed runs).
     } else if cfg.method == crate::cli::Method::Classic {
@@ -529,6 +530,7 @@ fn run_on(
                 }),
                 _ => None,
             },
+            nodes,
         },
         host: HostFacts::collect(),
         load: loaded,

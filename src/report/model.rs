@@ -110,6 +110,29 @@ pub struct TargetInfo {
     /// The server process, when enginebench started it (`--server`) or was told its pid.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerInfo>,
+    /// Every node of a multi-host target (node 0 first, in the URL's order) or a Spider head
+    /// then its backends, read once at the start like node 0's `settings`; absent for one node.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<NodeInfo>,
+}
+
+/// One node of the target as read at the start of the run: its version and how its settings
+/// differ from node 0's (`TargetInfo::settings`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct NodeInfo {
+    /// `host:port` as in the runs' `by_node` (never a password).
+    pub node: String,
+    #[serde(default)]
+    pub server_version: String,
+    /// Settings whose value on this node differs from node 0's (a setting this node lacks: "").
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings_differ: BTreeMap<String, String>,
+    /// Settings not at their default on this node but at it on node 0.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings_non_default: Vec<String>,
+    /// Why the node could not be read ("class: message", no password); the rest is then empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// The server process behind the target.
