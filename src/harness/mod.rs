@@ -19,7 +19,7 @@ use crate::live::Live;
 use crate::load::{LoadMethod, LoadOptions, LoadStats};
 use crate::measure::host::HostFacts;
 use crate::measure::proc;
-use crate::report::{self, ResultDoc, ServerInfo, Status, TargetInfo, ToolInfo};
+use crate::report::{self, NodeInfo, ResultDoc, ServerInfo, Status, TargetInfo, ToolInfo};
 use crate::runner::admin::Admin;
 use crate::runner::interrupt;
 use crate::server::{capture, cluster::Cluster, Server};
@@ -577,6 +577,10 @@ fn run_on(
         None => workload.run(&mut h),
     }
     .map_err(|e| name_dead_server(e, server));
+    if let Some(c) = cluster {
+        let notes = NodeInfo::mark_exited(&mut h.doc.target.nodes, &c.dead_nodes());
+        h.doc.notes.extend(notes);
+    }
     finish(&mut h, outcome, a.format, reg)
 }
 

@@ -40,7 +40,10 @@ pub fn tables(rs: &[Labeled]) -> Vec<Table> {
     cols.extend(COUNTERS.iter().map(|c| (c.0, c.1)));
     cols.extend([
         ("commits_per_op", "commits per op of the run"),
-        ("conflicts_per_1000_ops", "conflicts per 1,000 ops of the run"),
+        (
+            "conflicts_per_1000_ops",
+            "conflicts per 1,000 ops of the run",
+        ),
         ("lag_bytes_max", "replica lag max bytes"),
         ("lag_s_max", "replica lag max s"),
         ("recv_queue_mean", "recv queue mean"),
@@ -119,10 +122,13 @@ fn settings_table(rs: &[Labeled]) -> Table {
     for r in rs {
         let target = &r.doc.target;
         for n in &target.nodes {
-            let version = match &n.error {
+            let mut version = match &n.error {
                 Some(e) => format!("not read: {e}"),
                 None => n.server_version.clone(),
             };
+            if n.exited {
+                version.push_str(" (ended during the run)");
+            }
             let head = [
                 Cell::text(&r.label),
                 Cell::text(&n.node),

@@ -133,6 +133,28 @@ pub struct NodeInfo {
     /// Why the node could not be read ("class: message", no password); the rest is then empty.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// A node of a managed cluster (`--server mariadb-galera:N`, ...) whose process had ended
+    /// on its own by the end of the run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exited: bool,
+}
+
+impl NodeInfo {
+    /// Mark the nodes of a managed cluster found dead (1-based, as `Cluster::dead_nodes`)
+    /// and say so in a note each.
+    pub fn mark_exited(nodes: &mut [NodeInfo], dead: &[usize]) -> Vec<String> {
+        dead.iter()
+            .filter_map(|&i| {
+                let n = nodes.get_mut(i.checked_sub(1)?)?;
+                n.exited = true;
+                Some(format!(
+                    "Node {} ({}) of the managed cluster had ended on its own by the end of the run: its figures stop where it did; its folder is kept for the log.",
+                    i - 1,
+                    n.node
+                ))
+            })
+            .collect()
+    }
 }
 
 /// The server process behind the target.
@@ -654,5 +676,24 @@ mod tests {
         assert_eq!(cv(&[5.0]), 0.0);
         let c = cv(&[90.0, 100.0, 110.0]);
         assert!((c - 0.1).abs() < 1e-9, "{c}");
+    }
+
+    #[test]
+    fn dead_nodes_are_marked_and_noted() {
+        let node = |n: &str| NodeInfo {
+            node: n.into(),
+            ..NodeInfo::default()
+        };
+        let mut nodes = vec![node("a:1"), node("b:2"), node("c:3")];
+        // Cluster::dead_nodes counts from 1; a number past the list is ignored.
+        let notes = NodeInfo::mark_exited(&mut nodes, &[2, 9]);
+        let exited: Vec<bool> = nodes.iter().map(|n| n.exited).collect();
+        assert_eq!(exited, vec![false, true, false]);
+        assert_eq!(notes.len(), 1);
+        assert!(notes[0].starts_with("Node 1 (b:2)"), "{}", notes[0]);
+        // Absent from the JSON unless true: older readers and one-node results unchanged.
+        let json = serde_json::to_value(&nodes[0]).unwrap();
+        assert!(json.get("exited").is_none(), "{json}");
+        assert_eq!(serde_json::to_value(&nodes[1]).unwrap()["exited"], true);
     }
 }

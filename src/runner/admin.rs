@@ -251,7 +251,7 @@ pub fn node_infos(
                     server_version,
                     settings_differ,
                     settings_non_default,
-                    error: None,
+                    ..NodeInfo::default()
                 }
             }
             Ok(Err(e)) => NodeInfo {

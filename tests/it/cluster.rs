@@ -51,7 +51,9 @@ fn check_node_infos(doc: &Json, setting: &str) {
     let infos = doc["target"]["nodes"].as_array().expect("target.nodes");
     let by_node = doc["points"][0]["runs"][0]["by_node"].as_array().unwrap();
     let names = |v: &Vec<Json>| -> Vec<String> {
-        v.iter().map(|n| n["node"].as_str().unwrap().to_string()).collect()
+        v.iter()
+            .map(|n| n["node"].as_str().unwrap().to_string())
+            .collect()
     };
     assert_eq!(names(infos), names(by_node));
     for (i, n) in infos.iter().enumerate() {
@@ -318,11 +320,7 @@ fn cluster_galera_oltp_read_write_over_three_nodes() {
         ],
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let named = out
-        .stdout
-        .lines()
-        .filter(|l| l.contains(",port,"))
-        .count();
+    let named = out.stdout.lines().filter(|l| l.contains(",port,")).count();
     assert_eq!(named, 2, "{}", out.stdout);
     // Conflicts are counted by class, never fatal, and come from the cluster: the server
     // reports a certification failure or a brute-force abort as error 1213 (deadlock).
