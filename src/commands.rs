@@ -363,6 +363,15 @@ pub fn compare(a: &CompareArgs, reg: &Registry) -> Result<ExitCode> {
         .as_deref()
         .zip(checks.as_deref())
         .map(|(b, c)| gate::Outcome::of(b, &rows, c));
+    // On stderr: the table, Markdown and JSON on stdout stay as they are. Two different
+    // servers may differ in hundreds: the first few say enough.
+    let differ = report::compare::node_setting_lines(&da, &db);
+    for line in differ.iter().take(20) {
+        eprintln!("node setting differs: {line}");
+    }
+    if differ.len() > 20 {
+        eprintln!("node settings: {} more differ", differ.len() - 20);
+    }
     let labels = report::html::labels(&[da.clone(), db.clone()]);
     match a.format {
         CompareFormat::Table => {

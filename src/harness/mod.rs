@@ -19,7 +19,7 @@ use crate::live::Live;
 use crate::load::{LoadMethod, LoadOptions, LoadStats};
 use crate::measure::host::HostFacts;
 use crate::measure::proc;
-use crate::report::{self, ResultDoc, ServerInfo, Status, TargetInfo, ToolInfo};
+use crate::report::{self, NodeInfo, ResultDoc, ServerInfo, Status, TargetInfo, ToolInfo};
 use crate::runner::admin::Admin;
 use crate::runner::interrupt;
 use crate::server::{capture, cluster::Cluster, Server};
@@ -414,6 +414,7 @@ fn run_on(
         },
     };
     let settings = rt.block_on(capture::settings(&mut admin));
+    let nodes = crate::runner::admin::node_infos(&rt, &spec, &cfg.faults(), &version, &settings);
     if workload.plan_line().is_some() {
         // The workload says what it will run (e.g. tests per operation instead of timed runs).
     } else if cfg.method == crate::cli::Method::Classic {
@@ -529,6 +530,7 @@ fn run_on(
                 }),
                 _ => None,
             },
+            nodes,
         },
         host: HostFacts::collect(),
         load: loaded,
@@ -575,6 +577,10 @@ fn run_on(
         None => workload.run(&mut h),
     }
     .map_err(|e| name_dead_server(e, server));
+    if let Some(c) = cluster {
+        let notes = NodeInfo::mark_exited(&mut h.doc.target.nodes, &c.dead_nodes());
+        h.doc.notes.extend(notes);
+    }
     finish(&mut h, outcome, a.format, reg)
 }
 

@@ -199,6 +199,46 @@ pub fn compare(a: &ResultDoc, b: &ResultDoc) -> Vec<Row> {
     rows
 }
 
+/// Settings in which the two results' nodes of the same index differ (both results of
+/// several nodes: `target.nodes`), one line each: a node's value is its `settings_differ` entry,
+/// else node 0's. What names a private server (paths, ports) is left out, as in the
+/// comparison of suites; nodes that could not be read are skipped.
+pub fn node_setting_lines(a: &ResultDoc, b: &ResultDoc) -> Vec<String> {
+    let value = |d: &ResultDoc, i: usize, k: &str| -> String {
+        let n = &d.target.nodes[i];
+        n.settings_differ
+            .get(k)
+            .or_else(|| d.target.settings.get(k))
+            .cloned()
+            .unwrap_or_default()
+    };
+    let mut out = Vec::new();
+    let pairs = a.target.nodes.iter().zip(&b.target.nodes).enumerate();
+    for (i, (na, nb)) in pairs {
+        if na.error.is_some() || nb.error.is_some() {
+            continue;
+        }
+        let names: std::collections::BTreeSet<&String> = (a.target.settings.keys())
+            .chain(b.target.settings.keys())
+            .chain(na.settings_differ.keys())
+            .chain(nb.settings_differ.keys())
+            .collect();
+        for k in names {
+            if crate::server::capture::LIFECYCLE.contains(&k.as_str()) {
+                continue;
+            }
+            let (va, vb) = (value(a, i, k), value(b, i, k));
+            if va != vb {
+                out.push(format!(
+                    "node {i} ({} / {}): {k} A={va} B={vb}",
+                    na.node, nb.node
+                ));
+            }
+        }
+    }
+    out
+}
+
 /// The terminal table of a comparison; with `checks` (one per row, from `--fail-on`) a last
 /// column says what the gate made of each bounded row.
 pub fn render(
@@ -281,6 +321,44 @@ mod tests {
             }],
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn node_settings_of_the_same_index() {
+        use crate::report::NodeInfo;
+        use std::collections::BTreeMap;
+        let two = |buffer1: &str, port1: &str| {
+            let mut d = doc(&[None]);
+            d.target.settings = BTreeMap::from([
+                ("buffer".to_string(), "1G".to_string()),
+                ("port".to_string(), "3306".to_string()),
+            ]);
+            d.target.nodes = vec![
+                NodeInfo {
+                    node: "h1:3306".into(),
+                    ..NodeInfo::default()
+                },
+                NodeInfo {
+                    node: "h2:3307".into(),
+                    settings_differ: [("buffer", buffer1), ("port", port1)]
+                        .iter()
+                        .filter(|(_, v)| !v.is_empty())
+                        .map(|(k, v)| (k.to_string(), v.to_string()))
+                        .collect(),
+                    ..NodeInfo::default()
+                },
+            ];
+            d
+        };
+        let a = two("2G", "3307");
+        assert!(node_setting_lines(&a, &a).is_empty());
+        // Node 1 of B has node 0's buffer; ports never count.
+        assert_eq!(
+            node_setting_lines(&a, &two("", "3308")),
+            vec!["node 1 (h2:3307 / h2:3307): buffer A=2G B=1G"]
+        );
+        // A one-node result: nothing to line up.
+        assert!(node_setting_lines(&a, &doc(&[None])).is_empty());
     }
 
     #[test]

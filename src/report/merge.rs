@@ -206,7 +206,7 @@ pub fn merge(mut inputs: Vec<Input>) -> Result<ResultDoc> {
         )
     });
     out.notes.push(format!(
-        "A merge of {} shard result(s) of fleet run {id0} ({} shards): operations, errors and client CPU are summed; latency histograms are added (exact percentiles); server settings, status counters and the server process are the lowest shard's, read over its runs (the shards' runs start together); intervals are added by index; an interval's and a kind's percentiles are the highest of the shards' (they keep no histogram).",
+        "A merge of {} shard result(s) of fleet run {id0} ({} shards): operations, errors and client CPU are summed; latency histograms are added (exact percentiles); server settings (every node's), status counters and the server process are the lowest shard's, read over its runs (the shards' runs start together); intervals are added by index; an interval's and a kind's percentiles are the highest of the shards' (they keep no histogram).",
         docs.len(),
         s0.count
     ));
@@ -684,6 +684,25 @@ mod tests {
         assert_eq!(run.by_kind["k"].latency_us.p50_us, high.p50_us);
         assert_eq!(run.response_us.unwrap().p50_us, high.p50_us);
         assert!(run.latency_us.p50_us < high.p50_us);
+    }
+
+    #[test]
+    fn keeps_the_nodes_settings_once() {
+        let node = |n: &str, port: &str| NodeInfo {
+            node: n.into(),
+            server_version: "11.4.2-MariaDB".into(),
+            settings_differ: BTreeMap::from([("port".to_string(), port.to_string())]),
+            ..NodeInfo::default()
+        };
+        let mut a = shard_doc(0, 2, "r", &[1, 2]);
+        a.doc.target.nodes = vec![node("db1:3306", ""), node("db2:3307", "3307")];
+        a.doc.target.nodes[0].settings_differ.clear();
+        let mut b = shard_doc(1, 2, "r", &[3]);
+        // The higher shard read the nodes a moment later (or through other addresses).
+        b.doc.target.nodes = vec![node("db1:3306", ""), node("db2:3307", "3308")];
+        let want = a.doc.target.nodes.clone();
+        let m = merge(vec![b, a]).unwrap();
+        assert_eq!(m.target.nodes, want);
     }
 
     #[test]

@@ -110,6 +110,51 @@ pub struct TargetInfo {
     /// The server process, when enginebench started it (`--server`) or was told its pid.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerInfo>,
+    /// Every node of a multi-host target (node 0 first, in the URL's order) or a Spider head
+    /// then its backends, read once at the start like node 0's `settings`; absent for one node.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<NodeInfo>,
+}
+
+/// One node of the target as read at the start of the run: its version and how its settings
+/// differ from node 0's (`TargetInfo::settings`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct NodeInfo {
+    /// `host:port` as in the runs' `by_node` (never a password).
+    pub node: String,
+    #[serde(default)]
+    pub server_version: String,
+    /// Settings whose value on this node differs from node 0's (a setting this node lacks: "").
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings_differ: BTreeMap<String, String>,
+    /// Settings not at their default on this node but at it on node 0.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings_non_default: Vec<String>,
+    /// Why the node could not be read ("class: message", no password); the rest is then empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// A node of a managed cluster (`--server mariadb-galera:N`, ...) whose process had ended
+    /// on its own by the end of the run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exited: bool,
+}
+
+impl NodeInfo {
+    /// Mark the nodes of a managed cluster found dead (1-based, as `Cluster::dead_nodes`)
+    /// and say so in a note each.
+    pub fn mark_exited(nodes: &mut [NodeInfo], dead: &[usize]) -> Vec<String> {
+        dead.iter()
+            .filter_map(|&i| {
+                let n = nodes.get_mut(i.checked_sub(1)?)?;
+                n.exited = true;
+                Some(format!(
+                    "Node {} ({}) of the managed cluster had ended on its own by the end of the run: its figures stop where it did; its folder is kept for the log.",
+                    i - 1,
+                    n.node
+                ))
+            })
+            .collect()
+    }
 }
 
 /// The server process behind the target.
@@ -643,5 +688,24 @@ mod tests {
         assert_eq!(cv(&[5.0]), 0.0);
         let c = cv(&[90.0, 100.0, 110.0]);
         assert!((c - 0.1).abs() < 1e-9, "{c}");
+    }
+
+    #[test]
+    fn dead_nodes_are_marked_and_noted() {
+        let node = |n: &str| NodeInfo {
+            node: n.into(),
+            ..NodeInfo::default()
+        };
+        let mut nodes = vec![node("a:1"), node("b:2"), node("c:3")];
+        // Cluster::dead_nodes counts from 1; a number past the list is ignored.
+        let notes = NodeInfo::mark_exited(&mut nodes, &[2, 9]);
+        let exited: Vec<bool> = nodes.iter().map(|n| n.exited).collect();
+        assert_eq!(exited, vec![false, true, false]);
+        assert_eq!(notes.len(), 1);
+        assert!(notes[0].starts_with("Node 1 (b:2)"), "{}", notes[0]);
+        // Absent from the JSON unless true: older readers and one-node results unchanged.
+        let json = serde_json::to_value(&nodes[0]).unwrap();
+        assert!(json.get("exited").is_none(), "{json}");
+        assert_eq!(serde_json::to_value(&nodes[1]).unwrap()["exited"], true);
     }
 }

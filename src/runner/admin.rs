@@ -9,7 +9,7 @@ use std::future::Future;
 use tokio::runtime::Runtime;
 
 use crate::db::{Conn, TargetSpec};
-use crate::report::ReplicationSample;
+use crate::report::{NodeInfo, ReplicationSample};
 use crate::server::capture::{self, DiskUsage, TableSize};
 
 use super::Faults;
@@ -197,6 +197,79 @@ impl Admin {
         self.read(rt, |c| Box::pin(capture::disk_usage(c)))
             .flatten()
     }
+}
+
+/// Every node of a multi-host target (node 0 first, in the URL's order) or a Spider head then
+/// its backends, read once at the start: each node's version and how its settings differ from
+/// node 0's (`version0`, `node0`: read by the caller over the admin connection). The nodes are
+/// read together, each bounded by --query-timeout (10 s without) like the other admin reads;
+/// a node that cannot be read gets its error instead of ending the run. Empty for one node.
+pub fn node_infos(
+    rt: &Runtime,
+    spec: &TargetSpec,
+    faults: &Faults,
+    version0: &str,
+    node0: &capture::Settings,
+) -> Vec<NodeInfo> {
+    // The same names as the runs' by_node (harness::sweep).
+    let others: Vec<(String, TargetSpec)> = if spec.is_spider() {
+        (spec.spider.iter().enumerate())
+            .map(|(k, b)| (format!("spider backend {b}"), spec.spider_backend(k)))
+            .collect()
+    } else {
+        (1..spec.node_count())
+            .map(|i| (spec.node_label(i), spec.node(i)))
+            .collect()
+    };
+    if others.is_empty() {
+        return Vec::new();
+    }
+    let wait = faults
+        .query_timeout
+        .unwrap_or(std::time::Duration::from_secs(10));
+    let reads = rt.block_on(futures_util::future::join_all(others.iter().map(
+        |(_, s)| async move {
+            tokio::time::timeout(wait, async {
+                let mut c = Conn::connect(s).await?;
+                let version = c.server_version().await?;
+                Ok::<_, crate::db::DbError>((version, capture::settings(&mut c).await))
+            })
+            .await
+        },
+    )));
+    let mut out = vec![NodeInfo {
+        node: spec.node_label(0),
+        server_version: version0.to_string(),
+        ..NodeInfo::default()
+    }];
+    for ((node, s), read) in others.into_iter().zip(reads) {
+        out.push(match read {
+            Ok(Ok((server_version, settings))) => {
+                let (settings_differ, settings_non_default) = capture::node_diff(node0, &settings);
+                NodeInfo {
+                    node,
+                    server_version,
+                    settings_differ,
+                    settings_non_default,
+                    ..NodeInfo::default()
+                }
+            }
+            Ok(Err(e)) => NodeInfo {
+                node,
+                error: Some(format!("{}: {}", e.class.name(), s.scrub(&e.message))),
+                ..NodeInfo::default()
+            },
+            Err(_) => NodeInfo {
+                node,
+                error: Some(format!(
+                    "query_timeout: no answer within {} s",
+                    wait.as_secs_f64()
+                )),
+                ..NodeInfo::default()
+            },
+        });
+    }
+    out
 }
 
 /// A PostgreSQL LSN (`16/B374D848`) as a byte position.

@@ -314,9 +314,55 @@ pub fn diff(servers: &[(&BTreeMap<String, String>, &[String])]) -> SettingsDiff 
     out
 }
 
+/// How one node's settings differ from node 0's: every setting whose value differs (this
+/// node's value; "" for a setting it lacks), and the settings set away from their default on
+/// this node but not on node 0. Unlike [`diff`] nothing is left out: a node's own port, paths
+/// and name differ by nature, and the report says so.
+pub fn node_diff(node0: &Settings, node: &Settings) -> (BTreeMap<String, String>, Vec<String>) {
+    let mut differ = BTreeMap::new();
+    for (k, v) in &node.values {
+        if node0.values.get(k) != Some(v) {
+            differ.insert(k.clone(), v.clone());
+        }
+    }
+    for k in node0.values.keys() {
+        if !node.values.contains_key(k) {
+            differ.insert(k.clone(), String::new());
+        }
+    }
+    let non_default = node
+        .non_default
+        .iter()
+        .filter(|k| !node0.non_default.contains(k))
+        .cloned()
+        .collect();
+    (differ, non_default)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn node_diff_keeps_what_differs_from_node_0() {
+        let set = |kv: &[(&str, &str)], nd: &[&str]| Settings {
+            values: kv
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            non_default: nd.iter().map(|k| k.to_string()).collect(),
+        };
+        let n0 = set(&[("port", "3306"), ("a", "1"), ("gone", "x")], &["a"]);
+        let n1 = set(&[("port", "3307"), ("a", "1"), ("new", "y")], &["a", "new"]);
+        let (differ, nd) = node_diff(&n0, &n1);
+        let want: BTreeMap<String, String> = [("gone", ""), ("new", "y"), ("port", "3307")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(differ, want);
+        assert_eq!(nd, vec!["new".to_string()]);
+        assert_eq!(node_diff(&n0, &n0), (BTreeMap::new(), Vec::new()));
+    }
 
     #[test]
     fn diff_lists_differences_and_shared_non_defaults() {

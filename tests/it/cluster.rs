@@ -44,6 +44,32 @@ fn check_nodes(doc: &Json, threads: u64, labels: &[String]) {
     }
 }
 
+/// `target.nodes`: one entry per node of the runs' `by_node`, in the same order, each with its
+/// server version; node 0 differs from itself in nothing, every other node in `setting` (a
+/// setting that names the node: it differs by nature).
+fn check_node_infos(doc: &Json, setting: &str) {
+    let infos = doc["target"]["nodes"].as_array().expect("target.nodes");
+    let by_node = doc["points"][0]["runs"][0]["by_node"].as_array().unwrap();
+    let names = |v: &Vec<Json>| -> Vec<String> {
+        v.iter()
+            .map(|n| n["node"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names(infos), names(by_node));
+    for (i, n) in infos.iter().enumerate() {
+        assert!(n.get("error").is_none(), "{n}");
+        assert!(!n["server_version"].as_str().unwrap().is_empty(), "{n}");
+        let differ = n.get("settings_differ");
+        if i == 0 {
+            assert!(differ.is_none(), "{n}");
+        } else {
+            let v = differ.and_then(|d| d[setting].as_str());
+            assert!(v.is_some(), "{setting} does not differ: {n}");
+            assert_ne!(v, doc["target"]["settings"][setting].as_str(), "{n}");
+        }
+    }
+}
+
 /// Run `workload` over the test server of `var` named twice in one URL; check the per-node
 /// figures.
 fn spread_over_two_hosts(var: &str, db: &str, workload: &str, threads: u64) {
@@ -260,6 +286,7 @@ fn cluster_galera_oltp_read_write_over_three_nodes() {
         }
     }
     assert_eq!(node_conflicts as u64, conflicts, "{by_node:?}");
+    check_node_infos(&doc, "port");
     // The page's node table (CSV here): a row per node, its conflicts adding up the same.
     let path = dir.path().join("galera.json");
     std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
@@ -278,6 +305,23 @@ fn cluster_galera_oltp_read_write_over_three_nodes() {
     assert_eq!(rows.len(), 3, "{}", out.stdout);
     let csv_conflicts: f64 = rows.iter().map(|r| r[col].parse::<f64>().unwrap()).sum();
     assert_eq!(csv_conflicts as u64, conflicts, "{}", out.stdout);
+    // The node settings table: the other nodes' ports, beside node 0's.
+    let out = eb(
+        dir.path(),
+        &[
+            "report",
+            p,
+            "--format",
+            "csv",
+            "--table",
+            "node_settings",
+            "-o",
+            "-",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let named = out.stdout.lines().filter(|l| l.contains(",port,")).count();
+    assert_eq!(named, 2, "{}", out.stdout);
     // Conflicts are counted by class, never fatal, and come from the cluster: the server
     // reports a certification failure or a brute-force abort as error 1213 (deadlock).
     let errors = run["errors"].as_object().cloned().unwrap_or_default();
@@ -678,6 +722,10 @@ fn cluster_postgres_replica_serves_reads_while_primary_writes() {
                 nodes[0].get("replication").is_none(),
                 "{what}: the primary has no lag"
             );
+            // PostgreSQL 14 and later say which server is a standby; older ones differ in
+            // their port (the nodes of one machine).
+            let hot = doc["target"]["settings"].get("in_hot_standby").is_some();
+            check_node_infos(&doc, if hot { "in_hot_standby" } else { "port" });
         }
         // The replica's own count of transactions: the reads were served there.
         let replica = node_urls(&base).remove(1);

@@ -134,6 +134,15 @@ fn check_spider_nodes(doc: &Json, threads: u64) {
         let selects = b["server_counters"]["Com_select"].as_f64().unwrap_or(0.0);
         assert!(selects > 0.0, "a backend served no SELECT: {b}");
     }
+    // Every node's version and settings, read at the start: the head, then the backends,
+    // named as in by_node; each backend is a server of its own (its own socket).
+    let infos = doc["target"]["nodes"].as_array().expect("target.nodes");
+    let names = |v: &[Json]| -> Vec<String> { v.iter().map(|n| n["node"].to_string()).collect() };
+    assert_eq!(names(infos), names(nodes));
+    for b in &infos[1..] {
+        assert!(!b["server_version"].as_str().unwrap().is_empty(), "{b}");
+        assert!(b["settings_differ"]["socket"].is_string(), "{b}");
+    }
 }
 
 #[test]
