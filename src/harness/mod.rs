@@ -574,7 +574,12 @@ fn run_on(
             h.doc.notes.push(interrupt::load_note());
             Err(e)
         }
-        None => workload.run(&mut h),
+        None => {
+            // Reads sent to replicas need the tables a load just wrote on the primary.
+            h.admin
+                .wait_replicas_caught_up(&rt, std::time::Duration::from_secs(60));
+            workload.run(&mut h)
+        }
     }
     .map_err(|e| name_dead_server(e, server));
     if let Some(c) = cluster {

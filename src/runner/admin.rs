@@ -131,6 +131,49 @@ impl Admin {
         out
     }
 
+    /// Waits until every PostgreSQL replica of the target has replayed all that the primary
+    /// had written (tables just loaded on the primary are otherwise missing on the replicas
+    /// the reads go to), for at most `limit`, and says on stderr when it waits. Returns at once
+    /// for other targets and when a replica's position cannot be read.
+    pub fn wait_replicas_caught_up(&mut self, rt: &Runtime, limit: std::time::Duration) {
+        if self.spec.dbms != crate::db::Dbms::Postgres || self.nodes.is_empty() {
+            return;
+        }
+        let start = std::time::Instant::now();
+        let mut waited = false;
+        loop {
+            let samples = self.replication(rt);
+            let behind: Option<u64> = samples[1..].iter().map(|s| s.lag_bytes).sum();
+            match behind {
+                Some(b) if b > 0 && start.elapsed() < limit => {
+                    if !waited {
+                        eprintln!(
+                            "waiting for the replicas to replay the primary's last {b} bytes"
+                        );
+                        waited = true;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                Some(b) if b > 0 => {
+                    eprintln!(
+                        "warning: the replicas are still {b} bytes behind the primary after {} s; the run starts anyway",
+                        limit.as_secs()
+                    );
+                    return;
+                }
+                _ => {
+                    if waited {
+                        eprintln!(
+                            "the replicas caught up in {:.1} s",
+                            start.elapsed().as_secs_f64()
+                        );
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
     /// Run one read on the connection; `None` when there is no usable connection or the read
     /// timed out (the connection is then dropped: its protocol state is unknown).
     fn read<T>(

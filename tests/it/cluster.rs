@@ -741,6 +741,36 @@ fn cluster_postgres_replica_serves_reads_while_primary_writes() {
             .unwrap()
         });
         assert!(xacts > 100, "replica committed {xacts} transactions");
+
+        // A run right after a load whose tables the replica has not replayed yet (its replay
+        // paused here): the run waits for the replica instead of failing on a missing table.
+        let on_replica = |sql: &'static str| {
+            let replica = replica.clone();
+            block(async move {
+                let mut c = Conn::connect(&spec(&replica)).await.unwrap();
+                c.query(sql).await.unwrap();
+            })
+        };
+        on_replica("SELECT pg_wal_replay_pause()");
+        let rdir = dir.path().join("behind");
+        std::fs::create_dir_all(&rdir).unwrap();
+        let (u, d) = (url.clone(), rdir.clone());
+        let behind = std::thread::spawn(move || {
+            let args = ["run", "micro-read", "--target", &u, "--table-size", "300"];
+            let mut args = args.to_vec();
+            args.extend(["--runs", "1", "--warmup", "0", "--duration", "300ms"]);
+            eb(&d, &args)
+        });
+        // Time for the run to start, load and find the replica behind (it waits up to 60 s).
+        std::thread::sleep(std::time::Duration::from_secs(6));
+        on_replica("SELECT pg_wal_replay_resume()");
+        let out = behind.join().unwrap();
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(
+            out.stderr.contains("waiting for the replicas to replay"),
+            "{}",
+            out.stderr
+        );
     });
     let stop = eb(
         dir.path(),
