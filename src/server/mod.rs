@@ -382,6 +382,16 @@ fn fit_header(connections: usize, section: &str) -> String {
 }
 
 /// The last lines of a log, folded into one line for an error message.
+/// The error lines of a log (`ERROR` in them), else its last lines, as one line.
+fn log_errors(p: &Path) -> String {
+    let s = std::fs::read_to_string(p).unwrap_or_default();
+    let errors: Vec<&str> = s.lines().filter(|l| l.contains("ERROR")).take(3).collect();
+    if errors.is_empty() {
+        return log_tail(p);
+    }
+    crate::error::one_line(&errors.join(" | "))
+}
+
 fn log_tail(p: &Path) -> String {
     let s = std::fs::read_to_string(p).unwrap_or_default();
     let lines: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
@@ -510,21 +520,29 @@ impl Server {
             std::fs::create_dir_all(&data)
                 .map_err(|e| Error::usage(format!("{}: {e}", data.display())))?;
         } else if !data.join("mysql").is_dir() {
+            if let (true, Some((_, ids))) = (galera, run_as) {
+                // The bootstrap runs as that user and writes its temporary tables there.
+                chown(&tmp, Some(ids))?;
+            }
             let mut c = Command::new(&install);
             c.arg("--no-defaults");
             if let Some((user, _)) = run_as {
                 c.arg(format!("--user={user}"));
             }
+            // Its own tmpdir: bootstraps running at once in the shared /tmp collide on their
+            // temporary tables ("Unknown table 'mysql.tmp_user_sys'", the install aborts).
             c.arg(format!("--datadir={}", data.display()))
+                .arg(format!("--tmpdir={}", tmp.display()))
                 .arg("--auth-root-authentication-method=normal")
                 .arg("--skip-test-db");
             let log = self.root.join("install.log");
             let out = run_logged(&mut c, &log)?;
             if !out {
                 return Err(Error::usage(format!(
-                    "mariadb-install-db failed in {}: {}",
+                    "mariadb-install-db failed in {}: {} (log: {})",
                     data.display(),
-                    log_tail(&log)
+                    log_errors(&log),
+                    log.display()
                 )));
             }
         }
