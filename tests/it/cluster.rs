@@ -231,14 +231,14 @@ fn galera_db(base: &str, db: &str, dir: &std::path::Path) -> (String, Vec<String
     (url, nodes)
 }
 
-/// `run oltp_read_write` on those 100 rows with 6 connections, one run of `duration`, JSON on
-/// stdout, then `extra`.
-fn galera_run(dir: &std::path::Path, url: &str, duration: &str, extra: &[&str]) -> Out {
+/// `run oltp_read_write` on `target` (`--target URL` or `--server CLUSTER`), 100 rows with 6
+/// connections, one run of `duration`, JSON on stdout, then `extra`.
+fn galera_run(dir: &std::path::Path, target: [&str; 2], duration: &str, extra: &[&str]) -> Out {
     let mut args = vec![
         "run",
         "oltp_read_write",
-        "--target",
-        url,
+        target[0],
+        target[1],
         "--table-size",
         "100",
         "--threads",
@@ -265,7 +265,7 @@ fn cluster_galera_oltp_read_write_over_three_nodes() {
     let dir = tempdir();
     let (url, nodes) = galera_db(&base, "eb_it_galera", dir.path());
     let conflicts0 = galera_conflicts(&nodes);
-    let out = galera_run(dir.path(), &url, "2s", &[]);
+    let out = galera_run(dir.path(), ["--target", &url], "2s", &[]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let doc: Json = serde_json::from_str(&out.stdout).expect("json result");
     assert_schema_valid(&doc);
@@ -413,7 +413,7 @@ fn cluster_galera_node_killed_mid_run_goes_on_with_reconnect() {
     let started = std::time::Instant::now();
     let out = galera_run(
         dir.path(),
-        &url,
+        ["--target", &url],
         "4s",
         &["--reconnect", "--connect-timeout", "2s"],
     );
@@ -498,27 +498,7 @@ fn cluster_managed_galera_run_stops_every_node() {
     }
     let _one = MANAGED.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempdir();
-    let out = eb(
-        dir.path(),
-        &[
-            "run",
-            "oltp_read_write",
-            "--server",
-            "mariadb-galera:3",
-            "--table-size",
-            "100",
-            "--threads",
-            "6",
-            "--runs",
-            "1",
-            "--warmup",
-            "0",
-            "--duration",
-            "3s",
-            "--format",
-            "json",
-        ],
-    );
+    let out = galera_run(dir.path(), ["--server", "mariadb-galera:3"], "3s", &[]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let (pids, folder) = managed_pids_and_folder(&out.stderr);
     assert_eq!(pids.len(), 3, "{}", out.stderr);
@@ -590,7 +570,7 @@ fn cluster_server_start_galera_nodes_agree_after_a_run() {
         );
         assert_eq!(st.code, 0, "{}", st.stderr);
         assert_eq!(st.stdout.trim(), url);
-        let out = galera_run(dir.path(), &url, "2s", &[]);
+        let out = galera_run(dir.path(), ["--target", &url], "2s", &[]);
         assert_eq!(out.code, 0, "{}", out.stderr);
         let doc: Json = serde_json::from_str(&out.stdout).expect("json result");
         assert_eq!(

@@ -243,6 +243,16 @@ impl OwnServer {
         }
     }
 
+    /// The server's Unix socket (the `socket=` of its URL).
+    pub fn socket(&self) -> String {
+        url::Url::parse(&self.url)
+            .unwrap()
+            .query_pairs()
+            .find(|(k, _)| k == "socket")
+            .map(|(_, v)| v.into_owned())
+            .expect("a socket URL")
+    }
+
     /// A crash and a restart on the same socket and port (InnoDB recovers its data).
     pub fn crash_and_restart(&mut self) {
         kill(self.pid, libc::SIGKILL);

@@ -918,20 +918,7 @@ fn fleet_kubernetes_manifests() {
     assert!(cf.contains("ENTRYPOINT [\"/usr/local/bin/enginebench\"]"));
     // The run's flags are real ones: the binary accepts them (it stops at the target).
     let dir = tempdir();
-    let mut a: Vec<String> = args.clone();
-    let t = a.iter().position(|x| x == "--target").unwrap();
-    a[t + 1] = "mysql://bench@127.0.0.1:1/bench".into();
-    let refs: Vec<&str> = a.iter().map(String::as_str).collect();
-    let o = eb_env(
-        dir.path(),
-        &refs,
-        &[
-            ("JOB_COMPLETION_INDEX", "1"),
-            ("ENGINEBENCH_RUN_ID", "k8s-test"),
-        ],
-    );
-    assert_eq!(o.code, 2, "{}", o.stderr);
-    assert!(o.stderr.contains("cannot connect"), "{}", o.stderr);
+    accepted_up_to_the_target(dir.path(), &args, "1", "k8s-test");
 
     // The prepare Job: N pods load by shard, meeting under the Job's uid.
     let prep = yaml("prepare-job.yaml");
@@ -951,18 +938,21 @@ fn fleet_kubernetes_manifests() {
         .find(|e| s(&e["name"]) == "ENGINEBENCH_RUN_ID")
         .expect("the run id from the Job");
     assert!(s(&run_id["valueFrom"]["fieldRef"]["fieldPath"]).contains("controller-uid"));
-    let mut a: Vec<String> = args.clone();
+    accepted_up_to_the_target(dir.path(), &args, "3", "k8s-prepare");
+}
+
+/// A manifest's container args, as a pod of index `index` runs them, are accepted by the
+/// binary: it stops only at the target (a closed port here), exit 2.
+fn accepted_up_to_the_target(dir: &Path, args: &[String], index: &str, run_id: &str) {
+    let mut a = args.to_vec();
     let t = a.iter().position(|x| x == "--target").unwrap();
     a[t + 1] = "mysql://bench@127.0.0.1:1/bench".into();
     let refs: Vec<&str> = a.iter().map(String::as_str).collect();
-    let o = eb_env(
-        dir.path(),
-        &refs,
-        &[
-            ("JOB_COMPLETION_INDEX", "3"),
-            ("ENGINEBENCH_RUN_ID", "k8s-prepare"),
-        ],
-    );
+    let env = [
+        ("JOB_COMPLETION_INDEX", index),
+        ("ENGINEBENCH_RUN_ID", run_id),
+    ];
+    let o = eb_env(dir, &refs, &env);
     assert_eq!(o.code, 2, "{}", o.stderr);
     assert!(o.stderr.contains("cannot connect"), "{}", o.stderr);
 }

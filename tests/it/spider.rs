@@ -4,7 +4,7 @@
 //! only its warehouse), run and checked through the head; oltp_point_select runs through the
 //! head; a workload without a sharding key is refused.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use enginebench::db::Conn;
 use serde_json::Value as Json;
@@ -23,70 +23,12 @@ fn have_spider() -> bool {
     ok
 }
 
-/// A private MariaDB started by `enginebench server start`, stopped when dropped.
-struct Srv {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    url: String,
-}
-
-impl Srv {
-    fn start(spider: bool) -> Srv {
-        let dir = tempdir();
-        let root = dir.path().join("srv");
-        let mut args = vec![
-            "server",
-            "start",
-            "mariadb",
-            "--profile",
-            "small",
-            "--datadir",
-            root.to_str().unwrap(),
-        ];
-        if spider {
-            args.extend(["--server-opt", "plugin_load_add=ha_spider"]);
-        }
-        let out = eb(dir.path(), &args);
-        assert_eq!(out.code, 0, "server start: {}", out.stderr);
-        Srv {
-            url: out.stdout.trim().to_string(),
-            root,
-            _dir: dir,
-        }
-    }
-
-    /// The server's Unix socket (the `socket=` of its URL).
-    fn socket(&self) -> String {
-        url::Url::parse(&self.url)
-            .unwrap()
-            .query_pairs()
-            .find(|(k, _)| k == "socket")
-            .map(|(_, v)| v.into_owned())
-            .expect("a socket URL")
-    }
-}
-
-impl Drop for Srv {
-    fn drop(&mut self) {
-        let _ = eb(
-            Path::new("/tmp"),
-            &[
-                "server",
-                "stop",
-                "mariadb",
-                "--datadir",
-                self.root.to_str().unwrap(),
-            ],
-        );
-    }
-}
-
 /// A head and two backends, started at the same time.
-fn cluster() -> (Srv, Vec<Srv>, String) {
+fn cluster() -> (OwnServer, Vec<OwnServer>, String) {
     let (head, b0, b1) = std::thread::scope(|s| {
-        let h = s.spawn(|| Srv::start(true));
-        let b0 = s.spawn(|| Srv::start(false));
-        let b1 = s.spawn(|| Srv::start(false));
+        let h = s.spawn(|| OwnServer::start(None, &["plugin_load_add=ha_spider"]));
+        let b0 = s.spawn(OwnServer::mariadb);
+        let b1 = s.spawn(OwnServer::mariadb);
         (h.join().unwrap(), b0.join().unwrap(), b1.join().unwrap())
     });
     let target = format!("{}&spider={},{}", head.url, b0.socket(), b1.socket());
