@@ -361,7 +361,7 @@ fn mariadbd_on(port: u16) -> Option<(i32, Vec<String>)> {
             .filter(|a| !a.is_empty())
             .map(|a| String::from_utf8_lossy(a).into_owned())
             .collect();
-        if args.iter().any(|a| *a == want) {
+        if args.contains(&want) {
             return Some((pid, args));
         }
     }
