@@ -84,6 +84,19 @@ pub trait SectionOwner {
     ) -> Option<MetricValues> {
         None
     }
+
+    /// Whether the measurement behind one of `claim_metrics` was disturbed (other processes
+    /// used more CPU than the run's bound while it was taken): `None` when this owner does not
+    /// know, and the claim falls back to the runs of the point it reads.
+    fn claim_disturbed(&self, _doc: &ResultDoc, _metric: &str, _op: Option<&str>) -> Option<bool> {
+        None
+    }
+
+    /// How many of the measurements in this owner's sections of `doc` were disturbed (a
+    /// suite re-runs such a cell in place).
+    fn disturbed_parts(&self, _doc: &ResultDoc) -> usize {
+        0
+    }
 }
 
 /// A metric's values in one result, for a claim: one per measured run (their spread is the

@@ -143,6 +143,15 @@ pub struct Evaluation {
     pub counters: Vec<(String, f64, f64)>,
 }
 
+/// One result of a cell: a cell has one per pass and repeat (`reproduce --passes 2`, a
+/// section's `repeats`); a claim pools them.
+#[derive(Debug, Clone)]
+pub struct CellDoc {
+    /// 1 for the first pass, 2 for the second.
+    pub pass: u32,
+    pub doc: ResultDoc,
+}
+
 /// Metrics of every run record: (name, what it is, lower is better).
 pub const METRICS: &[(&str, &str)] = &[
     ("ops_per_s", "operations per second, per run"),
@@ -362,7 +371,7 @@ impl Claim {
         &self,
         plan: &Plan,
         cells: &[Cell],
-        doc_of: &dyn Fn(&Cell) -> Option<ResultDoc>,
+        doc_of: &dyn Fn(&Cell) -> Vec<CellDoc>,
         owners: Owners,
     ) -> Evaluation {
         let mut eval = Evaluation {
@@ -392,8 +401,11 @@ impl Claim {
         for t in self.thread_counts(plan, si) {
             let side = |sel: &Selector| -> Result<(Values, ResultDoc), String> {
                 let cell = select(plan, cells, si, sel, t)?;
-                let doc =
-                    doc_of(cell).ok_or_else(|| format!("cell {} has no result", cell.name))?;
+                let doc = doc_of(cell)
+                    .into_iter()
+                    .next()
+                    .map(|d| d.doc)
+                    .ok_or_else(|| format!("cell {} has no result", cell.name))?;
                 if doc
                     .points
                     .iter()
@@ -412,6 +424,9 @@ impl Claim {
                     };
                     let base_cell = select(plan, cells, si, &base_sel, pt)?;
                     let base_doc = doc_of(base_cell)
+                        .into_iter()
+                        .next()
+                        .map(|d| d.doc)
                         .ok_or_else(|| format!("cell {} has no result", base_cell.name))?;
                     let base = values(&base_doc, metric, op, owners)
                         .map_err(|e| format!("cell {}: {e}", base_cell.name))?
@@ -750,7 +765,7 @@ fn is_uninformative(name: &str) -> bool {
 pub fn evaluate_all(
     plan: &Plan,
     cells: &[Cell],
-    doc_of: &dyn Fn(&Cell) -> Option<ResultDoc>,
+    doc_of: &dyn Fn(&Cell) -> Vec<CellDoc>,
     owners: Owners,
 ) -> Vec<Evaluation> {
     plan.claims
@@ -882,12 +897,14 @@ expect = "a > b""#;
 
     fn verdict(p: &Plan, innodb: Option<ResultDoc>, myisam: Option<ResultDoc>) -> Evaluation {
         let cells = p.cells();
-        let doc_of = |c: &Cell| -> Option<ResultDoc> {
+        let doc_of = |c: &Cell| -> Vec<CellDoc> {
             match c.engine.as_deref() {
                 Some("InnoDB") => innodb.clone(),
                 Some("MyISAM") => myisam.clone(),
                 _ => None,
             }
+            .map(|doc| vec![CellDoc { pass: 1, doc }])
+            .unwrap_or_default()
         };
         p.claims[0].evaluate(p, &cells, &doc_of, &[])
     }

@@ -403,7 +403,11 @@ pub fn run_plan(
         }
     }
     let owners = reg.owners();
-    let doc_of = |c: &Cell| cell_dir_result(&out_dir.join(&c.name), &owners);
+    let doc_of = |c: &Cell| {
+        cell_dir_result(&out_dir.join(&c.name), &owners)
+            .map(|doc| vec![claims::CellDoc { pass: 1, doc }])
+            .unwrap_or_default()
+    };
     let evals = claims::evaluate_all(plan, &cells, &doc_of, &owners);
     if !evals.is_empty() {
         let text = serde_json::to_string_pretty(&evals).unwrap_or_default();
