@@ -610,12 +610,27 @@ fn config_number(v: &serde_json::Value, key: &str) -> Option<f64> {
     }
 }
 
+/// A cell's values pooled, and per pass.
+type Pooled = (Vec<f64>, BTreeMap<u32, Vec<f64>>);
+
+/// The results of one cell, each with the cell's name.
+type NamedDocs = Vec<(String, ResultDoc)>;
+
+/// What evaluating a claim reads: the plan, its cells, where their results are.
+struct Ctx<'a> {
+    plan: &'a Plan,
+    cells: &'a [Cell],
+    si: usize,
+    doc_of: &'a dyn Fn(&Cell) -> Vec<CellDoc>,
+    owners: Owners<'a>,
+}
+
 /// Everything read for one side at one thread count.
 struct Side {
     /// Pooled over every pass, then per pass.
     est: Est,
     per_pass: BTreeMap<u32, Est>,
-    docs: Vec<(String, ResultDoc)>,
+    docs: NamedDocs,
 }
 
 impl Claim {
@@ -793,16 +808,14 @@ impl Claim {
     }
 
     /// One side's pooled estimate at thread count `t`.
-    fn side(
-        &self,
-        plan: &Plan,
-        cells: &[Cell],
-        si: usize,
-        sel: &Selector,
-        t: usize,
-        doc_of: &dyn Fn(&Cell) -> Vec<CellDoc>,
-        owners: Owners,
-    ) -> Result<Side, String> {
+    fn side(&self, cx: &Ctx, sel: &Selector, t: usize) -> Result<Side, String> {
+        let Ctx {
+            plan,
+            cells,
+            si,
+            doc_of,
+            owners,
+        } = *cx;
         if let Some(x) = sel.value {
             return Ok(Side {
                 est: Est::constant(x),
@@ -813,10 +826,7 @@ impl Claim {
         let metric = sel.metric.as_deref().unwrap_or(&self.metric);
         let op = sel.operation.as_deref().or(self.operation.as_deref());
         // Every value of one cell for one metric, pooled and per pass.
-        let read = |cell: &Cell,
-                    metric: &str,
-                    docs: &mut Vec<(String, ResultDoc)>|
-         -> Result<(Vec<f64>, BTreeMap<u32, Vec<f64>>), String> {
+        let read = |cell: &Cell, metric: &str, docs: &mut NamedDocs| -> Result<Pooled, String> {
             let found = doc_of(cell);
             if found.is_empty() {
                 return Err(format!("cell {} has no result", cell.name));
@@ -930,11 +940,18 @@ impl Claim {
             return eval;
         }
         let threads = self.thread_counts(plan, si);
-        let mut evidence: Option<(Vec<(String, ResultDoc)>, Vec<(String, ResultDoc)>)> = None;
+        let mut evidence: Option<(NamedDocs, NamedDocs)> = None;
+        let cx = Ctx {
+            plan,
+            cells,
+            si,
+            doc_of,
+            owners,
+        };
         let mut seen_docs: Vec<ResultDoc> = Vec::new();
         for &t in &threads {
-            let a = self.side(plan, cells, si, &self.a, t, doc_of, owners);
-            let b = self.side(plan, cells, si, &self.b, t, doc_of, owners);
+            let a = self.side(&cx, &self.a, t);
+            let b = self.side(&cx, &self.b, t);
             for s in [&a, &b].into_iter().flatten() {
                 seen_docs.extend(s.docs.iter().map(|d| d.1.clone()));
             }
