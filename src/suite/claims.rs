@@ -1895,6 +1895,35 @@ expect = "a < b""#;
         assert!(e.why.contains("warehouses"), "{}", e.why);
     }
 
+    /// Every claim of the four reports whose figure has a number carries a band from it, and
+    /// the reports' claims and ours are told apart.
+    #[test]
+    fn every_figure_of_the_reports_has_a_band() {
+        for (name, text) in crate::suite::REPRODUCTIONS {
+            let p = Plan::from_text(text, name, false).unwrap();
+            for c in &p.claims {
+                let numbered = c
+                    .figure
+                    .as_deref()
+                    .is_some_and(|f| f.chars().any(|ch| ch.is_ascii_digit()));
+                // Figures that only name sizes or thread counts to compare ("4k < 8k",
+                // "past 64 threads") give no ratio.
+                let ratio_words = ["%", " x", " vs ", "s vs", "KB", "equal", "about"];
+                let is_ratio = c
+                    .figure
+                    .as_deref()
+                    .is_some_and(|f| ratio_words.iter().any(|w| f.contains(w)));
+                if numbered && is_ratio && !c.ours {
+                    assert!(c.band().is_some(), "{name} {}: figure without a band", c.id);
+                }
+                if c.tolerance.is_some() {
+                    assert!(c.figure_ratio.is_some(), "{name} {}", c.id);
+                }
+            }
+            assert!(p.claims.iter().any(|c| !c.ours), "{name}");
+        }
+    }
+
     #[test]
     fn bad_claims_are_refused_when_the_plan_is_read() {
         let bad = |claim: &str| {
