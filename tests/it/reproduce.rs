@@ -200,6 +200,8 @@ metric = "ops_per_s"
 a = {}
 b = {}
 expect = "a ~ b"
+min_ratio = 0.9
+max_ratio = 1.1
 "#;
     for (change, want) in [
         (
@@ -230,6 +232,10 @@ expect = "a ~ b"
                 "workload = \"oltp_point_select\"\nrun = { warehouses = 3 }",
             ),
             "--warehouses does not apply to oltp_point_select",
+        ),
+        (
+            ("min_ratio = 0.9\nmax_ratio = 1.1", ""),
+            "expect = \"a ~ b\" needs a band",
         ),
     ] {
         std::fs::write(dir.path().join("p.toml"), base.replace(change.0, change.1)).unwrap();
