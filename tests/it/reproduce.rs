@@ -152,7 +152,9 @@ expect = "a > b"
         "{summary}"
     );
     assert!(
-        summary.contains("1 hold, 1 do not hold, 1 not measured"),
+        summary.contains(
+            "1 hold, 0 hold in direction but not in size, 1 do not hold, 1 not measured, 0 undecidable here (2 of 3 decided)"
+        ),
         "{summary}"
     );
     let html = std::fs::read_to_string(s.join("report.html")).unwrap();
