@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::RunConfig;
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Error, Result};
-use crate::harness::{host_cpu, server_process, Harness, DISTURBED_CPUS};
+use crate::harness::{disturbed, host_cpu, server_process, Harness};
 use crate::measure::proc::{self, ProcSample};
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};
 use crate::report::{Aggregate, ClientCpu, Point, RunRecord};
@@ -603,7 +603,7 @@ fn record(m: &Measured, p0: Option<ProcSample>, p1: Option<ProcSample>, busy_s: 
             .filter(|s| client_s + s > 0.0)
             .map(|s| client_s / (client_s + s)),
         server_process,
-        disturbed: host_cpu.others_cpus > DISTURBED_CPUS,
+        disturbed: disturbed(host_cpu.others_cpus, m.elapsed_s),
         host_cpu,
         intervals: m.intervals.clone(),
         workers_lost: m.lost_workers,
