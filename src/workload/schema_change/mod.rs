@@ -423,8 +423,9 @@ pub fn measure(spec: &Spec, h: &mut Harness) -> Result<()> {
                 longest_stall_s: stall,
                 longest_stall_start_s: stall_at,
             };
-            eprint!("{}", render_one(&tl));
             let rec = record(&m, proc0, proc1, busy1 - busy0);
+            let others = rec.disturbed.then_some(rec.host_cpu.others_cpus);
+            eprint!("{}", render_one(&tl, others));
             let runs = vec![rec];
             let aggregate = Aggregate::of(&runs, m.hist.summary());
             let table_sizes = rt.block_on(crate::server::capture::table_sizes(h.conn()?));
@@ -613,11 +614,20 @@ fn record(m: &Measured, p0: Option<ProcSample>, p1: Option<ProcSample>, busy_s: 
     }
 }
 
-pub(crate) fn render_one(t: &Timeline) -> String {
+/// `disturbed`: what other processes used (CPUs) when they disturbed the timeline's run.
+pub(crate) fn render_one(t: &Timeline, disturbed: Option<f64>) -> String {
     use std::fmt::Write;
     let mut out = format!(
-        "{:<22} {:>3} thr  {:<8} {}  stall {:.1} s at {:.1} s\n",
-        t.algorithm, t.threads, t.engine, t.status, t.longest_stall_s, t.longest_stall_start_s
+        "{:<22} {:>3} thr  {:<8} {}  stall {:.1} s at {:.1} s{}\n",
+        t.algorithm,
+        t.threads,
+        t.engine,
+        t.status,
+        t.longest_stall_s,
+        t.longest_stall_start_s,
+        disturbed
+            .map(|c| format!("  DISTURBED (others {c:.2} CPU)"))
+            .unwrap_or_default()
     );
     for d in &t.ddl {
         let what = if d.statement.contains(" ADD ") {
