@@ -164,9 +164,15 @@ fn check_engine(e: &Json, plan: &BTreeMap<String, u64>) {
             assert!(o.get("errors").is_none(), "{name}: {o}");
         }
         wall += o["wall_s"].as_f64().unwrap();
+        // Other processes' CPU was measured over the operation (its flag says what it found).
+        let others = o["others_cpus"].as_f64().unwrap();
+        assert!(others >= 0.0, "{name}: {o}");
+        assert!(o["disturbed"] == false || others > 0.1, "{name}: {o}");
     }
     let t = &e["totals"];
     assert!((t["wall_s"].as_f64().unwrap() - wall).abs() < 1e-6);
+    assert!(t["others_cpus"].as_f64().unwrap() >= 0.0, "{t}");
+    assert!(t["disturbed"].is_boolean(), "{t}");
     assert_eq!(t["ops_failed"], 0);
 }
 
