@@ -209,7 +209,16 @@ fn tiny_suite_on_sqlite() {
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.contains("TOTALS"), "{}", out.stdout);
-    assert_eq!(out.stdout.lines().count(), 2 + 95 + 1, "{}", out.stdout);
+    // Header, operations, totals; and the footnote of the '*' mark when other processes
+    // disturbed an operation (a busy test machine).
+    let footnotes = out.stdout.lines().filter(|l| l.starts_with("*: ")).count();
+    assert!(footnotes <= 1, "{}", out.stdout);
+    assert_eq!(
+        out.stdout.lines().count(),
+        2 + 95 + 1 + footnotes,
+        "{}",
+        out.stdout
+    );
 }
 
 #[test]

@@ -165,7 +165,6 @@ fn seconds(o: Option<&OpResult>) -> Cell {
     match o {
         None => Cell::Empty,
         Some(o) => match o.status {
-            OpStatus::Ok if o.disturbed => Cell::text(format!("{:.2}*", o.wall_s)),
             OpStatus::Ok => Cell::Num(o.wall_s, 2),
             OpStatus::Failed if o.tests > 0 => Cell::text(format!("{:.2}!", o.wall_s)),
             OpStatus::Failed => Cell::text("failed"),
@@ -184,7 +183,7 @@ fn section(h: &mut String, ss: &[Section]) {
     let scales: Vec<String> = ss.iter().map(|s| s.scale.to_string()).collect();
     let _ = write!(
         h,
-        "<h2>sql-bench</h2><p class=note>Wall seconds of each operation, one column per engine (scale {}); lower is better. n/s: not supported by the engine (no transactions: a rollback cannot undo); !: the operation failed (unexpected errors or a failed check); *: disturbed (other processes used more than 0.1 CPU while it ran); not run: the run stopped before it. Totals add the operations that ran.</p>",
+        "<h2>sql-bench</h2><p class=note>Wall seconds of each operation, one column per engine (scale {}); lower is better. n/s: not supported by the engine (no transactions: a rollback cannot undo); !: the operation failed (unexpected errors or a failed check); not run: the run stopped before it. Totals add the operations that ran.</p>",
         scales.join(", ")
     );
     // Seconds per test group: where the time goes.
@@ -219,6 +218,22 @@ fn section(h: &mut String, ss: &[Section]) {
     };
     if chart.bar_count() > 0 {
         let _ = write!(h, "<div class=charts>{}</div>", chart.to_svg());
+    }
+    // The seconds stay numbers (the CSV is read back as data): what was disturbed is said here.
+    let disturbed: Vec<String> = es
+        .iter()
+        .flat_map(|(name, e)| {
+            let ops = e.ops.iter().filter(|o| o.disturbed).map(|o| o.name.clone());
+            let total = e.totals.disturbed.then(|| "the totals".to_string());
+            ops.chain(total).map(move |o| format!("{o} ({name})"))
+        })
+        .collect();
+    if !disturbed.is_empty() {
+        let _ = write!(
+            h,
+            "<p class=warn>Disturbed (other processes used more than 0.1 CPU while it ran): {}.</p>",
+            crate::report::svg::escape(&disturbed.join(", "))
+        );
     }
     let t = tables(ss);
     h.push_str(&t[0].to_html());
@@ -263,11 +278,7 @@ fn tables(ss: &[Section]) -> Vec<Table> {
     if !es.is_empty() {
         let mut total = vec![Cell::text("TOTALS"), Cell::Empty];
         for (_, e) in &es {
-            total.push(if e.totals.disturbed {
-                Cell::text(format!("{:.2}*", e.totals.wall_s))
-            } else {
-                Cell::Num(e.totals.wall_s, 2)
-            });
+            total.push(Cell::Num(e.totals.wall_s, 2));
         }
         total.push(Cell::Int(es[0].1.totals.tests));
         side.footer.push(total);
@@ -382,6 +393,16 @@ mod tests {
         );
         assert_eq!(r.disturbed_parts(&quiet), 0);
         assert!(!super::super::table::render(&[quiet.section(NAME).unwrap()]).contains('*'));
+        let mut h = String::new();
+        section(&mut h, std::slice::from_ref(&s));
+        assert!(
+            h.contains("Disturbed (other processes used more than 0.1 CPU while it ran): insert (InnoDB), the totals (InnoDB).</p>"),
+            "{h}"
+        );
+        // The CSV keeps numbers.
+        let t = tables(std::slice::from_ref(&s));
+        assert!(matches!(t[0].rows[0][2], Cell::Num(..)));
+        assert!(matches!(t[0].footer[0][2], Cell::Num(..)));
         let marked = super::super::table::render(&[s]);
         assert!(marked.contains("*: disturbed"), "{marked}");
     }
