@@ -236,7 +236,7 @@ fn consider(
     if let Some(s) = span {
         if s.start <= off && off < s.end.max(s.start + 1) {
             let len = s.end - s.start;
-            if best.as_ref().map_or(true, |(l, _)| len <= *l) {
+            if best.as_ref().is_none_or(|(l, _)| len <= *l) {
                 *best = Some((len, path.to_string()));
             }
         }

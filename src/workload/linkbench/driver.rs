@@ -227,7 +227,7 @@ fn deck(mix: &[f64; 10]) -> Vec<u8> {
     }
     n.iter()
         .enumerate()
-        .flat_map(|(k, c)| std::iter::repeat(k as u8).take(*c))
+        .flat_map(|(k, c)| std::iter::repeat_n(k as u8, *c))
         .collect()
 }
 

@@ -293,7 +293,7 @@ impl Deck {
     pub fn new(weights: &[u32; 5]) -> Self {
         let mut cards = Vec::new();
         for (k, w) in weights.iter().enumerate() {
-            cards.extend(std::iter::repeat(k as u8).take(*w as usize));
+            cards.extend(std::iter::repeat_n(k as u8, *w as usize));
         }
         let next = cards.len();
         Deck { cards, next }

@@ -68,7 +68,7 @@ fn placeholders(k: usize) -> String {
 fn padded(params: &mut Vec<Value>, ids: &[i64]) {
     let first = ids[0];
     params.extend(ids.iter().map(|&i| Value::Int(i)));
-    params.extend(std::iter::repeat(Value::Int(first)).take(MAX_LINES - ids.len()));
+    params.extend(std::iter::repeat_n(Value::Int(first), MAX_LINES - ids.len()));
 }
 
 impl Stmts {
