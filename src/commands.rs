@@ -11,8 +11,8 @@ use crate::cli::{
 use crate::config::{self, RunConfig};
 use crate::error::{Error, Result};
 use crate::harness::{self, connect, runtime, warn_password};
+use crate::interrupt;
 use crate::report;
-use crate::runner::interrupt;
 use crate::server::Server;
 use crate::workload::{Purpose, Registry, ResolveCx, Shape, Workload};
 

@@ -10,10 +10,12 @@ pub mod fleet;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod harness;
+pub mod interrupt;
 pub mod live;
 pub mod load;
 pub mod measure;
 pub mod report;
+pub mod rng;
 pub mod runner;
 pub mod server;
 pub mod suite;

@@ -15,13 +15,13 @@ use crate::config::RunConfig;
 use crate::db::peer::{self, FoundBy, Lookup};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Context, Error, Failure, Result};
+use crate::interrupt;
 use crate::live::Live;
 use crate::load::{LoadMethod, LoadOptions, LoadStats};
 use crate::measure::host::HostFacts;
 use crate::measure::proc;
 use crate::report::{self, NodeInfo, ResultDoc, ServerInfo, Status, TargetInfo, ToolInfo};
 use crate::runner::admin::Admin;
-use crate::runner::interrupt;
 use crate::server::{capture, cluster::Cluster, Server};
 use crate::workload::{PrepareCx, Registry, Workload};
 

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use super::Harness;
 use crate::error::{Error, Result};
+use crate::interrupt;
 use crate::live::{PhaseInfo, PhaseKind};
 use crate::measure::proc::{self, ProcSample};
 use crate::measure::LatencyHist;
@@ -12,9 +13,7 @@ use crate::report::{
     Aggregate, ClientCpu, HostCpu, KindRecord, NodeRecord, OpenLoop, PhaseSummary, Point,
     ReplicationRecord, ReplicationSample, RunRecord, ServerProcess,
 };
-use crate::runner::{
-    interrupt, ConnectStats, IntervalSample, KindTick, Pacing, PhaseResult, SessionConfig,
-};
+use crate::runner::{ConnectStats, IntervalSample, KindTick, Pacing, PhaseResult, SessionConfig};
 use crate::workload::Workload;
 
 /// Other processes using more than this many CPUs during a run flag it `disturbed`.

@@ -9,7 +9,7 @@ pub use hist::{LatencyHist, LatencySummary};
 
 use serde::{Deserialize, Serialize};
 
-use crate::db::ErrorClass;
+use crate::error::ErrorClass;
 
 /// Errors counted per class; a fixed array so that counting is one add on the hot path.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

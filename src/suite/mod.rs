@@ -22,7 +22,7 @@ pub use plan::{Cell, Plan, ServerEntry};
 
 use crate::cli::SuiteArgs;
 use crate::error::{Error, Failure, Result};
-use crate::runner::interrupt;
+use crate::interrupt;
 use crate::server::{capture, Server, ServerSpec};
 
 /// The status of the result in a cell's folder, if any.

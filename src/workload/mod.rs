@@ -12,7 +12,6 @@ pub mod iibench;
 pub mod linkbench;
 pub mod micro_read;
 pub mod oltp;
-pub mod rng;
 pub mod schema_change;
 pub mod shard;
 pub mod sqlbench;

@@ -10,9 +10,10 @@ use super::{formats, CompressionDriver, Spec, KINDS, NAME};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Error, Result};
 use crate::harness::Harness;
+use crate::interrupt;
 use crate::load::LoadStats;
 use crate::report::SectionOwner;
-use crate::runner::{interrupt, Session, SessionConfig};
+use crate::runner::{Session, SessionConfig};
 use crate::workload::args::{self, method_rows, SizeArgs, TextArgs};
 use crate::workload::{Entry, Listing, PrepareCx, ResolveCx, Workload};
 

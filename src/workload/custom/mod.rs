@@ -17,8 +17,8 @@ use std::time::Duration;
 use crate::db::{Conn, Dbms, ErrorClass, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
 use crate::load::{self, LoadOptions, LoadStats, RowSource};
+use crate::rng::Rng;
 use crate::runner::Pacing;
-use crate::workload::rng::Rng;
 use crate::workload::textgen::TextGen;
 
 pub use driver::CustomDriver;

@@ -27,7 +27,7 @@ use std::time::{Duration, SystemTime};
 use crate::db::{Conn, DbResult, Dbms, StmtId, Value};
 use crate::error::{Context, Result};
 use crate::load::LoadStats;
-use crate::workload::rng::Rng;
+use crate::rng::Rng;
 use crate::workload::textgen::TextGen;
 
 pub const NAME: &str = "iibench";

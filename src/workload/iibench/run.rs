@@ -23,11 +23,12 @@ use crate::config::RunConfig;
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Error, Result};
 use crate::harness::{delta, host_cpu, server_process, Harness, DISTURBED_CPUS};
+use crate::interrupt;
 use crate::live::{PhaseInfo, PhaseKind};
 use crate::measure::proc::{self, ProcSample};
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};
 use crate::report::{Aggregate, ClientCpu, Point, RunRecord};
-use crate::runner::{interrupt, IntervalSample, Pacing, PhaseResult, Session, SessionConfig};
+use crate::runner::{IntervalSample, Pacing, PhaseResult, Session, SessionConfig};
 use crate::server::capture::{self, DiskUsage};
 
 use super::driver::{InsertDriver, QueryDriver, Shared};

@@ -9,8 +9,8 @@ use super::ops::{self, Stmts};
 use super::props::*;
 use super::Spec;
 use crate::db::{Conn, DbResult, Dbms, ErrorClass};
+use crate::rng::Rng;
 use crate::runner::{Driver, Step};
-use crate::workload::rng::Rng;
 
 // Streams of the request phase.
 const S_REQUEST: u64 = 201;

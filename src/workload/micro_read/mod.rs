@@ -15,8 +15,8 @@ use serde::Serialize;
 use crate::db::{Conn, DbResult, Dbms, StmtId, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
 use crate::load::{LoadOptions, LoadStats};
+use crate::rng::Rng;
 use crate::runner::{Driver, Step};
-use crate::workload::rng::Rng;
 use crate::workload::shard::{open_schema, Placement, ShardKeys, Tables};
 
 pub use data::NormalRows;

@@ -26,10 +26,11 @@ use crate::config::RunConfig;
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Error, Result};
 use crate::harness::{host_cpu, server_process, Harness, DISTURBED_CPUS};
+use crate::interrupt;
 use crate::measure::proc::{self, ProcSample};
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};
 use crate::report::{Aggregate, ClientCpu, Point, RunRecord};
-use crate::runner::{interrupt, IntervalSample, Session, SessionConfig};
+use crate::runner::{IntervalSample, Session, SessionConfig};
 use crate::workload::oltp;
 use timeline::Slot;
 

@@ -8,7 +8,7 @@ use super::{Planned, Spec, NAME};
 use crate::db::{Conn, DbError, Dbms};
 use crate::error::{Context, Error, Result};
 use crate::harness::{connect, Harness};
-use crate::runner::interrupt;
+use crate::interrupt;
 
 /// (engine as the server names it, whether it has transactions) for the tables to create.
 async fn engine_facts(conn: &mut Conn, wanted: Option<&str>) -> Result<(String, bool)> {

@@ -25,8 +25,8 @@ pub use report::{constraints as constraints_of, Report, RunSection, TPM_C, TPM_T
 use crate::db::{Conn, DbError, DbResult, Dbms, ErrorClass, StmtId, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
 use crate::load::{LoadOptions, LoadStats};
+use crate::rng::Rng;
 use crate::runner::{Driver, Step};
-use crate::workload::rng::Rng;
 use crate::workload::shard::{open_schema, Placement, ShardKeys, Tables};
 use std::time::{Duration, Instant};
 
