@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::Harness;
+use crate::contract::Workload;
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::live::{PhaseInfo, PhaseKind};
@@ -14,7 +15,6 @@ use crate::report::{
     ReplicationRecord, ReplicationSample, RunRecord, ServerProcess,
 };
 use crate::runner::{ConnectStats, IntervalSample, KindTick, Pacing, PhaseResult, SessionConfig};
-use crate::workload::Workload;
 
 /// Other processes using more than this many CPUs during a run flag it `disturbed`.
 pub const DISTURBED_CPUS: f64 = 0.10;

@@ -141,7 +141,7 @@ pub const REPRODUCTIONS: &[(&str, &str)] = &[
 /// `enginebench reproduce NAME [--quick]`: the report's built-in plan, run as a suite.
 pub fn reproduce(
     a: &crate::cli::ReproduceArgs,
-    reg: &crate::workload::Registry,
+    reg: &crate::registry::Registry,
 ) -> Result<ExitCode> {
     let names: Vec<&str> = REPRODUCTIONS.iter().map(|r| r.0).collect();
     if a.list {
@@ -186,7 +186,7 @@ pub fn reproduce(
 
 /// What the measured phases of every cell will take, from each workload's own plan of its
 /// run (loads and the workloads that run by rows or tests are named, not timed).
-pub fn estimate(plan: &Plan, cells: &[Cell], reg: &crate::workload::Registry) -> String {
+pub fn estimate(plan: &Plan, cells: &[Cell], reg: &crate::registry::Registry) -> String {
     let mut total = Duration::ZERO;
     let mut untimed: Vec<String> = Vec::new();
     for c in cells {
@@ -203,13 +203,13 @@ pub fn estimate(plan: &Plan, cells: &[Cell], reg: &crate::workload::Registry) ->
             },
         ]);
         argv.extend(plan.cell_flags(c).unwrap_or_default());
-        let planned = crate::cli::parse_workload::<crate::cli::RunArgs>(reg, "run", &argv)
+        let planned = crate::registry::parse_workload::<crate::cli::RunArgs>(reg, "run", &argv)
             .ok()
             .flatten()
             .and_then(|p| {
-                crate::config::RunConfig::resolve(&p.common, p.entry, &p.name, &p.matches).ok()
+                crate::contract::resolve_run(&p.common, p.entry, &p.name, &p.matches).ok()
             })
-            .and_then(|cfg| cfg.workload_spec.planned(&cfg));
+            .and_then(|(cfg, w)| w.planned(&cfg));
         match planned {
             Some(d) => total += d,
             None if !untimed.contains(&s.workload) => untimed.push(s.workload.clone()),
@@ -232,14 +232,14 @@ pub fn estimate(plan: &Plan, cells: &[Cell], reg: &crate::workload::Registry) ->
 }
 
 /// `--threads N` for a cell, or nothing for a workload that takes no thread count.
-fn threads_flag(reg: &crate::workload::Registry, workload: &str, threads: usize) -> Vec<String> {
+fn threads_flag(reg: &crate::registry::Registry, workload: &str, threads: usize) -> Vec<String> {
     match reg.find(workload) {
         Some(e) if !e.takes_threads() => Vec::new(),
         _ => vec!["--threads".into(), threads.to_string()],
     }
 }
 
-pub fn run(a: &SuiteArgs, reg: &crate::workload::Registry) -> Result<ExitCode> {
+pub fn run(a: &SuiteArgs, reg: &crate::registry::Registry) -> Result<ExitCode> {
     let plan = Plan::load(&a.plan, a.quick)?;
     run_plan(
         &plan,
@@ -257,7 +257,7 @@ pub fn run_plan(
     quick: bool,
     results_dir: Option<&str>,
     metrics_addr: Option<&str>,
-    reg: &crate::workload::Registry,
+    reg: &crate::registry::Registry,
 ) -> Result<ExitCode> {
     if let Some(addr) = metrics_addr {
         crate::live::metrics::check_addr(addr)?;

@@ -312,7 +312,7 @@ impl Plan {
 
     fn validate(&self, path: &str, claim_cells: bool) -> Result<()> {
         let bad = |m: String| Error::usage(format!("plan {path}: {m}"));
-        let reg = crate::workload::Registry::default();
+        let reg = crate::registry::Registry::default();
         if self.servers.is_empty() {
             return Err(bad("needs at least one [[servers]] entry".into()));
         }
@@ -418,14 +418,13 @@ impl Plan {
             for v in variants {
                 let mut argv = vec![s.workload.clone()];
                 argv.extend(self.section_flags(si, v)?);
-                crate::cli::parse_workload::<crate::cli::RunArgs>(&reg, "run", &argv).map_err(
-                    |e| {
+                crate::registry::parse_workload::<crate::cli::RunArgs>(&reg, "run", &argv)
+                    .map_err(|e| {
                         let within = v.map_or(String::new(), |v| {
                             format!(" variant {}", s.variants[v].name)
                         });
                         bad(format!("section {label}{within}: {}", e.message))
-                    },
-                )?;
+                    })?;
             }
         }
         let cells = self.cells();

@@ -246,7 +246,7 @@ pub async fn load_format(
         .await
         .ctx(format!("dropping {t}"))?;
     if conn.dbms() == Dbms::Mysql {
-        let engines = crate::workload::mysql_engines(conn).await?;
+        let engines = crate::contract::mysql_engines(conn).await?;
         if !engines.iter().any(|e| e.eq_ignore_ascii_case(f.engine())) {
             return Ok(Loaded {
                 result: unavailable(

@@ -107,7 +107,7 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
 
     let mut st = State::new(cfg, spec, t0, proc0);
     st.started = started.map(|_| crate::fleet::now_unix_s());
-    let (live, w) = (h.live.clone(), cfg.workload_spec.clone());
+    let (live, w) = (h.live.clone(), h.workload.clone());
     let (ran, qres) = std::thread::scope(|s| {
         let query_phase = queries.as_mut().map(|qs| {
             let stop = qs.stop_handle();
@@ -276,7 +276,7 @@ fn insert_windows(
             planned: spec.max_time,
             ..PhaseInfo::new(PhaseKind::Run, "insert", spec.inserters, (1, 1))
         };
-        let (live, w) = (h.live.clone(), cfg.workload_spec.clone());
+        let (live, w) = (h.live.clone(), h.workload.clone());
         let on_interval = |s: &IntervalSample| {
             let mut s = s.clone();
             s.t_s += offset_s;

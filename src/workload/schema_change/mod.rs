@@ -369,7 +369,7 @@ pub fn measure(spec: &Spec, h: &mut Harness) -> Result<()> {
             let admin = h.conn()?;
             // Only for the result: a failed read leaves it empty.
             let table_engine = rt
-                .block_on(crate::workload::table_engine(admin, TABLE))
+                .block_on(crate::contract::table_engine(admin, TABLE))
                 .unwrap_or_default();
             let scfg = SessionConfig {
                 threads,
@@ -511,8 +511,7 @@ fn run_timeline(
             offset_s: off,
             ..PhaseInfo::new(PhaseKind::Run, alg.name, threads, (1, 1))
         };
-        let w = cfg.workload_spec.clone();
-        let res = live.phase(session, &info, w.as_ref(), len, None, interval, |_| {})?;
+        let res = live.phase(session, &info, spec, len, None, interval, |_| {})?;
         let mut start_s = off;
         for s in &res.intervals {
             let end_s = off + s.t_s;

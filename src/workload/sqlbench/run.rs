@@ -17,7 +17,7 @@ async fn engine_facts(conn: &mut Conn, wanted: Option<&str>) -> Result<(String, 
         Dbms::Sqlite => Ok(("sqlite-btree".into(), true)),
         Dbms::Mysql => {
             let name = match wanted {
-                Some(w) => crate::workload::resolve_engine(conn, w).await?,
+                Some(w) => crate::contract::resolve_engine(conn, w).await?,
                 None => conn
                     .query_one("SELECT @@default_storage_engine")
                     .await
