@@ -1,29 +1,67 @@
 //! A report's claims as data, and their verdicts computed from the measured results.
 //!
 //! A claim compares one metric between two selections of cells (`a` and `b`), at each thread
-//! count it names: `a > b`, `a < b` or `a ~ b`, optionally with a band for the ratio a/b. Its
-//! verdict is computed from the results on disk every time, never stored:
+//! count it names: `a > b`, `a < b` or `a ~ b`, with a band for the ratio a/b derived from the
+//! report's own figure (`figure_ratio` and a stated `tolerance`, or `min_ratio`/`max_ratio`).
+//! Its verdict is computed from the results on disk every time, never stored, on two levels:
 //!
-//! - `holds`: at every compared thread count the difference goes the claimed way and is
-//!   significant (Welch's t-test over the runs, 95 %, the test `compare` uses), and the ratio
-//!   lies in the band; for `a ~ b`, the ratio lies in the band (or, without a band, the
-//!   difference is inside the noise);
-//! - `does not hold`: at some thread count the measured difference contradicts the claim
-//!   significantly (or lies outside its band);
-//! - `not measured`: a cell or a point is missing, a run was flagged disturbed, a side has a
-//!   single value of a per-run metric, or the difference is inside the noise.
+//! - the *direction*: a/b lies on the claimed side of 1 and the 95 % confidence interval of
+//!   a/b (Welch, on the logs of the means, over every run of every pass and repeat) excludes 1;
+//! - the *size*: a/b lies inside the band.
 //!
-//! Metrics measured once per cell (load time, sizes, a suite's total) have no run-to-run
-//! spread: for them a difference counts as significant when the ratio is further from 1 than
-//! the claim's `noise` (default 10 %), which the page says beside the verdict.
+//! `holds` (both), `holds in direction, not in size`, `does not hold` (the other way,
+//! significantly), `not measured` (why: a cell missing, partial or disturbed in the points
+//! compared, a single value with no spread, the difference inside the noise, passes that
+//! disagree), `undecidable here` (the claim needs what this machine or scale lacks: cores,
+//! threads, rows). `a ~ b` is decided by two one-sided tests against its band: the 90 %
+//! interval of a/b inside the band holds, entirely outside does not hold, anything else is
+//! weak evidence and `not measured`. A side divided by another thread count (`per_threads`) or
+//! by another metric (`per_metric`) carries the spread of both cells.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use super::plan::{Cell, Plan};
-use crate::report::compare::{welch, Verdict};
-use crate::report::{Owners, Point, ResultDoc, RunRecord};
+use crate::report::compare::mean_var;
+use crate::report::{Owners, Point, ResultDoc, RunRecord, Status};
+
+/// A figure of the report as a ratio a/b: one number or a range.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(untagged)]
+pub enum FigureRatio {
+    One(f64),
+    Range([f64; 2]),
+}
+
+impl FigureRatio {
+    fn bounds(self) -> (f64, f64) {
+        match self {
+            FigureRatio::One(x) => (x, x),
+            FigureRatio::Range([a, b]) => (a.min(b), a.max(b)),
+        }
+    }
+}
+
+/// What a claim needs to be decided at all; short of it the verdict is `undecidable here`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Needs {
+    /// CPUs of the host (scaling claims: no query scales past the cores).
+    #[serde(default)]
+    pub cores: Option<usize>,
+    /// Run settings with a lower bound, read from the compared results' config
+    /// (`table_size = 100000`: a full scan long enough to be scan-bound).
+    #[serde(default)]
+    pub config_min: BTreeMap<String, f64>,
+    /// Run settings per connection with a lower bound (`warehouses = 1`: at least one TPC-C
+    /// warehouse per connection, as the report had).
+    #[serde(default)]
+    pub config_per_thread: BTreeMap<String, f64>,
+    /// Why, in the reader's words.
+    #[serde(default)]
+    pub why: Option<String>,
+}
 
 /// One claim of the report, and the rule that checks it.
 #[derive(Debug, Clone, Deserialize)]
@@ -36,6 +74,15 @@ pub struct Claim {
     /// The report's figure, as it gave it.
     #[serde(default)]
     pub figure: Option<String>,
+    /// The report's figure as a ratio a/b (one number or a range), from which the band is
+    /// derived with `tolerance`.
+    #[serde(default)]
+    pub figure_ratio: Option<FigureRatio>,
+    /// How far from the report's figure our ratio may lie and still count as the same size,
+    /// as a factor: 0.25 widens [lo, hi] to [lo / 1.25, hi × 1.25]. Stated in the plan, with
+    /// why, beside every figure.
+    #[serde(default)]
+    pub tolerance: Option<f64>,
     /// The section whose cells it reads (default: the plan's only section).
     #[serde(default)]
     pub section: Option<String>,
@@ -52,14 +99,11 @@ pub struct Claim {
     pub threads: Vec<usize>,
     /// `a > b`, `a < b` or `a ~ b`.
     pub expect: String,
-    /// Bounds of the ratio a/b for the claim to hold.
+    /// Bounds of the ratio a/b when they do not come from a figure (`a ~ b`: "comparable").
     #[serde(default)]
     pub min_ratio: Option<f64>,
     #[serde(default)]
     pub max_ratio: Option<f64>,
-    /// For metrics measured once per cell: the relative difference that counts as real.
-    #[serde(default)]
-    pub noise: Option<f64>,
     /// How the rule reads the report's words, when that is not obvious.
     #[serde(default)]
     pub reading: Option<String>,
@@ -67,6 +111,16 @@ pub struct Claim {
     /// installable here): without it the claim is `not measured`, not a bad plan.
     #[serde(default)]
     pub needs_server: Option<String>,
+    /// What the claim needs to be decided (cores, sizes): short of it, `undecidable here`.
+    #[serde(default)]
+    pub needs: Option<Needs>,
+    /// Our own check, not the report's: shown apart, labelled as ours.
+    #[serde(default)]
+    pub ours: bool,
+    /// Where the report's prose and its own figures disagree, what the prose said (the claim
+    /// encodes the figures).
+    #[serde(default)]
+    pub contradicts: Option<String>,
 }
 
 /// Which cells one side of a claim reads; a field left out must leave one cell per thread
@@ -93,24 +147,74 @@ pub struct Selector {
     /// threads relative to 1).
     #[serde(default)]
     pub per_threads: Option<usize>,
+    /// Divide by another metric of the same cells (a collapse: the last window's rate over
+    /// the first's).
+    #[serde(default)]
+    pub per_metric: Option<String>,
+    /// A constant instead of cells (a scaling claim against 1: "falls past 64 threads").
+    #[serde(default)]
+    pub value: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Holds,
+    HoldsInDirection,
     DoesNotHold,
     NotMeasured,
+    Undecidable,
 }
 
 impl Outcome {
     pub fn label(self) -> &'static str {
         match self {
             Outcome::Holds => "holds",
+            Outcome::HoldsInDirection => "holds in direction, not in size",
             Outcome::DoesNotHold => "does not hold",
             Outcome::NotMeasured => "not measured",
+            Outcome::Undecidable => "undecidable here",
         }
     }
+
+    /// Whether the claim was decided (any verdict but not measured / undecidable).
+    pub fn decided(self) -> bool {
+        matches!(
+            self,
+            Outcome::Holds | Outcome::HoldsInDirection | Outcome::DoesNotHold
+        )
+    }
+
+    fn class(self) -> &'static str {
+        match self {
+            Outcome::Holds => "holds",
+            Outcome::HoldsInDirection => "direction",
+            Outcome::DoesNotHold => "fails",
+            Outcome::NotMeasured | Outcome::Undecidable => "unmeasured",
+        }
+    }
+}
+
+/// The direction level of a verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// The claimed way, significant (`a ~ b`: equivalent inside the band).
+    Claimed,
+    /// The other way, significant (`a ~ b`: significantly outside the band).
+    Opposite,
+    /// Not decided by the evidence.
+    Unclear,
+}
+
+/// The size level of a verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Size {
+    Inside,
+    Outside,
+    /// The claim has no figure to size it by.
+    NoBand,
 }
 
 /// A claim's verdict at one thread count.
@@ -118,11 +222,48 @@ impl Outcome {
 pub struct PairEval {
     pub threads: usize,
     pub outcome: Outcome,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub direction: Option<Direction>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<Size>,
     /// Means of a and b, and a/b.
     pub a: Option<f64>,
     pub b: Option<f64>,
     pub ratio: Option<f64>,
+    /// The 95 % confidence interval of a/b (90 % for `a ~ b`, the two one-sided tests).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ci: Option<[f64; 2]>,
+    /// Values a and b pooled (runs × repeats × passes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub n: Option<[usize; 2]>,
+    /// a/b of each pass, when the cells have more than one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub passes: Vec<PassRatio>,
     pub why: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PassRatio {
+    pub pass: u32,
+    pub ratio: f64,
+    pub significant: bool,
+}
+
+/// One counter per operation on both sides.
+#[derive(Debug, Clone, Serialize)]
+pub struct CounterDiff {
+    pub name: String,
+    pub a: f64,
+    pub b: f64,
+}
+
+/// The engine's own status text of a compared cell (SHOW ENGINE ... STATUS at the end of the
+/// point read).
+#[derive(Debug, Clone, Serialize)]
+pub struct EngineStatus {
+    pub side: String,
+    pub cell: String,
+    pub text: String,
 }
 
 /// A claim's verdict and the evidence beside it.
@@ -131,16 +272,31 @@ pub struct Evaluation {
     pub id: String,
     pub says: String,
     pub figure: Option<String>,
+    /// The band a/b must lie in for the size to hold, and how it came about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub band: Option<[Option<f64>; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub band_from: Option<String>,
     pub metric: String,
+    /// Our own check, not the report's.
+    pub ours_check: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contradicts: Option<String>,
     pub outcome: Outcome,
+    /// The direction and size levels (over every compared thread count).
+    pub direction: Option<Direction>,
+    pub size: Option<Size>,
     /// Our figure, e.g. "a/b 1.12 (4 thr), 0.97 (16 thr)".
     pub ours: String,
     pub why: String,
     pub pairs: Vec<PairEval>,
     /// Server settings that differ between the compared cells (name, a, b).
     pub settings: Vec<(String, String, String)>,
-    /// Server counters per operation that differ most between them (name, a, b).
-    pub counters: Vec<(String, f64, f64)>,
+    /// Server counters per operation that differ most between them.
+    pub counters: Vec<CounterDiff>,
+    /// SHOW ENGINE ... STATUS of the compared cells.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub engine_status: Vec<EngineStatus>,
 }
 
 /// One result of a cell: a cell has one per pass and repeat (`reproduce --passes 2`, a
@@ -285,6 +441,198 @@ fn pick_point<'a>(doc: &'a ResultDoc, op: Option<&str>) -> Result<&'a Point, Str
     }
 }
 
+/// Two-sided 95 % (`two_sided_95`) or 90 % quantiles of Student's t.
+fn t_quantile(df: f64, ninety: bool) -> f64 {
+    const T95: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    const T90: [f64; 30] = [
+        6.314, 2.920, 2.353, 2.132, 2.015, 1.943, 1.895, 1.860, 1.833, 1.812, 1.796, 1.782, 1.771,
+        1.761, 1.753, 1.746, 1.740, 1.734, 1.729, 1.725, 1.721, 1.717, 1.714, 1.711, 1.708, 1.706,
+        1.703, 1.701, 1.699, 1.697,
+    ];
+    let d = df.floor().max(1.0) as usize;
+    match (d <= 30, ninety) {
+        (true, false) => T95[d - 1],
+        (true, true) => T90[d - 1],
+        (false, false) => 1.96,
+        (false, true) => 1.645,
+    }
+}
+
+/// An estimate of the log of one side's mean (or of a ratio of means): the value, and the
+/// variance of each independent part with its degrees of freedom.
+#[derive(Debug, Clone, Default)]
+struct Est {
+    log: f64,
+    mean: f64,
+    parts: Vec<(f64, f64)>,
+    n: usize,
+}
+
+impl Est {
+    /// From the pooled values of one cell; a single value has no spread to decide on.
+    fn of(values: &[f64], what: &str) -> Result<Est, String> {
+        if values.len() < 2 {
+            return Err(format!(
+                "{what} was measured once: no spread to decide on (repeat the cell: `repeats` in the plan)"
+            ));
+        }
+        let (m, var) = mean_var(values);
+        if m <= 0.0 || !m.is_finite() {
+            return Err(format!("{what} is {m}: no ratio"));
+        }
+        Ok(Est {
+            log: m.ln(),
+            mean: m,
+            parts: vec![(
+                var / (values.len() as f64 * m * m),
+                values.len() as f64 - 1.0,
+            )],
+            n: values.len(),
+        })
+    }
+
+    fn constant(x: f64) -> Est {
+        Est {
+            log: x.ln(),
+            mean: x,
+            parts: Vec::new(),
+            n: 0,
+        }
+    }
+
+    /// This estimate over another (a ratio of means): the spreads add.
+    fn over(mut self, base: Est) -> Est {
+        self.log -= base.log;
+        self.mean /= base.mean;
+        self.parts.extend(base.parts);
+        self
+    }
+
+    fn var(parts: &[(f64, f64)]) -> f64 {
+        parts.iter().map(|p| p.0).sum()
+    }
+
+    /// Welch-Satterthwaite degrees of freedom of a sum of independent parts.
+    fn df(parts: &[(f64, f64)]) -> f64 {
+        let v = Self::var(parts);
+        let d: f64 = parts
+            .iter()
+            .filter(|p| p.1 > 0.0)
+            .map(|p| p.0 * p.0 / p.1)
+            .sum();
+        if d > 0.0 {
+            v * v / d
+        } else {
+            f64::INFINITY
+        }
+    }
+}
+
+/// a over b: the ratio and its confidence interval (95 %, or 90 % for the two one-sided tests).
+struct RatioEst {
+    ratio: f64,
+    ci: [f64; 2],
+}
+
+fn ratio_of(a: &Est, b: &Est, ninety: bool) -> RatioEst {
+    let d = a.log - b.log;
+    let parts: Vec<(f64, f64)> = a.parts.iter().chain(&b.parts).copied().collect();
+    let se = Est::var(&parts).sqrt();
+    let t = t_quantile(Est::df(&parts), ninety);
+    RatioEst {
+        ratio: d.exp(),
+        ci: [(d - t * se).exp(), (d + t * se).exp()],
+    }
+}
+
+/// The values a side reads in one result, and whether the measurement was disturbed.
+fn doc_values(
+    doc: &ResultDoc,
+    metric: &str,
+    op: Option<&str>,
+    owners: Owners,
+) -> Result<(Vec<f64>, bool), String> {
+    let v = values(doc, metric, op, owners)?;
+    let base = metric.split(':').next().unwrap_or(metric);
+    let owned = owners.iter().find(|o| {
+        o.claim_metrics()
+            .iter()
+            .any(|(m, _)| *m == base || *m == metric)
+    });
+    let disturbed = match owned.and_then(|o| o.claim_disturbed(doc, metric, op)) {
+        Some(d) => d,
+        None => match pick_point(doc, op) {
+            Ok(p) => p.runs.iter().any(|r| r.disturbed),
+            // Load time and sections without points: no run to read the flag from.
+            Err(_) => false,
+        },
+    };
+    Ok((
+        match v {
+            Values::PerRun(v) => v,
+            Values::Once(x) => vec![x],
+        },
+        disturbed,
+    ))
+}
+
+fn status_label(s: &Status) -> &'static str {
+    match s {
+        Status::Running => "running (unfinished)",
+        Status::Complete => "complete",
+        Status::Interrupted => "interrupted",
+        Status::Failed => "failed",
+    }
+}
+
+/// A JSON number anywhere in a result's config under `key` (the first found, depth first).
+fn config_number(v: &serde_json::Value, key: &str) -> Option<f64> {
+    match v {
+        serde_json::Value::Object(m) => {
+            if let Some(x) = m.get(key) {
+                if let Some(n) = x.as_f64() {
+                    return Some(n);
+                }
+                if let Some(s) = x.as_str() {
+                    if let Ok(n) = crate::config::parse::count(s) {
+                        return Some(n as f64);
+                    }
+                }
+            }
+            m.values().find_map(|x| config_number(x, key))
+        }
+        serde_json::Value::Array(a) => a.iter().find_map(|x| config_number(x, key)),
+        _ => None,
+    }
+}
+
+/// A cell's values pooled, and per pass.
+type Pooled = (Vec<f64>, BTreeMap<u32, Vec<f64>>);
+
+/// The results of one cell, each with the cell's name.
+type NamedDocs = Vec<(String, ResultDoc)>;
+
+/// What evaluating a claim reads: the plan, its cells, where their results are.
+struct Ctx<'a> {
+    plan: &'a Plan,
+    cells: &'a [Cell],
+    si: usize,
+    doc_of: &'a dyn Fn(&Cell) -> Vec<CellDoc>,
+    owners: Owners<'a>,
+}
+
+/// Everything read for one side at one thread count.
+struct Side {
+    /// Pooled over every pass, then per pass.
+    est: Est,
+    per_pass: BTreeMap<u32, Est>,
+    docs: NamedDocs,
+}
+
 impl Claim {
     fn section_index(&self, plan: &Plan) -> Result<usize, String> {
         match &self.section {
@@ -306,6 +654,34 @@ impl Claim {
                 "needs a server named '{n}': add it to [[servers]] (url = \"...\", name = \"{n}\")"
             )
         })
+    }
+
+    /// The band a/b must lie in for the size to hold, and how it was derived.
+    pub fn band(&self) -> Option<([Option<f64>; 2], String)> {
+        if let Some(f) = self.figure_ratio {
+            let (lo, hi) = f.bounds();
+            let tol = self.tolerance.unwrap_or(0.0);
+            let from = if lo == hi {
+                format!("the report's {lo:.3}")
+            } else {
+                format!("the report's {lo:.3} to {hi:.3}")
+            };
+            return Some((
+                [Some(lo / (1.0 + tol)), Some(hi * (1.0 + tol))],
+                format!(
+                    "{from}, ×/÷ {:.2} (tolerance {:.0} %)",
+                    1.0 + tol,
+                    tol * 100.0
+                ),
+            ));
+        }
+        if self.min_ratio.is_some() || self.max_ratio.is_some() {
+            return Some((
+                [self.min_ratio, self.max_ratio],
+                "stated in the plan".to_string(),
+            ));
+        }
+        None
     }
 
     /// The thread counts compared.
@@ -333,6 +709,8 @@ impl Claim {
             .into_iter()
             .chain(self.a.metric.as_ref())
             .chain(self.b.metric.as_ref())
+            .chain(self.a.per_metric.as_ref())
+            .chain(self.b.per_metric.as_ref())
         {
             if !known_metric(m, owners) {
                 return Err(format!(
@@ -347,11 +725,32 @@ impl Claim {
                 self.expect
             ));
         }
+        if self.expect == "a ~ b" && self.band().is_none() {
+            return Err(
+                "expect = \"a ~ b\" needs a band (min_ratio and max_ratio, or figure_ratio with a tolerance): equality is decided against it"
+                    .into(),
+            );
+        }
+        if let Some(t) = self.tolerance {
+            if !(0.0..=10.0).contains(&t) || self.figure_ratio.is_none() {
+                return Err(format!(
+                    "tolerance = {t}: a factor from 0 to 10 that widens figure_ratio (which the claim must have)"
+                ));
+            }
+        }
+        if let Some(FigureRatio::One(x) | FigureRatio::Range([x, _])) = self.figure_ratio {
+            if x <= 0.0 {
+                return Err(format!("figure_ratio {x}: a ratio a/b above 0"));
+            }
+        }
         if !check_cells || self.missing_server(plan).is_some() {
             return Ok(());
         }
         for t in self.thread_counts(plan, si) {
             for (side, sel) in [("a", &self.a), ("b", &self.b)] {
+                if sel.value.is_some() {
+                    continue;
+                }
                 select(plan, cells, si, sel, t).map_err(|e| format!("{side}: {e}"))?;
                 if let Some(pt) = sel.per_threads {
                     let base = Selector {
@@ -366,7 +765,142 @@ impl Claim {
         Ok(())
     }
 
-    /// The verdict from the results `doc_of` finds for each cell (None: not run or unreadable).
+    /// Why the claim cannot be decided with these results, if so (`needs`).
+    fn undecidable(&self, docs: &[&ResultDoc], threads: &[usize]) -> Option<String> {
+        let needs = self.needs.as_ref()?;
+        let why = needs
+            .why
+            .as_deref()
+            .map(|w| format!(" ({w})"))
+            .unwrap_or_default();
+        if let Some(c) = needs.cores {
+            let have = docs.iter().map(|d| d.host.cores).max().unwrap_or(0);
+            if have > 0 && have < c {
+                return Some(format!(
+                    "needs at least {c} cores, this host has {have}{why}"
+                ));
+            }
+        }
+        for (k, min) in &needs.config_min {
+            for d in docs {
+                if let Some(v) = config_number(&d.config, k) {
+                    if v < *min {
+                        return Some(format!(
+                            "needs {k} of at least {min}, the cells have {v}{why}"
+                        ));
+                    }
+                }
+            }
+        }
+        let most = threads.iter().copied().max().unwrap_or(1).max(1) as f64;
+        for (k, min) in &needs.config_per_thread {
+            for d in docs {
+                if let Some(v) = config_number(&d.config, k) {
+                    if v / most < *min {
+                        return Some(format!(
+                            "needs {k} of at least {min} per connection, the cells have {v} for {most} connections{why}"
+                        ));
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// One side's pooled estimate at thread count `t`.
+    fn side(&self, cx: &Ctx, sel: &Selector, t: usize) -> Result<Side, String> {
+        let Ctx {
+            plan,
+            cells,
+            si,
+            doc_of,
+            owners,
+        } = *cx;
+        if let Some(x) = sel.value {
+            return Ok(Side {
+                est: Est::constant(x),
+                per_pass: BTreeMap::new(),
+                docs: Vec::new(),
+            });
+        }
+        let metric = sel.metric.as_deref().unwrap_or(&self.metric);
+        let op = sel.operation.as_deref().or(self.operation.as_deref());
+        // Every value of one cell for one metric, pooled and per pass.
+        let read = |cell: &Cell, metric: &str, docs: &mut NamedDocs| -> Result<Pooled, String> {
+            let found = doc_of(cell);
+            if found.is_empty() {
+                return Err(format!("cell {} has no result", cell.name));
+            }
+            let mut all = Vec::new();
+            let mut by_pass: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+            for d in found {
+                if d.doc.status != Status::Complete {
+                    return Err(format!(
+                        "cell {} (pass {}) has a result that is {}: a partial result decides nothing",
+                        cell.name,
+                        d.pass,
+                        status_label(&d.doc.status)
+                    ));
+                }
+                let (v, disturbed) = doc_values(&d.doc, metric, op, owners)
+                    .map_err(|e| format!("cell {}: {e}", cell.name))?;
+                if disturbed {
+                    return Err(format!(
+                        "cell {} (pass {}): the runs of {} this claim reads were disturbed (other processes used the CPU)",
+                        cell.name,
+                        d.pass,
+                        op.unwrap_or(metric)
+                    ));
+                }
+                all.extend(&v);
+                by_pass.entry(d.pass).or_default().extend(v);
+                docs.push((cell.name.clone(), d.doc));
+            }
+            Ok((all, by_pass))
+        };
+        let cell = select(plan, cells, si, sel, t)?;
+        let mut docs = Vec::new();
+        let what = format!("{metric} of cell {}", cell.name);
+        let (all, by_pass) = read(cell, metric, &mut docs)?;
+        let mut est = Est::of(&all, &what)?;
+        let mut per_pass: BTreeMap<u32, Est> = by_pass
+            .iter()
+            .filter_map(|(p, v)| Some((*p, Est::of(v, &what).ok()?)))
+            .collect();
+        // The divisor: the same cells' other metric, or the same selection at another
+        // thread count; each pass over its own.
+        let base = if let Some(pm) = &sel.per_metric {
+            Some((cell, pm.as_str()))
+        } else if let Some(pt) = sel.per_threads {
+            let base_sel = Selector {
+                threads: Some(pt),
+                ..sel.clone()
+            };
+            Some((select(plan, cells, si, &base_sel, pt)?, metric))
+        } else {
+            None
+        };
+        if let Some((bcell, bmetric)) = base {
+            let mut bdocs = Vec::new();
+            let bwhat = format!("{bmetric} of cell {}", bcell.name);
+            let (ball, bby) = read(bcell, bmetric, &mut bdocs)?;
+            est = est.over(Est::of(&ball, &bwhat)?);
+            per_pass = per_pass
+                .into_iter()
+                .filter_map(|(p, e)| Some((p, e.over(Est::of(bby.get(&p)?, &bwhat).ok()?))))
+                .collect();
+            if !std::ptr::eq(bcell, cell) {
+                docs.extend(bdocs);
+            }
+        }
+        Ok(Side {
+            est,
+            per_pass,
+            docs,
+        })
+    }
+
+    /// The verdict from the results `doc_of` finds for each cell (every pass and repeat).
     pub fn evaluate(
         &self,
         plan: &Plan,
@@ -374,17 +908,25 @@ impl Claim {
         doc_of: &dyn Fn(&Cell) -> Vec<CellDoc>,
         owners: Owners,
     ) -> Evaluation {
+        let band = self.band();
         let mut eval = Evaluation {
             id: self.id.clone(),
             says: self.says.clone(),
             figure: self.figure.clone(),
+            band: band.as_ref().map(|b| b.0),
+            band_from: band.as_ref().map(|b| b.1.clone()),
             metric: self.metric.clone(),
+            ours_check: self.ours,
+            contradicts: self.contradicts.clone(),
             outcome: Outcome::NotMeasured,
+            direction: None,
+            size: None,
             ours: String::new(),
             why: String::new(),
             pairs: Vec::new(),
             settings: Vec::new(),
             counters: Vec::new(),
+            engine_status: Vec::new(),
         };
         let si = match self.section_index(plan) {
             Ok(s) => s,
@@ -397,197 +939,310 @@ impl Claim {
             eval.why = why;
             return eval;
         }
-        let mut evidence: Option<(ResultDoc, ResultDoc)> = None;
-        for t in self.thread_counts(plan, si) {
-            let side = |sel: &Selector| -> Result<(Values, ResultDoc), String> {
-                let cell = select(plan, cells, si, sel, t)?;
-                let doc = doc_of(cell)
-                    .into_iter()
-                    .next()
-                    .map(|d| d.doc)
-                    .ok_or_else(|| format!("cell {} has no result", cell.name))?;
-                if doc
-                    .points
-                    .iter()
-                    .any(|p| p.runs.iter().any(|r| r.disturbed))
-                {
-                    return Err(format!("cell {} has runs flagged disturbed", cell.name));
-                }
-                let metric = sel.metric.as_deref().unwrap_or(&self.metric);
-                let op = sel.operation.as_deref().or(self.operation.as_deref());
-                let mut v = values(&doc, metric, op, owners)
-                    .map_err(|e| format!("cell {}: {e}", cell.name))?;
-                if let Some(pt) = sel.per_threads {
-                    let base_sel = Selector {
-                        threads: Some(pt),
-                        ..sel.clone()
-                    };
-                    let base_cell = select(plan, cells, si, &base_sel, pt)?;
-                    let base_doc = doc_of(base_cell)
-                        .into_iter()
-                        .next()
-                        .map(|d| d.doc)
-                        .ok_or_else(|| format!("cell {} has no result", base_cell.name))?;
-                    let base = values(&base_doc, metric, op, owners)
-                        .map_err(|e| format!("cell {}: {e}", base_cell.name))?
-                        .mean();
-                    if base == 0.0 {
-                        return Err(format!("cell {}: {metric} is 0", base_cell.name));
-                    }
-                    v = v.scaled(base);
-                }
-                Ok((v, doc))
-            };
-            let pair = match (side(&self.a), side(&self.b)) {
-                (Ok((va, da)), Ok((vb, db))) => {
-                    let p = self.judge(t, &va, &vb);
+        let threads = self.thread_counts(plan, si);
+        let mut evidence: Option<(NamedDocs, NamedDocs)> = None;
+        let cx = Ctx {
+            plan,
+            cells,
+            si,
+            doc_of,
+            owners,
+        };
+        let mut seen_docs: Vec<ResultDoc> = Vec::new();
+        for &t in &threads {
+            let a = self.side(&cx, &self.a, t);
+            let b = self.side(&cx, &self.b, t);
+            for s in [&a, &b].into_iter().flatten() {
+                seen_docs.extend(s.docs.iter().map(|d| d.1.clone()));
+            }
+            let pair = match (a, b) {
+                (Ok(a), Ok(b)) => {
+                    let p = self.judge(t, &a, &b);
                     if evidence.is_none() {
-                        evidence = Some((da, db));
+                        evidence = Some((a.docs, b.docs));
                     }
                     p
                 }
                 (Err(e), _) | (_, Err(e)) => PairEval {
                     threads: t,
                     outcome: Outcome::NotMeasured,
+                    direction: None,
+                    size: None,
                     a: None,
                     b: None,
                     ratio: None,
+                    ci: None,
+                    n: None,
+                    passes: Vec::new(),
                     why: e,
                 },
             };
             eval.pairs.push(pair);
         }
-        let outcomes: Vec<Outcome> = eval.pairs.iter().map(|p| p.outcome).collect();
-        eval.outcome = if outcomes.contains(&Outcome::DoesNotHold) {
-            Outcome::DoesNotHold
-        } else if !outcomes.is_empty() && outcomes.iter().all(|o| *o == Outcome::Holds) {
-            Outcome::Holds
+        let refs: Vec<&ResultDoc> = seen_docs.iter().collect();
+        if let Some(why) = self.undecidable(&refs, &threads) {
+            eval.outcome = Outcome::Undecidable;
+            eval.why = why;
         } else {
-            Outcome::NotMeasured
-        };
+            let outcomes: Vec<Outcome> = eval.pairs.iter().map(|p| p.outcome).collect();
+            let all = |o: Outcome| !outcomes.is_empty() && outcomes.iter().all(|x| *x == o);
+            eval.outcome = if outcomes.contains(&Outcome::DoesNotHold) {
+                Outcome::DoesNotHold
+            } else if outcomes.contains(&Outcome::NotMeasured) || outcomes.is_empty() {
+                Outcome::NotMeasured
+            } else if all(Outcome::Holds) {
+                Outcome::Holds
+            } else {
+                Outcome::HoldsInDirection
+            };
+            let several = eval.pairs.len() > 1;
+            eval.why = eval
+                .pairs
+                .iter()
+                .find(|p| p.outcome == eval.outcome)
+                .or(eval.pairs.first())
+                .map(|p| {
+                    if several {
+                        format!("{} thr: {}", p.threads, p.why)
+                    } else {
+                        p.why.clone()
+                    }
+                })
+                .unwrap_or_default();
+        }
+        let decided: Vec<&PairEval> = eval
+            .pairs
+            .iter()
+            .filter(|p| p.direction.is_some())
+            .collect();
+        if !decided.is_empty() && decided.len() == eval.pairs.len() {
+            let dirs: Vec<Direction> = decided.iter().filter_map(|p| p.direction).collect();
+            eval.direction = Some(if dirs.contains(&Direction::Opposite) {
+                Direction::Opposite
+            } else if dirs.iter().all(|d| *d == Direction::Claimed) {
+                Direction::Claimed
+            } else {
+                Direction::Unclear
+            });
+            let sizes: Vec<Size> = decided.iter().filter_map(|p| p.size).collect();
+            eval.size = Some(if sizes.contains(&Size::NoBand) {
+                Size::NoBand
+            } else if sizes.iter().all(|s| *s == Size::Inside) {
+                Size::Inside
+            } else {
+                Size::Outside
+            });
+        }
         let several = eval.pairs.len() > 1;
         eval.ours = eval
             .pairs
             .iter()
             .filter_map(|p| {
                 let r = p.ratio?;
-                Some(if several {
-                    format!("a/b {r:.2} ({} thr)", p.threads)
+                let ci =
+                    p.ci.map(|[l, h]| format!(" [{}, {}]", fmt_ratio(l), fmt_ratio(h)))
+                        .unwrap_or_default();
+                let passes = if p.passes.len() > 1 {
+                    format!(
+                        "; {}",
+                        p.passes
+                            .iter()
+                            .map(|x| format!("pass {} {}", x.pass, fmt_ratio(x.ratio)))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
                 } else {
-                    format!("a/b {r:.2}")
+                    String::new()
+                };
+                Some(if several {
+                    format!("a/b {}{ci} ({} thr{passes})", fmt_ratio(r), p.threads)
+                } else if passes.is_empty() {
+                    format!("a/b {}{ci}", fmt_ratio(r))
+                } else {
+                    format!("a/b {}{ci} ({})", fmt_ratio(r), &passes[2..])
                 })
             })
             .collect::<Vec<_>>()
             .join(", ");
-        eval.why = eval
-            .pairs
-            .iter()
-            .find(|p| p.outcome == eval.outcome)
-            .or(eval.pairs.first())
-            .map(|p| {
-                if several {
-                    format!("{} thr: {}", p.threads, p.why)
-                } else {
-                    p.why.clone()
-                }
-            })
-            .unwrap_or_default();
         if let Some((da, db)) = evidence {
-            eval.settings = settings_differ(&da, &db);
-            eval.counters = counters_differ(&da, &db, self.operation.as_deref(), 3);
+            if let (Some(a), Some(b)) = (da.first(), db.first()) {
+                eval.settings = settings_differ(&a.1, &b.1);
+                let op_a = self.a.operation.as_deref().or(self.operation.as_deref());
+                let op_b = self.b.operation.as_deref().or(self.operation.as_deref());
+                eval.counters = counters_differ(&a.1, op_a, &b.1, op_b, 6);
+                for (side, (cell, doc), op) in [("a", a, op_a), ("b", b, op_b)] {
+                    let text = pick_point(doc, op)
+                        .ok()
+                        .and_then(|p| p.engine_status.clone())
+                        .or_else(|| doc.points.iter().find_map(|p| p.engine_status.clone()));
+                    if let Some(text) = text {
+                        if !eval
+                            .engine_status
+                            .iter()
+                            .any(|e| e.cell == *cell && e.side != side)
+                        {
+                            eval.engine_status.push(EngineStatus {
+                                side: side.into(),
+                                cell: cell.clone(),
+                                text,
+                            });
+                        }
+                    }
+                }
+            }
         }
         eval
     }
 
     /// The verdict at one thread count.
-    fn judge(&self, threads: usize, a: &Values, b: &Values) -> PairEval {
-        let (ma, mb) = (a.mean(), b.mean());
-        let ratio = (mb != 0.0).then(|| ma / mb);
+    fn judge(&self, threads: usize, a: &Side, b: &Side) -> PairEval {
+        let equal = self.expect == "a ~ b";
+        let r = ratio_of(&a.est, &b.est, equal);
+        let band = self.band().map(|b| b.0);
+        let in_band = |x: f64| {
+            band.is_some_and(|[lo, hi]| lo.is_none_or(|lo| x >= lo) && hi.is_none_or(|hi| x <= hi))
+        };
+        let band_text = match band {
+            Some([Some(lo), Some(hi)]) => format!("[{}, {}]", fmt_ratio(lo), fmt_ratio(hi)),
+            Some([Some(lo), None]) => format!("≥ {}", fmt_ratio(lo)),
+            Some([None, Some(hi)]) => format!("≤ {}", fmt_ratio(hi)),
+            _ => String::new(),
+        };
+        let passes: Vec<PassRatio> = a
+            .per_pass
+            .iter()
+            .filter_map(|(p, ea)| {
+                let eb = b
+                    .per_pass
+                    .get(p)
+                    .or_else(|| (b.est.n == 0).then_some(&b.est))?;
+                let x = ratio_of(ea, eb, false);
+                Some(PassRatio {
+                    pass: *p,
+                    ratio: x.ratio,
+                    significant: x.ci[0] > 1.0 || x.ci[1] < 1.0,
+                })
+            })
+            .collect();
         let mut p = PairEval {
             threads,
             outcome: Outcome::NotMeasured,
-            a: Some(ma),
-            b: Some(mb),
-            ratio,
+            direction: None,
+            size: None,
+            a: Some(a.est.mean),
+            b: Some(b.est.mean),
+            ratio: Some(r.ratio),
+            ci: Some(r.ci),
+            n: Some([a.est.n, b.est.n]),
+            passes,
             why: String::new(),
         };
-        let Some(r) = ratio else {
-            p.why = "b is 0: no ratio".into();
-            return p;
-        };
-        let noise = self.noise.unwrap_or(0.10);
-        let significant = match (a, b) {
-            (Values::PerRun(x), Values::PerRun(y)) => match welch(x, y) {
-                Verdict::Significant => Some(true),
-                Verdict::WithinNoise => Some(false),
-                Verdict::SingleRun => None,
-            },
-            _ => Some((r - 1.0).abs() > noise),
-        };
-        let Some(significant) = significant else {
-            p.why = "a side has a single run: no significance".into();
-            return p;
-        };
-        let test = match (a, b) {
-            (Values::PerRun(_), Values::PerRun(_)) => "Welch's t-test, 95 %".to_string(),
-            _ => format!("measured once: noise band ±{:.0} %", noise * 100.0),
-        };
-        let in_band =
-            self.min_ratio.is_none_or(|lo| r >= lo) && self.max_ratio.is_none_or(|hi| r <= hi);
-        let band = match (self.min_ratio, self.max_ratio) {
-            (Some(lo), Some(hi)) => format!(" [{lo}, {hi}]"),
-            (Some(lo), None) => format!(" ≥ {lo}"),
-            (None, Some(hi)) => format!(" ≤ {hi}"),
-            (None, None) => String::new(),
-        };
-        let (outcome, why) = match self.expect.as_str() {
-            // With a band, the band decides; a ratio outside it but inside the noise decides
-            // nothing (two noisy runs must not make a claim of equality hold).
-            "a ~ b" if !band.is_empty() && in_band => (
-                Outcome::Holds,
-                format!("a/b {r:.2} inside the band{band} ({test})"),
-            ),
-            "a ~ b" if !band.is_empty() && !significant => (
-                Outcome::NotMeasured,
-                format!("a/b {r:.2} outside the band{band} but inside the noise ({test})"),
-            ),
-            "a ~ b" if !significant => (Outcome::Holds, format!("inside the noise ({test})")),
-            "a ~ b" => (
-                Outcome::DoesNotHold,
-                format!("a/b {r:.2} differs significantly ({test})"),
-            ),
-            _ if !significant => (
-                Outcome::NotMeasured,
-                format!("a/b {r:.2}: the difference is inside the noise ({test})"),
-            ),
-            exp => {
-                let right_way = (exp == "a > b") == (r > 1.0);
-                match (right_way, in_band) {
-                    (true, true) => (
-                        Outcome::Holds,
-                        format!(
-                            "a/b {r:.2}{}, significant ({test})",
-                            if band.is_empty() {
-                                String::new()
-                            } else {
-                                format!(" inside{band}")
-                            }
-                        ),
-                    ),
-                    (true, false) => (
-                        Outcome::DoesNotHold,
-                        format!("the right way, but a/b {r:.2} is outside{band} ({test})"),
-                    ),
-                    (false, _) => (
-                        Outcome::DoesNotHold,
-                        format!("the other way: a/b {r:.2}, significant ({test})"),
-                    ),
-                }
+        let ratio = fmt_ratio(r.ratio);
+        let ci = format!(
+            "{} CI [{}, {}]",
+            if equal { "90 %" } else { "95 %" },
+            fmt_ratio(r.ci[0]),
+            fmt_ratio(r.ci[1])
+        );
+        // Passes that disagree on the direction decide nothing, whatever the pooled figure.
+        if p.passes.len() > 1 {
+            let up = p.passes.iter().any(|x| x.ratio > 1.0);
+            let down = p.passes.iter().any(|x| x.ratio < 1.0);
+            if up && down && p.passes.iter().any(|x| x.significant) {
+                p.why = format!(
+                    "unstable: {}",
+                    p.passes
+                        .iter()
+                        .map(|x| format!("pass {} a/b {}", x.pass, fmt_ratio(x.ratio)))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                return p;
             }
-        };
-        p.outcome = outcome;
-        p.why = why;
+        }
+        if equal {
+            // Two one-sided tests: the 90 % interval inside the band is equivalence.
+            let [lo, hi] = band.unwrap_or([None, None]);
+            let (lo, hi) = (lo.unwrap_or(0.0), hi.unwrap_or(f64::INFINITY));
+            let (outcome, dir, why) = if r.ci[0] >= lo && r.ci[1] <= hi {
+                (
+                    Outcome::Holds,
+                    Direction::Claimed,
+                    format!("a/b {ratio}, {ci} inside the band {band_text} (two one-sided tests)"),
+                )
+            } else if r.ci[1] < lo || r.ci[0] > hi {
+                (
+                    Outcome::DoesNotHold,
+                    Direction::Opposite,
+                    format!("a/b {ratio}, {ci} outside the band {band_text}"),
+                )
+            } else {
+                (Outcome::NotMeasured, Direction::Unclear, format!("a/b {ratio}: the evidence is too weak to call them equal ({ci} reaches outside the band {band_text})"))
+            };
+            p.outcome = outcome;
+            if outcome != Outcome::NotMeasured {
+                p.direction = Some(dir);
+                p.size = Some(if outcome == Outcome::Holds {
+                    Size::Inside
+                } else {
+                    Size::Outside
+                });
+            }
+            p.why = why;
+            return p;
+        }
+        let want_up = self.expect == "a > b";
+        let significant = r.ci[0] > 1.0 || r.ci[1] < 1.0;
+        if !significant {
+            p.why = format!("a/b {ratio}: the difference is inside the noise ({ci} holds 1)");
+            return p;
+        }
+        let right_way = want_up == (r.ratio > 1.0);
+        if !right_way {
+            p.outcome = Outcome::DoesNotHold;
+            p.direction = Some(Direction::Opposite);
+            p.size = Some(if band.is_some() {
+                Size::Outside
+            } else {
+                Size::NoBand
+            });
+            p.why = format!("the other way: a/b {ratio}, significant ({ci})");
+            return p;
+        }
+        p.direction = Some(Direction::Claimed);
+        match band {
+            None => {
+                p.outcome = Outcome::Holds;
+                p.size = Some(Size::NoBand);
+                p.why = format!(
+                    "a/b {ratio}, significant ({ci}); the report gives no figure to size it by"
+                );
+            }
+            Some(_) if in_band(r.ratio) => {
+                p.outcome = Outcome::Holds;
+                p.size = Some(Size::Inside);
+                p.why = format!("a/b {ratio} inside the band {band_text}, significant ({ci})");
+            }
+            Some(_) => {
+                p.outcome = Outcome::HoldsInDirection;
+                p.size = Some(Size::Outside);
+                p.why = format!("the claimed way, significant ({ci}), but a/b {ratio} is outside the band {band_text}");
+            }
+        }
         p
+    }
+}
+
+/// A ratio with the digits that matter at its size.
+fn fmt_ratio(x: f64) -> String {
+    if x.abs() >= 100.0 {
+        format!("{x:.0}")
+    } else if x.abs() >= 10.0 {
+        format!("{x:.1}")
+    } else if x.abs() >= 0.1 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.3}")
     }
 }
 
@@ -696,14 +1351,16 @@ fn settings_differ(a: &ResultDoc, b: &ResultDoc) -> Vec<(String, String, String)
 }
 
 /// The server counters per operation (median over runs) whose a/b ratio is furthest from 1:
-/// where the work differs (pages read, rows read, bytes written).
+/// where the work differs (pages read, rows read, bytes written). Each side reads its own
+/// operation (claims across queries compare two).
 fn counters_differ(
     a: &ResultDoc,
+    op_a: Option<&str>,
     b: &ResultDoc,
-    op: Option<&str>,
+    op_b: Option<&str>,
     n: usize,
-) -> Vec<(String, f64, f64)> {
-    let per_op = |doc: &ResultDoc| -> BTreeMap<String, f64> {
+) -> Vec<CounterDiff> {
+    let per_op = |doc: &ResultDoc, op: Option<&str>| -> BTreeMap<String, f64> {
         let Ok(p) = pick_point(doc, op) else {
             return BTreeMap::new();
         };
@@ -722,7 +1379,7 @@ fn counters_differ(
             })
             .collect()
     };
-    let (ca, cb) = (per_op(a), per_op(b));
+    let (ca, cb) = (per_op(a, op_a), per_op(b, op_b));
     let mut rows: Vec<(String, f64, f64, f64)> = ca
         .iter()
         .filter_map(|(k, &x)| {
@@ -738,7 +1395,7 @@ fn counters_differ(
     rows.sort_by(|l, r| r.3.total_cmp(&l.3));
     rows.into_iter()
         .take(n)
-        .map(|(k, x, y, _)| (k, x, y))
+        .map(|(name, a, b, _)| CounterDiff { name, a, b })
         .collect()
 }
 
@@ -774,74 +1431,174 @@ pub fn evaluate_all(
         .collect()
 }
 
+/// "3 hold, 1 holds in direction only, ..." for a list of verdicts.
+pub fn tally(evals: &[&Evaluation]) -> String {
+    let count = |o: Outcome| evals.iter().filter(|e| e.outcome == o).count();
+    let decided = evals.iter().filter(|e| e.outcome.decided()).count();
+    format!(
+        "{} hold, {} hold in direction but not in size, {} do not hold, {} not measured, {} undecidable here ({decided} of {} decided)",
+        count(Outcome::Holds),
+        count(Outcome::HoldsInDirection),
+        count(Outcome::DoesNotHold),
+        count(Outcome::NotMeasured),
+        count(Outcome::Undecidable),
+        evals.len()
+    )
+}
+
+fn dir_label(d: Option<Direction>) -> &'static str {
+    match d {
+        Some(Direction::Claimed) => "the claimed way",
+        Some(Direction::Opposite) => "the other way",
+        Some(Direction::Unclear) | None => "–",
+    }
+}
+
+fn size_label(s: Option<Size>) -> &'static str {
+    match s {
+        Some(Size::Inside) => "inside the band",
+        Some(Size::Outside) => "outside the band",
+        Some(Size::NoBand) => "no figure",
+        None => "–",
+    }
+}
+
+/// The report's claims first, then our own checks, each group with its tally.
+fn groups(evals: &[Evaluation]) -> Vec<(&'static str, Vec<&Evaluation>)> {
+    let report: Vec<&Evaluation> = evals.iter().filter(|e| !e.ours_check).collect();
+    let ours: Vec<&Evaluation> = evals.iter().filter(|e| e.ours_check).collect();
+    let mut out = Vec::new();
+    if !report.is_empty() {
+        out.push(("Claims of the report", report));
+    }
+    if !ours.is_empty() {
+        out.push(("Our own checks (not the report's)", ours));
+    }
+    out
+}
+
 /// The claims table in Markdown (the suite's summary opens with it).
 pub fn markdown(evals: &[Evaluation]) -> String {
     if evals.is_empty() {
         return String::new();
     }
-    let mut s = String::from("## Claims\n\n| claim | the report says | its figure | ours | verdict | why |\n|---|---|---|---|---|---|\n");
     let cell = |x: &str| x.replace('|', "\\|").replace('\n', " ");
-    for e in evals {
-        s.push_str(&format!(
-            "| {} | {} | {} | {} | **{}** | {} |\n",
-            cell(&e.id),
-            cell(&e.says),
-            cell(e.figure.as_deref().unwrap_or("")),
-            cell(&e.ours),
-            e.outcome.label(),
-            cell(&e.why)
-        ));
+    let mut s = String::from("## Claims\n\n");
+    for (title, list) in groups(evals) {
+        s.push_str(&format!("### {title}\n\n| claim | the report says | its figure | band a/b | ours | direction | size | verdict | why |\n|---|---|---|---|---|---|---|---|---|\n"));
+        for e in &list {
+            let says = match &e.contradicts {
+                Some(c) => format!("{} (the report's prose: {c})", e.says),
+                None => e.says.clone(),
+            };
+            s.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} | {} | **{}** | {} |\n",
+                cell(&e.id),
+                cell(&says),
+                cell(e.figure.as_deref().unwrap_or("")),
+                cell(&band_text(e)),
+                cell(&e.ours),
+                dir_label(e.direction),
+                size_label(e.size),
+                e.outcome.label(),
+                cell(&e.why)
+            ));
+        }
+        s.push_str(&format!("\n{}.\n\n", tally(&list)));
     }
-    let count = |o: Outcome| evals.iter().filter(|e| e.outcome == o).count();
-    s.push_str(&format!(
-        "\n{} hold, {} do not hold, {} not measured.\n\n",
-        count(Outcome::Holds),
-        count(Outcome::DoesNotHold),
-        count(Outcome::NotMeasured)
-    ));
     s
 }
 
-/// The claims table for the top of the page, with the settings and counters that differ
-/// between the compared cells beside each claim.
+fn band_text(e: &Evaluation) -> String {
+    match e.band {
+        Some([Some(lo), Some(hi)]) => format!("[{}, {}]", fmt_ratio(lo), fmt_ratio(hi)),
+        Some([Some(lo), None]) => format!("≥ {}", fmt_ratio(lo)),
+        Some([None, Some(hi)]) => format!("≤ {}", fmt_ratio(hi)),
+        _ => "–".into(),
+    }
+}
+
+/// The claims tables for the top of the page: the report's figure and ours, the direction and
+/// the size verdicts, and under each claim the settings that differ between the compared
+/// cells, the counters per operation that differ most and the engines' own status (folded).
 pub fn html(evals: &[Evaluation]) -> String {
     use crate::report::svg::escape;
     if evals.is_empty() {
         return String::new();
     }
-    let mut h = String::from("<section id=\"claims\"><h2>Claims of the report</h2><p class=\"note\">Each verdict is computed from the results below: <b>holds</b> (the difference goes the claimed way and is significant), <b>does not hold</b> (it goes the other way, or outside the claimed band), <b>not measured</b> (a cell missing, a run disturbed, or the difference inside the noise). a/b: the claim's first side over its second.</p><table class=\"claims\"><tr><th>claim</th><th>the report says</th><th>its figure</th><th>ours</th><th>verdict</th><th>why</th><th>settings that differ</th><th>counters per op that differ most</th></tr>");
-    for e in evals {
-        let settings: Vec<String> = e
-            .settings
-            .iter()
-            .take(6)
-            .map(|(k, a, b)| format!("{}: {} / {}", escape(k), escape(a), escape(b)))
-            .collect();
-        let more = e.settings.len().saturating_sub(6);
-        let counters: Vec<String> = e
-            .counters
-            .iter()
-            .map(|(k, a, b)| format!("{}: {:.3} / {:.3}", escape(k), a, b))
-            .collect();
-        let class = match e.outcome {
-            Outcome::Holds => "holds",
-            Outcome::DoesNotHold => "fails",
-            Outcome::NotMeasured => "unmeasured",
-        };
-        h.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{class}\"><b>{}</b></td><td>{}</td><td>{}{}</td><td>{}</td></tr>",
-            escape(&e.id),
-            escape(&e.says),
-            escape(e.figure.as_deref().unwrap_or("")),
-            escape(&e.ours),
-            e.outcome.label(),
-            escape(&e.why),
-            settings.join("<br>"),
-            if more > 0 { format!("<br>(+{more} more)") } else { String::new() },
-            counters.join("<br>")
-        ));
+    let mut h = String::from("<section id=\"claims\"><h2>Claims</h2><p class=\"note\">Each verdict is computed from the results below, on two levels: the <b>direction</b> (a/b on the claimed side of 1, its 95 % interval excluding 1) and the <b>size</b> (a/b inside the band derived from the report's figure). <b>holds</b>: both; <b>holds in direction, not in size</b>; <b>does not hold</b>: the other way, significantly; <b>not measured</b>: a cell missing, partial or disturbed in the points compared, a single value, the difference inside the noise, or passes that disagree; <b>undecidable here</b>: the claim needs what this host or scale lacks. \"a ~ b\" holds when the 90 % interval lies inside the band (two one-sided tests). a/b: the claim's first side over its second.</p>");
+    for (title, list) in groups(evals) {
+        h.push_str(&format!("<h3>{}</h3><p class=\"note\">{}.</p><table class=\"claims\"><tr><th>claim</th><th>the report says</th><th>its figure</th><th>band a/b</th><th>ours</th><th>direction</th><th>size</th><th>verdict</th><th>why</th></tr>", escape(title), escape(&tally(&list))));
+        for e in &list {
+            let says = match &e.contradicts {
+                Some(c) => format!(
+                    "{}<br><i>The report's prose: {}</i>",
+                    escape(&e.says),
+                    escape(c)
+                ),
+                None => escape(&e.says),
+            };
+            h.push_str(&format!(
+                "<tr><td>{}</td><td>{says}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\"><b>{}</b></td><td>{}</td></tr>",
+                escape(&e.id),
+                escape(e.figure.as_deref().unwrap_or("")),
+                escape(&band_text(e)),
+                escape(&e.ours),
+                dir_label(e.direction),
+                size_label(e.size),
+                e.outcome.class(),
+                e.outcome.label(),
+                escape(&e.why),
+            ));
+            let mut why = String::new();
+            if !e.settings.is_empty() {
+                why.push_str("<p><b>Settings that differ</b> (a / b): ");
+                let list: Vec<String> = e
+                    .settings
+                    .iter()
+                    .take(12)
+                    .map(|(k, a, b)| format!("{}: {} / {}", escape(k), escape(a), escape(b)))
+                    .collect();
+                why.push_str(&list.join("; "));
+                if e.settings.len() > 12 {
+                    why.push_str(&format!(" (+{} more)", e.settings.len() - 12));
+                }
+                why.push_str("</p>");
+            }
+            if !e.counters.is_empty() {
+                why.push_str("<table class=\"counters\"><tr><th>server counter per operation</th><th>a</th><th>b</th><th>a/b</th></tr>");
+                for c in &e.counters {
+                    let r = if c.b > 0.0 {
+                        fmt_ratio(c.a / c.b)
+                    } else {
+                        "–".into()
+                    };
+                    why.push_str(&format!(
+                        "<tr><td>{}</td><td>{:.3}</td><td>{:.3}</td><td>{r}</td></tr>",
+                        escape(&c.name),
+                        c.a,
+                        c.b
+                    ));
+                }
+                why.push_str("</table>");
+            }
+            for s in &e.engine_status {
+                why.push_str(&format!(
+                    "<details><summary>Engine status of {} ({})</summary><pre>{}</pre></details>",
+                    escape(&s.side),
+                    escape(&s.cell),
+                    escape(&s.text)
+                ));
+            }
+            if !why.is_empty() {
+                h.push_str(&format!(
+                    "<tr class=\"why\"><td></td><td colspan=\"8\"><details><summary>why: settings, counters, engine status</summary>{why}</details></td></tr>"
+                ));
+            }
+        }
+        h.push_str("</table>");
     }
-    h.push_str("</table></section>");
+    h.push_str("</section>");
     h
 }
 
@@ -856,7 +1613,7 @@ mod tests {
 name = "t"
 workload = "micro-read"
 engines = ["InnoDB", "MyISAM"]
-threads = [4, 16]
+threads = [1, 4, 16]
 [[servers]]
 server = "mariadb:small"
 [[claims]]
@@ -866,22 +1623,27 @@ server = "mariadb:small"
         Plan::from_text(&text, "t.toml", false).unwrap()
     }
 
+    fn point(op: &str, threads: usize, ops: &[f64], disturbed: bool) -> Point {
+        Point {
+            operation: op.into(),
+            threads,
+            runs: ops
+                .iter()
+                .map(|&o| RunRecord {
+                    ops: 1000,
+                    ops_per_s: o,
+                    disturbed,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
     fn doc(ops: &[f64], disturbed: bool) -> ResultDoc {
         ResultDoc {
-            points: vec![Point {
-                operation: "READ_PK_POINT".into(),
-                threads: 4,
-                runs: ops
-                    .iter()
-                    .map(|&o| RunRecord {
-                        ops: 1000,
-                        ops_per_s: o,
-                        disturbed,
-                        ..Default::default()
-                    })
-                    .collect(),
-                ..Default::default()
-            }],
+            status: Status::Complete,
+            points: vec![point("READ_PK_POINT", 4, ops, disturbed)],
             ..Default::default()
         }
     }
@@ -895,18 +1657,23 @@ b = { engine = "MyISAM" }
 threads = [4]
 expect = "a > b""#;
 
-    fn verdict(p: &Plan, innodb: Option<ResultDoc>, myisam: Option<ResultDoc>) -> Evaluation {
+    /// The verdict with each engine's cells (every thread count) given by `of`.
+    fn verdict_by(p: &Plan, of: &dyn Fn(&str, usize) -> Vec<CellDoc>) -> Evaluation {
         let cells = p.cells();
-        let doc_of = |c: &Cell| -> Vec<CellDoc> {
-            match c.engine.as_deref() {
-                Some("InnoDB") => innodb.clone(),
-                Some("MyISAM") => myisam.clone(),
+        let doc_of = |c: &Cell| of(c.engine.as_deref().unwrap_or(""), c.threads);
+        p.claims[0].evaluate(p, &cells, &doc_of, &[])
+    }
+
+    fn verdict(p: &Plan, innodb: Option<ResultDoc>, myisam: Option<ResultDoc>) -> Evaluation {
+        verdict_by(p, &|e, _| {
+            match e {
+                "InnoDB" => innodb.clone(),
+                "MyISAM" => myisam.clone(),
                 _ => None,
             }
             .map(|doc| vec![CellDoc { pass: 1, doc }])
             .unwrap_or_default()
-        };
-        p.claims[0].evaluate(p, &cells, &doc_of, &[])
+        })
     }
 
     #[test]
@@ -916,10 +1683,12 @@ expect = "a > b""#;
         let slow = doc(&[800.0, 810.0, 790.0], false);
         let e = verdict(&p, Some(fast.clone()), Some(slow.clone()));
         assert_eq!(e.outcome, Outcome::Holds, "{}", e.why);
-        assert_eq!(e.ours, "a/b 1.25");
+        assert_eq!(e.size, Some(Size::NoBand));
+        assert!(e.ours.starts_with("a/b 1.25 ["), "{}", e.ours);
         // The same claim against swapped measurements.
         let e = verdict(&p, Some(slow.clone()), Some(fast.clone()));
         assert_eq!(e.outcome, Outcome::DoesNotHold, "{}", e.why);
+        assert_eq!(e.direction, Some(Direction::Opposite));
         // A missing cell, a disturbed run, a difference inside the noise.
         let e = verdict(&p, Some(fast.clone()), None);
         assert_eq!(e.outcome, Outcome::NotMeasured);
@@ -934,56 +1703,225 @@ expect = "a > b""#;
     }
 
     #[test]
-    fn bands_and_similarity() {
-        let banded = format!("{CLAIM}\nmin_ratio = 1.06\nmax_ratio = 1.09");
+    fn a_disturbed_run_outside_the_compared_points_voids_nothing() {
+        let p = plan(CLAIM);
+        let mut fast = doc(&[1000.0, 1010.0, 990.0], false);
+        // Another query of the same cell was disturbed: the claim does not read it.
+        fast.points
+            .push(point("READ_FTS", 4, &[10.0, 11.0, 12.0], true));
+        let e = verdict(&p, Some(fast), Some(doc(&[800.0, 810.0, 790.0], false)));
+        assert_eq!(e.outcome, Outcome::Holds, "{}", e.why);
+    }
+
+    #[test]
+    fn a_partial_result_decides_nothing() {
+        let p = plan(CLAIM);
+        let mut fast = doc(&[1000.0, 1010.0, 990.0], false);
+        fast.status = Status::Interrupted;
+        let e = verdict(&p, Some(fast), Some(doc(&[800.0, 810.0, 790.0], false)));
+        assert_eq!(e.outcome, Outcome::NotMeasured);
+        assert!(e.why.contains("partial result"), "{}", e.why);
+    }
+
+    #[test]
+    fn direction_and_size_from_the_reports_figure() {
+        let banded = format!("{CLAIM}\nfigure_ratio = [1.06, 1.09]\ntolerance = 0.05");
         let p = plan(&banded);
-        let e = verdict(
-            &p,
-            Some(doc(&[1070.0, 1075.0, 1080.0], false)),
-            Some(doc(&[1000.0, 1001.0, 999.0], false)),
-        );
-        assert_eq!(e.outcome, Outcome::Holds, "{}", e.why);
-        let e = verdict(
-            &p,
-            Some(doc(&[1500.0, 1510.0, 1490.0], false)),
-            Some(doc(&[1000.0, 1001.0, 999.0], false)),
-        );
-        assert_eq!(e.outcome, Outcome::DoesNotHold, "{}", e.why);
-        let same = CLAIM.replace("a > b", "a ~ b");
-        let p = plan(&same);
-        let e = verdict(
-            &p,
-            Some(doc(&[1000.0, 900.0, 1100.0], false)),
-            Some(doc(&[1010.0, 910.0, 1090.0], false)),
-        );
-        assert_eq!(e.outcome, Outcome::Holds, "{}", e.why);
-        let e = verdict(
-            &p,
-            Some(doc(&[2000.0, 2001.0], false)),
-            Some(doc(&[1000.0, 1001.0], false)),
-        );
-        assert_eq!(e.outcome, Outcome::DoesNotHold, "{}", e.why);
-        // "Comparable" with a band: the band decides, and noise outside it decides nothing.
-        let p = plan(&format!("{same}\nmin_ratio = 0.9\nmax_ratio = 1.1"));
         let steady = doc(&[1000.0, 1001.0, 999.0], false);
         let e = verdict(
             &p,
-            Some(doc(&[1050.0, 1040.0, 1060.0], false)),
+            Some(doc(&[1070.0, 1075.0, 1080.0], false)),
             Some(steady.clone()),
         );
         assert_eq!(e.outcome, Outcome::Holds, "{}", e.why);
+        assert_eq!(e.size, Some(Size::Inside));
+        // 1.5x: the claimed way, but far larger than the report's figure.
         let e = verdict(
             &p,
-            Some(doc(&[800.0, 500.0, 1300.0], false)),
+            Some(doc(&[1500.0, 1510.0, 1490.0], false)),
             Some(steady.clone()),
         );
+        assert_eq!(e.outcome, Outcome::HoldsInDirection, "{}", e.why);
+        assert_eq!(e.direction, Some(Direction::Claimed));
+        assert_eq!(e.size, Some(Size::Outside));
+        assert!(e.why.contains("outside the band"), "{}", e.why);
+        let (band, from) = p.claims[0].band().unwrap();
+        assert!((band[0].unwrap() - 1.06 / 1.05).abs() < 1e-9, "{from}");
+    }
+
+    #[test]
+    fn equality_is_an_equivalence_test() {
+        let same = format!(
+            "{}\nmin_ratio = 0.9\nmax_ratio = 1.1",
+            CLAIM.replace("a > b", "a ~ b")
+        );
+        let p = plan(&same);
+        let steady = doc(&[1000.0, 1001.0, 999.0], false);
+        // Two tight, equal sides: equivalent inside the band.
+        let e = verdict(
+            &p,
+            Some(doc(&[1020.0, 1021.0, 1019.0], false)),
+            Some(steady.clone()),
+        );
+        assert_eq!(e.outcome, Outcome::Holds, "{}", e.why);
+        // Two noisy sides of the same mean: weak evidence, not "equal".
+        let e = verdict(
+            &p,
+            Some(doc(&[800.0, 1000.0, 1200.0], false)),
+            Some(doc(&[1200.0, 1000.0, 800.0], false)),
+        );
         assert_eq!(e.outcome, Outcome::NotMeasured, "{}", e.why);
+        assert!(e.why.contains("too weak"), "{}", e.why);
+        // Tightly 1.5x: not equal.
         let e = verdict(
             &p,
             Some(doc(&[1500.0, 1501.0, 1499.0], false)),
             Some(steady),
         );
         assert_eq!(e.outcome, Outcome::DoesNotHold, "{}", e.why);
+        // Equality without a band is refused when the plan is read.
+        let text = format!(
+            "name='t'\nworkload='micro-read'\nengines=['InnoDB','MyISAM']\nthreads=[4]\n[[servers]]\nserver='mariadb:small'\n[[claims]]\n{}",
+            CLAIM.replace("a > b", "a ~ b")
+        );
+        let m = Plan::from_text(&text, "t.toml", false).unwrap_err().message;
+        assert!(m.contains("needs a band"), "{m}");
+    }
+
+    #[test]
+    fn per_threads_carries_the_base_cells_spread() {
+        let claim = r#"id = "S"
+says = "MyISAM scales worse than InnoDB"
+metric = "ops_per_s"
+operation = "READ_PK_POINT"
+a = { engine = "MyISAM", threads = 16, per_threads = 1 }
+b = { engine = "InnoDB", threads = 16, per_threads = 1 }
+expect = "a < b""#;
+        let p = plan(claim);
+        let run = |e: &str, t: usize, noisy_base: bool| -> Vec<CellDoc> {
+            let ops: Vec<f64> = match (e, t) {
+                // MyISAM 1.6x from 1 to 16 threads, InnoDB 2x: tight at 16 threads.
+                ("MyISAM", 16) => vec![1600.0, 1601.0, 1599.0],
+                ("InnoDB", 16) => vec![2000.0, 2001.0, 1999.0],
+                ("MyISAM", 1) if noisy_base => vec![500.0, 1000.0, 1500.0],
+                _ => vec![1000.0, 1001.0, 999.0],
+            };
+            let d = ResultDoc {
+                status: Status::Complete,
+                points: vec![point("READ_PK_POINT", t, &ops, false)],
+                ..Default::default()
+            };
+            vec![CellDoc { pass: 1, doc: d }]
+        };
+        let e = verdict_by(&p, &|e, t| run(e, t, false));
+        assert_eq!(e.outcome, Outcome::Holds, "{}", e.why);
+        // The same 16-thread cells over a noisy 1-thread cell: the ratio of ratios is not
+        // significant any more.
+        let e = verdict_by(&p, &|e, t| run(e, t, true));
+        assert_eq!(e.outcome, Outcome::NotMeasured, "{}", e.why);
+        assert!(e.why.contains("inside the noise"), "{}", e.why);
+    }
+
+    #[test]
+    fn values_pool_over_repeats_and_passes_that_must_agree() {
+        let p = plan(CLAIM);
+        // A metric measured once per result gets its spread from the repeats.
+        let of = |pass: u32, v: f64| CellDoc {
+            pass,
+            doc: doc(&[v], false),
+        };
+        let e = verdict_by(&p, &|e, _| match e {
+            "InnoDB" => vec![of(1, 1000.0), of(1, 1010.0), of(1, 990.0)],
+            _ => vec![of(1, 800.0), of(1, 805.0), of(1, 795.0)],
+        });
+        assert_eq!(e.outcome, Outcome::Holds, "{}", e.why);
+        assert_eq!(e.pairs[0].n, Some([3, 3]));
+        // One value per side: no spread, nothing decided.
+        let e = verdict_by(&p, &|e, _| match e {
+            "InnoDB" => vec![of(1, 1000.0)],
+            _ => vec![of(1, 800.0)],
+        });
+        assert_eq!(e.outcome, Outcome::NotMeasured, "{}", e.why);
+        assert!(e.why.contains("measured once"), "{}", e.why);
+        // Two passes that disagree on the direction: unstable.
+        let e = verdict_by(&p, &|e, _| match e {
+            "InnoDB" => vec![
+                CellDoc {
+                    pass: 1,
+                    doc: doc(&[1000.0, 1001.0, 999.0], false),
+                },
+                CellDoc {
+                    pass: 2,
+                    doc: doc(&[700.0, 701.0, 699.0], false),
+                },
+            ],
+            _ => vec![
+                CellDoc {
+                    pass: 1,
+                    doc: doc(&[800.0, 801.0, 799.0], false),
+                },
+                CellDoc {
+                    pass: 2,
+                    doc: doc(&[800.0, 801.0, 799.0], false),
+                },
+            ],
+        });
+        assert_eq!(e.outcome, Outcome::NotMeasured, "{}", e.why);
+        assert!(e.why.contains("unstable"), "{}", e.why);
+        assert!(e.ours.contains("pass 1 1.25, pass 2 0.8"), "{}", e.ours);
+    }
+
+    #[test]
+    fn a_claim_that_needs_more_cores_is_undecidable_here() {
+        let p = plan(&format!(
+            "{CLAIM}\nneeds = {{ cores = 8, why = \"scaling\" }}"
+        ));
+        let mut fast = doc(&[1000.0, 1010.0, 990.0], false);
+        fast.host.cores = 2;
+        let e = verdict(&p, Some(fast), Some(doc(&[800.0, 810.0, 790.0], false)));
+        assert_eq!(e.outcome, Outcome::Undecidable, "{}", e.why);
+        assert!(
+            e.why.contains("at least 8 cores, this host has 2"),
+            "{}",
+            e.why
+        );
+        let p = plan(&format!(
+            "{CLAIM}\nneeds = {{ config_per_thread = {{ warehouses = 1.0 }} }}"
+        ));
+        let mut few = doc(&[1000.0, 1010.0, 990.0], false);
+        few.config = serde_json::json!({ "workload": { "warehouses": 2 } });
+        let e = verdict(&p, Some(few), Some(doc(&[800.0, 810.0, 790.0], false)));
+        assert_eq!(e.outcome, Outcome::Undecidable, "{}", e.why);
+        assert!(e.why.contains("warehouses"), "{}", e.why);
+    }
+
+    /// Every claim of the four reports whose figure has a number carries a band from it, and
+    /// the reports' claims and ours are told apart.
+    #[test]
+    fn every_figure_of_the_reports_has_a_band() {
+        for (name, text) in crate::suite::REPRODUCTIONS {
+            let p = Plan::from_text(text, name, false).unwrap();
+            for c in &p.claims {
+                let numbered = c
+                    .figure
+                    .as_deref()
+                    .is_some_and(|f| f.chars().any(|ch| ch.is_ascii_digit()));
+                // Figures that only name sizes or thread counts to compare ("4k < 8k",
+                // "past 64 threads") give no ratio.
+                let ratio_words = ["%", " x", " vs ", "s vs", "KB", "equal", "about"];
+                let is_ratio = c
+                    .figure
+                    .as_deref()
+                    .is_some_and(|f| ratio_words.iter().any(|w| f.contains(w)));
+                if numbered && is_ratio && !c.ours {
+                    assert!(c.band().is_some(), "{name} {}: figure without a band", c.id);
+                }
+                if c.tolerance.is_some() {
+                    assert!(c.figure_ratio.is_some(), "{name} {}", c.id);
+                }
+            }
+            assert!(p.claims.iter().any(|c| !c.ours), "{name}");
+        }
     }
 
     #[test]
@@ -1005,5 +1943,7 @@ expect = "a > b""#;
         assert!(m.contains("matches 2 cells"), "{m}");
         let m = bad(&CLAIM.replace("a > b", "a >> b"));
         assert!(m.contains("expect"), "{m}");
+        let m = bad(&format!("{CLAIM}\ntolerance = 0.2"));
+        assert!(m.contains("figure_ratio"), "{m}");
     }
 }

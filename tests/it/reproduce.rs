@@ -152,7 +152,9 @@ expect = "a > b"
         "{summary}"
     );
     assert!(
-        summary.contains("1 hold, 1 do not hold, 1 not measured"),
+        summary.contains(
+            "1 hold, 0 hold in direction but not in size, 1 do not hold, 1 not measured, 0 undecidable here (2 of 3 decided)"
+        ),
         "{summary}"
     );
     let html = std::fs::read_to_string(s.join("report.html")).unwrap();
@@ -200,6 +202,8 @@ metric = "ops_per_s"
 a = {}
 b = {}
 expect = "a ~ b"
+min_ratio = 0.9
+max_ratio = 1.1
 "#;
     for (change, want) in [
         (
@@ -230,6 +234,10 @@ expect = "a ~ b"
                 "workload = \"oltp_point_select\"\nrun = { warehouses = 3 }",
             ),
             "--warehouses does not apply to oltp_point_select",
+        ),
+        (
+            ("min_ratio = 0.9\nmax_ratio = 1.1", ""),
+            "expect = \"a ~ b\" needs a band",
         ),
     ] {
         std::fs::write(dir.path().join("p.toml"), base.replace(change.0, change.1)).unwrap();

@@ -30,7 +30,11 @@ impl SectionOwner for Report {
             ),
             (
                 "iibench.last_window_rows_per_s",
-                "insert rate of the last full window (rows/s)",
+                "insert rate at the end: the last three full windows, one sample each (rows/s)",
+            ),
+            (
+                "iibench.first_window_rows_per_s",
+                "insert rate at the start: the first three full windows, one sample each (rows/s)",
             ),
             (
                 "iibench.written_bytes_per_row",
@@ -58,9 +62,27 @@ impl SectionOwner for Report {
             .iter()
             .filter(|p| op.is_none_or(|o| p.operation.eq_ignore_ascii_case(o)))
             .find_map(|p| p.section(NAME))?;
+        // The rate at either end of the curve: three full windows, each a sample, so that the
+        // claim sees the spread of the rate there (one window alone has none).
+        let full: Vec<f64> = ii
+            .windows
+            .iter()
+            .filter(|w| !w.partial)
+            .map(|w| w.rows_per_s)
+            .collect();
+        let ends = |last: bool| {
+            let k = full.len().min(END_WINDOWS);
+            let v = if last {
+                full[full.len() - k..].to_vec()
+            } else {
+                full[..k].to_vec()
+            };
+            (!v.is_empty()).then_some(crate::report::MetricValues::PerRun(v))
+        };
         let v = match metric {
+            "iibench.last_window_rows_per_s" => return ends(true),
+            "iibench.first_window_rows_per_s" => return ends(false),
             "iibench.rows_per_s" => ii.rows_per_s,
-            "iibench.last_window_rows_per_s" => ii.last_window_rows_per_s?,
             "iibench.written_bytes_per_row" => ii.wear.written_bytes_per_row?,
             "iibench.avg_write_bytes" => ii.wear.device.as_ref()?.avg_write_bytes,
             "iibench.disk_bytes_per_row" => ii.wear.disk_growth_bytes_per_row?,
@@ -86,6 +108,9 @@ impl SectionOwner for Report {
         }
     }
 }
+
+/// Windows read as samples of the rate at the start or the end of the curve (claims).
+const END_WINDOWS: usize = 3;
 
 /// Points plotted per line at most: longer curves are merged in runs of consecutive windows
 /// (rows and time added, so a merged point's rate is exact for its span).
