@@ -2,7 +2,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::report::table::Pick;
+use crate::report::terminal::Pick;
 
 /// enginebench — a storage-engine benchmark lab.
 ///
@@ -208,8 +208,7 @@ pub struct ServerArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct ReproduceArgs {
-    /// The report to redo: read-2007, linkbench-tpcc-2014, sqlbench-sysbench-2009 or
-    /// iibench-flash-2013.
+    /// The report to redo (`enginebench reproduce --list` names them: the plans in plans/).
     #[arg(required_unless_present = "list")]
     pub name: Option<String>,
     /// The report's matrix scaled down to minutes (each report within about 20 minutes on
@@ -410,16 +409,6 @@ pub enum Method {
     /// The 2007 read report exactly: 1M rows, threads 1,4,16,64,128,256, 180 s warm-up,
     /// 3 runs of 60 s, the maximum kept (about 8 hours for all 13 queries).
     Classic,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// The raw-numbers table (operations × thread counts).
-    Table,
-    /// The whole result document.
-    Json,
-    /// One line per measured run.
-    Csv,
 }
 
 /// What `run` prints on stdout.

@@ -120,23 +120,10 @@ impl Running {
     }
 }
 
-/// The reports enginebench redoes: (name, plan). The plans are compiled in, so `reproduce`
-/// works from any folder; `plans/` holds the same files.
-pub const REPRODUCTIONS: &[(&str, &str)] = &[
-    ("read-2007", include_str!("../../plans/read-2007.toml")),
-    (
-        "linkbench-tpcc-2014",
-        include_str!("../../plans/linkbench-tpcc-2014.toml"),
-    ),
-    (
-        "sqlbench-sysbench-2009",
-        include_str!("../../plans/sqlbench-sysbench-2009.toml"),
-    ),
-    (
-        "iibench-flash-2013",
-        include_str!("../../plans/iibench-flash-2013.toml"),
-    ),
-];
+/// The reports enginebench redoes: (name, plan), the oldest report first. The plans are compiled in (build.rs:
+/// `plans/*.toml` and a workload's own `src/workload/<name>/plans/*.toml`), so `reproduce`
+/// works from any folder and the list is the files.
+pub const REPRODUCTIONS: &[(&str, &str)] = crate::files::PLANS;
 
 /// `enginebench reproduce NAME [--quick]`: the report's built-in plan, run as a suite.
 pub fn reproduce(
