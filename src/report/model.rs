@@ -400,11 +400,6 @@ macro_rules! section_access {
                 get_section(&self.sections, key)
             }
 
-            /// Whether section `key` is present (without reading it).
-            pub fn has_section(&self, key: &str) -> bool {
-                self.sections.contains_key(key)
-            }
-
             /// Write section `key` (replacing what it held).
             pub fn set_section<T: Serialize>(&mut self, key: &str, value: &T) {
                 put_section(&mut self.sections, key, value)
