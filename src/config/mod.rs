@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::cli::{Method, RunArgs, TargetArgs};
 use crate::db::{Dbms, TargetSpec, DEFAULT_TARGET};
 use crate::error::{Error, Result};
-use crate::report::table::Pick;
+use crate::report::terminal::Pick;
 use crate::runner::{Arrivals, Pacing};
 
 /// Values a method preset fills in when the flag is not given.

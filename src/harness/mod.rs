@@ -665,7 +665,7 @@ fn finish(
     match format {
         RunFormat::Table => print!(
             "{}",
-            report::table::render(&h.doc, h.cfg.aggregate, owners)
+            report::terminal::render(&h.doc, h.cfg.aggregate, owners)
         ),
         RunFormat::Json => println!("{}", report::json::to_string(&h.doc)),
         RunFormat::Csv => print!("{}", report::csv::to_string(&h.doc)),
