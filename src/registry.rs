@@ -21,6 +21,7 @@ pub fn builtins() -> Vec<&'static dyn Entry> {
         &crate::workload::compression::ENTRY,
         &crate::workload::schema_change::ENTRY,
         &crate::workload::sqlbench::ENTRY,
+        &crate::workload::round_trip::ENTRY,
     ]
 }
 

@@ -7,6 +7,7 @@ pub mod iibench;
 pub mod linkbench;
 pub mod micro_read;
 pub mod oltp;
+pub mod round_trip;
 pub mod schema_change;
 pub mod sqlbench;
 pub mod textgen;
