@@ -321,7 +321,7 @@ pub fn estimate(plan: &Plan, cells: &[Cell], reg: &crate::registry::Registry) ->
             })
             .and_then(|(cfg, w)| w.planned(&cfg));
         match planned {
-            Some(d) => total += d,
+            Some(d) => total += d * plan.sections[c.section].repeats,
             None if !untimed.contains(&s.workload) => untimed.push(s.workload.clone()),
             None => {}
         }
@@ -558,6 +558,13 @@ impl Suite<'_> {
                 }
                 if attempt == 1 {
                     self.announce(pass, cell, repeat, repeats);
+                }
+                // Each repeat draws its own data (another seed), so that a workload loads it
+                // again and a load time, measured once per run, gets a spread; a seed the plan
+                // sets is kept.
+                let mut args = args.clone();
+                if repeats > 1 && !args.iter().any(|a| a == "--seed") {
+                    args.extend(["--seed".into(), repeat.to_string()]);
                 }
                 let end = run_child(&self.exe, &args, env_target.as_deref(), &dir);
                 if attempt == 1 {
