@@ -5,11 +5,13 @@
 # Nothing installed or started by hand survives to a CI machine, so this script
 # installs and starts private servers in a temporary directory, points the
 # tests at them through EB_TEST_* variables, runs `cargo test`, and always
-# stops the servers and removes the directory afterwards.
+# stops the servers and removes the directory afterwards. Before any of that it
+# checks the code's habits: cargo fmt, clippy (warnings are errors) and the
+# layering script ../shared/tools/layers.py (no import circles in src/).
 #
 # Usage: scripts/test.sh [cargo test arguments...]
 #   e.g. scripts/test.sh --test it -- --nocapture
-# Exit status: that of cargo test (or of server start-up if that fails).
+# Exit status: that of cargo test (or of the first check or server start-up that fails).
 
 set -euo pipefail
 
@@ -53,6 +55,28 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+cd "$repo_root"
+locked=()
+if [[ -f Cargo.lock ]]; then
+    locked=(--locked)
+fi
+
+# The habits that keep the code readable, checked before any server starts so that a
+# lint failure costs seconds. Clippy runs in release so that it shares the dependencies'
+# build scripts and proc macros with the release test build below.
+step "running: cargo fmt --check"
+cargo fmt --check
+step "running: cargo clippy --release ${locked[*]} --all-targets -- -D warnings"
+cargo clippy --release "${locked[@]}" --all-targets -- -D warnings
+# The layering check lives beside the repository (CI clones it as ../shared), not in it.
+layers="$repo_root/../shared/tools/layers.py"
+if [[ ! -f "$layers" ]]; then
+    echo "test.sh: $layers is missing: clone the shared tools beside the repository as ../shared" >&2
+    exit 2
+fi
+step "running: python3 ../shared/tools/layers.py src (no import circles between the parts of src/)"
+python3 "$layers" src
+
 step "starting database servers in $tmp"
 # The report tests open the HTML report in headless Chromium (Debian's package); the live
 # metrics test scrapes a run with a private Prometheus (Debian's package, 2.42 on bookworm).
@@ -66,11 +90,6 @@ source "$tmp/env.sh"
 export EB_REQUIRE_SERVERS=1
 env | grep '^EB_' | sort
 
-cd "$repo_root"
-locked=()
-if [[ -f Cargo.lock ]]; then
-    locked=(--locked)
-fi
 step "running: cargo test --release ${locked[*]} $*"
 rc=0
 cargo test --release "${locked[@]}" "$@" || rc=$?

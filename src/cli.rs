@@ -2,7 +2,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::report::table::Pick;
+use crate::report::terminal::Pick;
 
 /// enginebench — a storage-engine benchmark lab.
 ///
@@ -209,8 +209,7 @@ pub struct ServerArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct ReproduceArgs {
-    /// The report to redo: read-2007, linkbench-tpcc-2014, sqlbench-sysbench-2009 or
-    /// iibench-flash-2013.
+    /// The report to redo (`enginebench reproduce --list` names them: the plans in plans/).
     #[arg(required_unless_present = "list")]
     pub name: Option<String>,
     /// The report's matrix scaled down to minutes (each report within about 20 minutes on
@@ -267,7 +266,7 @@ pub struct SuiteRunArgs {
     /// The plan's scale: full (its own values), standard (its [standard] values) or quick
     /// (its [quick] values). A scale the plan has no values for is refused.
     #[arg(long, value_enum, value_name = "SCALE")]
-    pub scale: Option<crate::suite::plan::Scale>,
+    pub scale: Option<Scale>,
     /// Run the whole matrix this many times (1 or 2). Pass 2 runs the cells in reverse order
     /// on freshly started servers, its results under DIR/pass-2/; the claims pool both passes.
     /// A cell whose run was disturbed by other processes is run again at once, on the same
@@ -281,9 +280,9 @@ pub struct SuiteRunArgs {
 
 impl SuiteRunArgs {
     /// The scale asked for, `--quick` included.
-    pub fn scale(&self, quick: bool) -> crate::suite::plan::Scale {
+    pub fn scale(&self, quick: bool) -> Scale {
         match (quick, self.scale) {
-            (true, _) => crate::suite::plan::Scale::Quick,
+            (true, _) => Scale::Quick,
             (false, s) => s.unwrap_or_default(),
         }
     }
@@ -450,16 +449,6 @@ pub enum Method {
     Classic,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// The raw-numbers table (operations × thread counts).
-    Table,
-    /// The whole result document.
-    Json,
-    /// One line per measured run.
-    Csv,
-}
-
 /// What `run` prints on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum RunFormat {
@@ -496,7 +485,7 @@ pub struct RunArgs {
     /// A measurement is flagged `disturbed` when other processes on the host used more than
     /// this many CPUs during it (1.0 is one whole CPU); a suite runs a disturbed cell again.
     /// A negative bound flags every measurement (to try a suite's re-runs).
-    #[arg(long, value_name = "CPUS", default_value_t = crate::harness::DISTURBED_CPUS, allow_negative_numbers = true)]
+    #[arg(long, value_name = "CPUS", default_value_t = crate::measure::DISTURBED_CPUS, allow_negative_numbers = true)]
     pub disturbed_above: f64,
 
     /// Length of each measured run (e.g. 60s). sysbench's --time N (seconds) is an alias.
@@ -627,167 +616,39 @@ pub fn first_line(e: &clap::Error) -> String {
         .to_string()
 }
 
-/// A workload command, parsed: the registry entry, the name typed ("" for a workload file
-/// given by --workload-file alone), the common options and every option's matches.
-pub struct Parsed<A> {
-    pub entry: &'static dyn crate::workload::Entry,
-    pub name: String,
-    pub common: A,
-    pub matches: clap::ArgMatches,
+/// The scale a plan runs at: its full matrix, or the values of its `[quick]` or `[standard]`
+/// tables (the same shape) laid over it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Scale {
+    /// The plan's own values: the report's matrix (hours).
+    #[default]
+    Full,
+    /// `[quick]` / `[sections.quick]`: minutes.
+    Quick,
+    /// `[standard]` / `[sections.standard]`: between the two (at most about 2 hours).
+    Standard,
 }
 
-/// Parse `enginebench SUB WORKLOAD [OPTIONS]`: the workload's own options and the common ones
-/// `A`. `Ok(None)`: help was asked for and printed.
-pub fn parse_workload<A: Args + clap::FromArgMatches>(
-    reg: &crate::workload::Registry,
-    sub: &str,
-    argv: &[String],
-) -> crate::Result<Option<Parsed<A>>> {
-    use crate::error::Error;
-    let help = argv.iter().any(|a| a == "--help" || a == "-h");
-    let (entry, name, rest) = match workload_position::<A>(reg, sub, argv) {
-        Some(i) => {
-            let n = &argv[i];
-            let entry = reg.find(n).ok_or_else(|| {
-                Error::usage(format!(
-                    "unknown workload '{n}'; known workloads: {} (see `enginebench list`)",
-                    reg.names().join(", ")
-                ))
-            })?;
-            let mut rest = argv.to_vec();
-            rest.remove(i);
-            (entry, n.clone(), rest)
-        }
-        None => match reg.entries().iter().find(|e| e.claims_unnamed(argv)) {
-            Some(e) => (*e, String::new(), argv.to_vec()),
-            None if help => {
-                let mut cmd = workload_command::<A>(sub, "WORKLOAD")
-                    .about(format!(
-                        "The common options of `{sub}`; each workload adds its own."
-                    ))
-                    .after_help(format!(
-                    "Workloads (`enginebench list` shows their operations; `enginebench {sub} WORKLOAD --help` their options):\n  {}",
-                    reg.names().join(", ")
-                ));
-                let _ = cmd.print_help();
-                return Ok(None);
-            }
-            None => {
-                return Err(Error::usage(
-                    "give a workload name (see `enginebench list`) or --workload-file FILE",
-                ))
-            }
-        },
-    };
-    // The workload's line from `list` heads its help (an Args struct's doc comment would).
-    let heading = entry.listing().heading;
-    let cmd = entry
-        .args(workload_command::<A>(sub, &name))
-        .about(heading.split_whitespace().collect::<Vec<_>>().join(" "))
-        .long_about(clap::builder::Resettable::Reset);
-    let matches = match cmd.try_get_matches_from(&rest) {
-        Ok(m) => m,
-        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
-            let _ = e.print();
-            return Ok(None);
-        }
-        Err(e) => return Err(Error::usage(explain(reg, &name, &e))),
-    };
-    let common = A::from_arg_matches(&matches).map_err(|e| Error::usage(first_line(&e)))?;
-    Ok(Some(Parsed {
-        entry,
-        name,
-        common,
-        matches,
-    }))
-}
+impl Scale {
+    pub const ALL: [Scale; 3] = [Scale::Full, Scale::Quick, Scale::Standard];
 
-/// Where the workload name stands in `argv`: the first word that is not an option or an
-/// option's value (any workload's options are known, so `--threads 4 NAME` finds NAME).
-fn workload_position<A: Args>(
-    reg: &crate::workload::Registry,
-    sub: &str,
-    argv: &[String],
-) -> Option<usize> {
-    let mut cmds = vec![workload_command::<A>(sub, "")];
-    cmds.extend(
-        reg.entries()
-            .iter()
-            .map(|e| e.args(clap::Command::new("x"))),
-    );
-    let takes_value = |word: &str| {
-        cmds.iter().flat_map(|c| c.get_arguments()).any(|a| {
-            let named = match word.strip_prefix("--") {
-                Some(long) => {
-                    a.get_long() == Some(long)
-                        || a.get_all_aliases().is_some_and(|v| v.contains(&long))
-                }
-                // `-t URL`: a short option alone, its value in the next word.
-                None => word.len() == 2 && word.chars().nth(1) == a.get_short(),
-            };
-            // An option whose value must follow `=` never takes the next word.
-            named && a.get_action().takes_values() && !a.is_require_equals_set()
-        })
-    };
-    let mut i = 0;
-    while i < argv.len() {
-        let w = argv[i].as_str();
-        if w == "--" {
-            return (i + 1 < argv.len()).then_some(i + 1);
-        }
-        if w.starts_with('-') && w.len() > 1 {
-            i += if !w.contains('=') && takes_value(w) {
-                2
-            } else {
-                1
-            };
-            continue;
-        }
-        return Some(i);
-    }
-    None
-}
-
-/// The command of one workload before its own options are added.
-fn workload_command<A: Args>(sub: &str, name: &str) -> clap::Command {
-    A::augment_args(
-        clap::Command::new("enginebench")
-            .bin_name(format!("enginebench {sub} {name}"))
-            .no_binary_name(true)
-            .max_term_width(100),
-    )
-}
-
-/// A clap error in one line; an option that belongs to other workloads says which.
-fn explain(reg: &crate::workload::Registry, name: &str, e: &clap::Error) -> String {
-    use clap::error::{ContextKind, ContextValue, ErrorKind};
-    if e.kind() == ErrorKind::UnknownArgument {
-        if let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) {
-            let flag = arg.split('=').next().unwrap_or(arg);
-            let long = flag.trim_start_matches("--");
-            let owners: Vec<&str> = reg
-                .entries()
-                .iter()
-                .filter(|en| {
-                    en.args(clap::Command::new("x")).get_arguments().any(|a| {
-                        a.get_long() == Some(long)
-                            || a.get_all_aliases().is_some_and(|v| v.contains(&long))
-                    })
-                })
-                .map(|en| en.label())
-                .collect();
-            if flag.starts_with("--") && !owners.is_empty() {
-                let what = if name.is_empty() {
-                    "a workload file"
-                } else {
-                    name
-                };
-                return format!(
-                    "{flag} does not apply to {what}: {flag} applies to {} only",
-                    owners.join(", ")
-                );
-            }
+    /// The name of the plan's table (and of the flag's value); none for the full scale.
+    pub fn table(self) -> Option<&'static str> {
+        match self {
+            Scale::Full => None,
+            Scale::Quick => Some("quick"),
+            Scale::Standard => Some("standard"),
         }
     }
-    format!("{} (see --help)", first_line(e))
+}
+
+/// Callers written before `--scale` pass `--quick` as a bool (the claims' tests, the fuzzer).
+impl From<bool> for Scale {
+    fn from(quick: bool) -> Scale {
+        if quick {
+            Scale::Quick
+        } else {
+            Scale::Full
+        }
+    }
 }

@@ -5,20 +5,21 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use crate::cli::{
-    parse_workload, CheckArgs, CleanupArgs, CompareArgs, CompareFormat, PrepareArgs, ReportArgs,
-    ReportFormat, RunArgs, WorkloadArgv,
+    CheckArgs, CleanupArgs, CompareArgs, CompareFormat, PrepareArgs, ReportArgs, ReportFormat,
+    RunArgs, WorkloadArgv,
 };
-use crate::config::{self, RunConfig};
+use crate::config;
+use crate::contract::{Purpose, ResolveCx, Shape, Workload};
 use crate::error::{Error, Result};
 use crate::harness::{self, connect, runtime, warn_password};
+use crate::interrupt;
+use crate::registry::{parse_workload, Registry};
 use crate::report;
-use crate::runner::interrupt;
 use crate::server::Server;
-use crate::workload::{Purpose, Registry, ResolveCx, Shape, Workload};
 
 /// Resolve the workload of a command other than `run` (its options; the run's shape is unused).
 fn resolve_for(
-    p: &crate::cli::Parsed<impl Sized>,
+    p: &crate::contract::parse::Parsed<impl Sized>,
     purpose: Purpose,
     dbms: crate::db::Dbms,
     method: crate::cli::Method,
@@ -62,7 +63,7 @@ pub fn prepare(argv: &WorkloadArgv, reg: &Registry) -> Result<ExitCode> {
         a.data.seed,
         a.target.engine.as_deref(),
     )?;
-    crate::workload::shard::refuse_unsharded(workload.as_ref(), &spec)?;
+    crate::contract::shard::refuse_unsharded(workload.as_ref(), &spec)?;
     if workload.loads_in_run() {
         return Err(Error::usage(format!(
             "{} loads its tables during `run` (the load is part of the measurement): nothing to prepare",
@@ -245,8 +246,8 @@ pub fn run(argv: &WorkloadArgv, reg: &Registry) -> Result<ExitCode> {
     let Some(p) = parse_workload::<RunArgs>(reg, "run", &argv.args)? else {
         return Ok(ExitCode::SUCCESS);
     };
-    let cfg = RunConfig::resolve(&p.common, p.entry, &p.name, &p.matches)?;
-    harness::run(&p.common, cfg, reg)
+    let (cfg, workload) = crate::contract::resolve_run(&p.common, p.entry, &p.name, &p.matches)?;
+    harness::run(&p.common, cfg, workload, &reg.owners())
 }
 
 pub fn report(a: &ReportArgs, reg: &Registry) -> Result<ExitCode> {

@@ -94,6 +94,65 @@ pub fn one_line(s: &str) -> String {
         .collect()
 }
 
+/// Why a statement failed, counted per class during runs (never fatal on its own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorClass {
+    ConnectionLost,
+    Deadlock,
+    LockWaitTimeout,
+    SerializationFailure,
+    DuplicateKey,
+    Busy,
+    QueryTimeout,
+    TooManyConnections,
+    AccessDenied,
+    Other,
+}
+
+impl ErrorClass {
+    pub const ALL: [ErrorClass; 10] = [
+        ErrorClass::ConnectionLost,
+        ErrorClass::Deadlock,
+        ErrorClass::LockWaitTimeout,
+        ErrorClass::SerializationFailure,
+        ErrorClass::DuplicateKey,
+        ErrorClass::Busy,
+        ErrorClass::QueryTimeout,
+        ErrorClass::TooManyConnections,
+        ErrorClass::AccessDenied,
+        ErrorClass::Other,
+    ];
+    pub fn index(self) -> usize {
+        self as usize
+    }
+    /// Transient conflicts after which the same transaction input is run again (TPC-C,
+    /// LinkBench and iiBench retry on these).
+    pub fn retryable(self) -> bool {
+        matches!(
+            self,
+            ErrorClass::Deadlock
+                | ErrorClass::LockWaitTimeout
+                | ErrorClass::SerializationFailure
+                | ErrorClass::Busy
+        )
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorClass::ConnectionLost => "connection_lost",
+            ErrorClass::Deadlock => "deadlock",
+            ErrorClass::LockWaitTimeout => "lock_wait_timeout",
+            ErrorClass::SerializationFailure => "serialization_failure",
+            ErrorClass::DuplicateKey => "duplicate_key",
+            ErrorClass::Busy => "busy",
+            ErrorClass::QueryTimeout => "query_timeout",
+            ErrorClass::TooManyConnections => "too_many_connections",
+            ErrorClass::AccessDenied => "access_denied",
+            ErrorClass::Other => "other",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::db::{Conn, TargetSpec};
 use crate::error::{Context, Error, Result};
-use crate::runner::interrupt;
+use crate::interrupt;
 
 /// The table the shards check in to, keyed by run id and point.
 pub const TABLE: &str = "enginebench_fleet";

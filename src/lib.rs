@@ -4,16 +4,24 @@
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod contract;
 pub mod db;
 pub mod error;
+/// The files compiled in by build.rs: reproduction plans and server profiles, by name.
+pub mod files {
+    include!(concat!(env!("OUT_DIR"), "/files.rs"));
+}
 pub mod fleet;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod harness;
+pub mod interrupt;
 pub mod live;
 pub mod load;
 pub mod measure;
+pub mod registry;
 pub mod report;
+pub mod rng;
 pub mod runner;
 pub mod server;
 pub mod suite;
@@ -25,12 +33,12 @@ pub use error::{Error, Result};
 
 /// Run one parsed command line with the built-in workloads.
 pub fn run(cli: cli::Cli) -> Result<ExitCode> {
-    run_with(cli, &workload::Registry::default())
+    run_with(cli, &registry::Registry::default())
 }
 
 /// Run one parsed command line with the workloads of `reg` (the built-in ones and any a
 /// program embedding enginebench registered).
-pub fn run_with(cli: cli::Cli, reg: &workload::Registry) -> Result<ExitCode> {
+pub fn run_with(cli: cli::Cli, reg: &registry::Registry) -> Result<ExitCode> {
     match &cli.command {
         cli::Command::Prepare(a) => commands::prepare(a, reg),
         cli::Command::Run(a) => commands::run(a, reg),

@@ -2,19 +2,19 @@
 //! without any I/O; stage two (commands) connects and builds what the runner needs.
 
 pub mod parse;
+mod shape;
+
+pub use shape::{Given, Purpose, ResolveCx, Shape};
 
 use std::time::Duration;
 
 use serde::Serialize;
 
-use std::sync::Arc;
-
 use crate::cli::{Method, RunArgs, TargetArgs};
 use crate::db::{Dbms, TargetSpec, DEFAULT_TARGET};
 use crate::error::{Error, Result};
-use crate::report::table::Pick;
+use crate::report::terminal::Pick;
 use crate::runner::{Arrivals, Pacing};
-use crate::workload::{Entry, Given, Purpose, ResolveCx, Shape, Workload};
 
 /// Values a method preset fills in when the flag is not given.
 struct Preset {
@@ -66,8 +66,6 @@ pub struct RunConfig {
     pub operations: Vec<String>,
     /// Options specific to the workload.
     pub workload_options: serde_json::Value,
-    #[serde(skip)]
-    pub workload_spec: Arc<dyn Workload>,
     pub report_interval_s: f64,
     /// Whether interval lines are printed while running.
     pub live_report: bool,
@@ -321,14 +319,24 @@ fn fleet(a: &RunArgs, m: &clap::ArgMatches) -> Result<Option<crate::fleet::Fleet
     }))
 }
 
+/// What the config keeps of the workload it resolves (the workload itself stays with the
+/// caller: the config stands below the workload contract).
+pub struct Resolved {
+    pub name: String,
+    pub operations: Vec<String>,
+    pub options: serde_json::Value,
+    /// It prints instead of running (`Workload::preview`).
+    pub previews: bool,
+}
+
 impl RunConfig {
-    /// Check the common options of `run`, then let the workload (`entry`, named `name`)
-    /// resolve its own from `m` and set its defaults for what the user did not give.
+    /// Check the common options of `run`, then let the workload resolve its own options
+    /// (`workload`, called with the context it may adjust and the target) and set its
+    /// defaults for what the user did not give.
     pub fn resolve(
         a: &RunArgs,
-        entry: &dyn Entry,
-        name: &str,
         m: &clap::ArgMatches,
+        workload: impl FnOnce(&mut ResolveCx, &TargetSpec) -> Result<Resolved>,
     ) -> Result<Self> {
         let sa = &a.server;
         let server = match &sa.server {
@@ -417,17 +425,7 @@ impl RunConfig {
             },
             shard,
         };
-        let workload_spec = entry.resolve(name, m, &mut cx)?;
-        if shard.is_some()
-            && (workload_spec.partition().is_none()
-                || (workload_spec.load_partition().is_none() && !workload_spec.loads_in_run()))
-        {
-            return Err(Error::usage(format!(
-                "--shard: {} cannot be split between the shards of a fleet (its work would run N times over); run it from one process",
-                workload_spec.name()
-            )));
-        }
-        crate::workload::shard::refuse_unsharded(workload_spec.as_ref(), &spec)?;
+        let resolved = workload(&mut cx, &spec)?;
         let Shape {
             threads,
             warmup,
@@ -439,7 +437,7 @@ impl RunConfig {
         } = cx.shape;
         let events = a.events.filter(|n| *n > 0);
         // sysbench: --time 0 is "no time limit", which only makes sense with --events.
-        if duration.is_zero() && events.is_none() && workload_spec.preview().is_none() {
+        if duration.is_zero() && events.is_none() && !resolved.previews {
             if a.duration.is_some() {
                 return Err(Error::usage(
                     "--duration 0 (no time limit) needs --events N to end each run",
@@ -502,7 +500,7 @@ impl RunConfig {
             None => 1,
         };
         Ok(RunConfig {
-            workload: workload_spec.name().to_string(),
+            workload: resolved.name,
             target: spec.display.clone(),
             engine: a.target.engine.clone(),
             target_spec: spec,
@@ -514,9 +512,8 @@ impl RunConfig {
             duration_s: duration.as_secs_f64(),
             runs,
             aggregate: a.aggregate.unwrap_or(p.aggregate),
-            operations: workload_spec.operations(),
-            workload_options: workload_spec.options(),
-            workload_spec,
+            operations: resolved.operations,
+            workload_options: resolved.options,
             report_interval_s: report_interval.as_secs_f64(),
             live_report: live,
             client_threads,
@@ -545,89 +542,5 @@ impl RunConfig {
     pub fn estimate(&self) -> Duration {
         let per_point = self.warmup_s + self.runs as f64 * self.duration_s;
         Duration::from_secs_f64(per_point * (self.operations.len() * self.threads.len()) as f64)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn resolved(args: &[&str]) -> Result<RunConfig> {
-        let mut argv = vec!["enginebench", "run"];
-        argv.extend_from_slice(args);
-        let reg = crate::workload::Registry::default();
-        let argv: Vec<String> = argv[2..].iter().map(|s| s.to_string()).collect();
-        let p = crate::cli::parse_workload::<RunArgs>(&reg, "run", &argv)?.expect("not help");
-        RunConfig::resolve(&p.common, p.entry, &p.name, &p.matches)
-    }
-
-    /// A fleet numbers its connections across the shards, so that over a cluster's nodes it
-    /// spreads as one process with all of them would: 3 shards of 2 connections over 3 nodes
-    /// put 2 on each node (numbered from 0 in every shard, all 6 would start on node 0).
-    #[test]
-    fn fleet_connections_spread_over_nodes() {
-        use crate::runner::{node_for, Access};
-        let url = "mysql://u@a:1,b:2,c:3/db";
-        let mut per_node = [0; 3];
-        for i in 0..3 {
-            let shard = format!("{i}/3");
-            let cfg = resolved(&[
-                "oltp_point_select",
-                "--target",
-                url,
-                "--shard",
-                &shard,
-                "--run-id",
-                "r",
-            ])
-            .unwrap();
-            assert_eq!(cfg.first_worker(2), i * 2);
-            for w in 0..2 {
-                let t = &cfg.target_spec;
-                per_node[node_for(cfg.first_worker(2) + w, 3, t.read, Access::ReadOnly)] += 1;
-            }
-        }
-        assert_eq!(per_node, [2, 2, 2]);
-        let alone = resolved(&["oltp_point_select", "--target", url]).unwrap();
-        assert_eq!(alone.first_worker(8), 0);
-    }
-
-    /// Client loops: 2 for PostgreSQL, 1 otherwise, unless --client-threads says; 0 refused.
-    #[test]
-    fn client_threads_default_per_dbms() {
-        let pg = [
-            "oltp_point_select",
-            "--target",
-            "postgres://u@127.0.0.1:5432/db",
-        ];
-        let my = [
-            "oltp_point_select",
-            "--target",
-            "mysql://u@127.0.0.1:3306/db",
-        ];
-        assert_eq!(resolved(&pg).unwrap().client_threads, 2);
-        assert_eq!(resolved(&my).unwrap().client_threads, 1);
-        assert_eq!(resolved(&["oltp_point_select"]).unwrap().client_threads, 1);
-        let mut pg1 = pg.to_vec();
-        pg1.extend(["--client-threads", "1"]);
-        assert_eq!(resolved(&pg1).unwrap().client_threads, 1);
-        let mut my3 = my.to_vec();
-        my3.extend(["--client-threads", "3"]);
-        assert_eq!(resolved(&my3).unwrap().client_threads, 3);
-        let mut zero = my.to_vec();
-        zero.extend(["--client-threads", "0"]);
-        assert!(resolved(&zero).is_err());
-    }
-
-    #[test]
-    fn pin_lists() {
-        let p = Pin::parse("client=0,server=1").unwrap();
-        assert_eq!(p.client_cpus, Some(vec![0]));
-        assert_eq!(p.server_cpus, Some(vec![1]));
-        let p = Pin::parse("server=0").unwrap();
-        assert_eq!((p.client_cpus, p.server_cpus), (None, Some(vec![0])));
-        assert!(Pin::parse("0,1").is_err());
-        assert!(Pin::parse("cpu=1").is_err());
-        assert!(Pin::parse("client=99999").is_err());
     }
 }

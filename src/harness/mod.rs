@@ -8,49 +8,32 @@ mod sweep;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::cli::{RunArgs, RunFormat};
 use crate::config::RunConfig;
+use crate::contract::{PrepareCx, Workload};
 use crate::db::peer::{self, FoundBy, Lookup};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Context, Error, Failure, Result};
+use crate::interrupt;
 use crate::live::Live;
 use crate::load::{LoadMethod, LoadOptions, LoadStats};
 use crate::measure::host::HostFacts;
 use crate::measure::proc;
 use crate::report::{self, NodeInfo, ResultDoc, ServerInfo, Status, TargetInfo, ToolInfo};
 use crate::runner::admin::Admin;
-use crate::runner::interrupt;
 use crate::server::{capture, cluster::Cluster, Server};
-use crate::workload::{PrepareCx, Registry, Workload};
+
+// The context a workload's run works with is the contract's (a floor below); its methods
+// (save, conn, sweep) are the harness's.
+pub use crate::contract::Harness;
 
 pub use sweep::{
     delta, disturbed, disturbed_above, host_cpu, record, report_connect, server_process,
     HostSample, DISTURBED_CPUS, OTHERS_RESOLUTION_S,
 };
-
-/// What a workload's run shape works with: the configuration, the admin connection, the
-/// loader's options and the result being written.
-pub struct Harness<'a> {
-    pub cfg: &'a RunConfig,
-    pub rt: &'a tokio::runtime::Runtime,
-    pub admin: Admin,
-    /// The loader's options, for workloads that load during the run.
-    pub load: LoadOptions,
-    /// `--engine` as the server spells it.
-    pub engine: Option<String>,
-    /// The result so far; `save` writes it.
-    pub doc: ResultDoc,
-    path: PathBuf,
-    /// The server process to sample per run (managed, or --server-pid).
-    pub server_pid: Option<u32>,
-    /// The benchmark table's engine, for SHOW ENGINE ... STATUS.
-    pub table_engine: String,
-    /// The live outputs (progress, `--format jsonl`, `--metrics-addr`): every measured phase
-    /// goes through `live.phase`.
-    pub live: Live,
-}
 
 impl Harness<'_> {
     /// Write the result as it is now (atomically: a reader never sees half a file).
@@ -69,7 +52,7 @@ impl Harness<'_> {
     }
     /// The run's workload swept: every operation x thread count on the shared runner.
     pub fn sweep(&mut self) -> Result<()> {
-        let w = self.cfg.workload_spec.clone();
+        let w = self.workload.clone();
         sweep::sweep(self, w.as_ref())
     }
     /// The sweep of another workload value (a part of it, e.g. one storage format at a time).
@@ -106,7 +89,7 @@ pub async fn connect(spec: &TargetSpec) -> Result<Conn> {
 /// The engine to create tables with (validated against the server), if one was asked for.
 pub(crate) async fn engine(conn: &mut Conn, wanted: Option<&str>) -> Result<Option<String>> {
     match wanted {
-        Some(e) => crate::workload::resolve_engine(conn, e).await.map(Some),
+        Some(e) => crate::contract::resolve_engine(conn, e).await.map(Some),
         None => Ok(None),
     }
 }
@@ -284,15 +267,28 @@ async fn listen_queue_warning(
 }
 
 /// `enginebench run`: the whole lifecycle of one run of `cfg`'s workload.
-pub fn run(a: &RunArgs, mut cfg: RunConfig, reg: &Registry) -> Result<ExitCode> {
-    if let Some(text) = cfg.workload_spec.preview() {
+pub fn run(
+    a: &RunArgs,
+    mut cfg: RunConfig,
+    workload: Arc<dyn Workload>,
+    owners: &[&'static dyn report::SectionOwner],
+) -> Result<ExitCode> {
+    if let Some(text) = workload.preview() {
         print!("{text}");
         return Ok(ExitCode::SUCCESS);
     }
     interrupt::install();
     // Before the server and the load: a metrics address that cannot be used ends the command
     // at once (exit 2), and the load is seen live too.
-    let live = Live::for_run(&cfg, a.format)?;
+    let live = Live::for_run(&crate::live::Settings {
+        workload: cfg.workload.clone(),
+        dbms: cfg.target_spec.dbms.name(),
+        metrics_addr: cfg.metrics_addr.clone(),
+        terminal: matches!(a.format, RunFormat::Table | RunFormat::Csv),
+        jsonl: a.format == RunFormat::Jsonl,
+        live_report: cfg.live_report,
+        interval: cfg.report_interval(),
+    })?;
     let server = match &cfg.server {
         Some(s) => {
             eprintln!(
@@ -326,7 +322,7 @@ pub fn run(a: &RunArgs, mut cfg: RunConfig, reg: &Registry) -> Result<ExitCode> 
         None => None,
     };
     let first = server.as_ref().and_then(|c| c.first());
-    let out = run_on(a, &cfg, first, server.as_ref(), reg, &live);
+    let out = run_on(a, &cfg, workload, first, server.as_ref(), owners, &live);
     // Stop the throwaway server whatever happened; a server that died is named in the error.
     let out = out.map_err(|e| name_dead_server(e, first));
     if let Some(mut sv) = server {
@@ -373,16 +369,17 @@ fn name_dead_server(e: Error, server: Option<&Server>) -> Error {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_on(
     a: &RunArgs,
     cfg: &RunConfig,
+    workload: Arc<dyn Workload>,
     server: Option<&Server>,
     cluster: Option<&Cluster>,
-    reg: &Registry,
+    owners: &[&'static dyn report::SectionOwner],
     live: &Live,
 ) -> Result<ExitCode> {
     let spec = cfg.target_spec.clone();
-    let workload = cfg.workload_spec.clone();
     warn_password(&spec);
     let server_pid = server.map(|s| s.pid).or(cfg.server_pid);
     if let Some(pin) = &cfg.pin {
@@ -475,11 +472,11 @@ fn run_on(
         _ if load_interrupted.is_some() => cfg.engine.clone().unwrap_or_default(),
         // No single benchmark table (each format or engine has its own).
         _ if main_table.is_empty() => String::new(),
-        _ => rt.block_on(crate::workload::table_engine(&mut admin, &main_table))?,
+        _ => rt.block_on(crate::contract::table_engine(&mut admin, &main_table))?,
     };
 
     let folder = result_folder(&cfg.results_dir, &cfg.workload, spec.dbms)?;
-    let mut notes = notes(cfg);
+    let mut notes = notes(cfg, workload.as_ref());
     notes.extend(lookup_note);
     if let Conn::Mysql(m) = &admin {
         // The lean client falls back to mysql_async silently; say which one ran.
@@ -542,6 +539,7 @@ fn run_on(
     };
     let mut h = Harness {
         cfg,
+        workload: workload.clone(),
         rt: &rt,
         admin: Admin::new(admin, spec.clone(), cfg.faults()),
         load: opts,
@@ -551,6 +549,7 @@ fn run_on(
         server_pid,
         table_engine,
         live: live.clone(),
+        sweep_asked: false,
     };
     h.save()?;
     match workload.plan_line() {
@@ -581,7 +580,11 @@ fn run_on(
             // Reads sent to replicas need the tables a load just wrote on the primary.
             h.admin
                 .wait_replicas_caught_up(&rt, std::time::Duration::from_secs(60));
-            workload.run(&mut h)
+            // A workload without phases of its own asks for the shared sweep.
+            workload.run(&mut h).and_then(|()| match h.sweep_asked {
+                true => h.sweep(),
+                false => Ok(()),
+            })
         }
     }
     .map_err(|e| name_dead_server(e, server));
@@ -589,7 +592,7 @@ fn run_on(
         let notes = NodeInfo::mark_exited(&mut h.doc.target.nodes, &c.dead_nodes());
         h.doc.notes.extend(notes);
     }
-    finish(&mut h, outcome, a.format, reg)
+    finish(&mut h, outcome, a.format, owners)
 }
 
 /// Status and exit code from the outcome; the result is on disk before anything is printed.
@@ -597,7 +600,7 @@ fn finish(
     h: &mut Harness,
     outcome: Result<()>,
     format: RunFormat,
-    reg: &Registry,
+    owners: &[&'static dyn report::SectionOwner],
 ) -> Result<ExitCode> {
     let spec = &h.cfg.target_spec;
     // A failure after a signal is the signal's doing (a statement cut short, a server stopped
@@ -642,12 +645,11 @@ fn finish(
     };
     // Results first: whatever happened, what was measured is on disk before anything is reported.
     h.save()?;
-    let owners = reg.owners();
     let folder = h.path.parent().unwrap_or(Path::new(".")).to_path_buf();
     let html = folder.join("report.html");
     if let Err(e) = report::json::write_text_atomic(
         &html,
-        &report::html::render(std::slice::from_ref(&h.doc), &owners),
+        &report::html::render(std::slice::from_ref(&h.doc), owners),
     ) {
         eprintln!("warning: cannot write {}: {e}", html.display());
     }
@@ -666,7 +668,7 @@ fn finish(
     match format {
         RunFormat::Table => print!(
             "{}",
-            report::table::render(&h.doc, h.cfg.aggregate, &owners)
+            report::terminal::render(&h.doc, h.cfg.aggregate, owners)
         ),
         RunFormat::Json => println!("{}", report::json::to_string(&h.doc)),
         RunFormat::Csv => print!("{}", report::csv::to_string(&h.doc)),
@@ -684,7 +686,7 @@ fn finish(
     outcome.map(|()| code)
 }
 
-fn notes(cfg: &RunConfig) -> Vec<String> {
+fn notes(cfg: &RunConfig, workload: &dyn Workload) -> Vec<String> {
     let mut n = vec![
         "A measured run counts every operation started before its deadline; elapsed_s runs from the start of the run to the end of its last operation.".to_string(),
         "client_cpu is the whole client process (all threads) over the run window, from getrusage.".to_string(),
@@ -692,11 +694,11 @@ fn notes(cfg: &RunConfig) -> Vec<String> {
     if cfg.target_spec.dbms == Dbms::Postgres {
         n.push("PostgreSQL statistics counters are flushed lazily by the server; their per-run deltas are approximate.".into());
     }
-    n.extend(cfg.workload_spec.notes(&cfg.target_spec));
-    if let Some(keys) = cfg.workload_spec.shard_keys() {
-        n.extend(crate::workload::shard::note(&cfg.target_spec, &keys));
+    n.extend(workload.notes(&cfg.target_spec));
+    if let Some(keys) = workload.shard_keys() {
+        n.extend(crate::contract::shard::note(&cfg.target_spec, &keys));
     }
-    if let (Some(f), Some(how)) = (&cfg.fleet, cfg.workload_spec.partition()) {
+    if let (Some(f), Some(how)) = (&cfg.fleet, workload.partition()) {
         n.push(crate::fleet::shard_note(f, &how));
     }
     n

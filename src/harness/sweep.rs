@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 
 use super::Harness;
+use crate::contract::Workload;
 use crate::error::{Error, Result};
+use crate::interrupt;
 use crate::live::{PhaseInfo, PhaseKind};
 use crate::measure::proc::{self, ProcSample};
 use crate::measure::{CpuTimes, LatencyHist};
@@ -12,14 +14,10 @@ use crate::report::{
     Aggregate, ClientCpu, HostCpu, KindRecord, NodeRecord, OpenLoop, PhaseSummary, Point,
     ReplicationRecord, ReplicationSample, RunRecord, ServerProcess,
 };
-use crate::runner::{
-    interrupt, ConnectStats, IntervalSample, KindTick, Pacing, PhaseResult, SessionConfig,
-};
-use crate::workload::Workload;
+use crate::runner::{ConnectStats, IntervalSample, KindTick, Pacing, PhaseResult, SessionConfig};
 
-/// Other processes using more than this many CPUs during a run flag it `disturbed` (the
-/// default of `run --disturbed-above`).
-pub const DISTURBED_CPUS: f64 = 0.10;
+// The threshold is the command line's default too, so it lives in measure (a floor below).
+pub use crate::measure::DISTURBED_CPUS;
 
 /// Others' CPU seconds that the host sampler cannot tell from its own rounding: /proc/stat and
 /// /proc/PID/stat count in clock ticks (10 ms at USER_HZ 100), and others' share is a

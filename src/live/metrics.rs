@@ -422,7 +422,7 @@ impl Endpoint {
         let deadline = t0 + (gap * 2).min(Duration::from_secs(30));
         while sc.generation < Some(generation) {
             let now = Instant::now();
-            if now >= deadline || crate::runner::interrupt::signal().is_some() {
+            if now >= deadline || crate::interrupt::signal().is_some() {
                 break;
             }
             let wait = (deadline - now).min(Duration::from_millis(100));

@@ -19,12 +19,9 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::cli::RunFormat;
-use crate::config::RunConfig;
 use crate::error::Result;
 use crate::measure::{CpuTimes, LatencyHist, LatencySummary};
 use crate::runner::{IntervalSample, KindTick, PhaseResult, Session};
-use crate::workload::Workload;
 
 /// What a phase is, as the live outputs name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,6 +77,30 @@ impl PhaseInfo {
         self.planned = (d < Duration::from_secs(365 * 86_400)).then_some(d);
         self
     }
+}
+
+/// What the live outputs need of a run, given by the harness (live stands below the config
+/// and the workloads, so it takes plain settings).
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub workload: String,
+    /// The DBMS's name for the metrics' labels.
+    pub dbms: &'static str,
+    pub metrics_addr: Option<String>,
+    /// Progress bars on stderr when it is a terminal (the table and CSV formats).
+    pub terminal: bool,
+    /// One JSON line per interval on stdout.
+    pub jsonl: bool,
+    /// Interval lines on stderr (`--report-interval`).
+    pub live_report: bool,
+    pub interval: Duration,
+}
+
+/// What the live outputs ask of the workload during a phase: its operation kinds and its
+/// figures of one interval (TPC-C: tpmC). The contract implements it for every workload.
+pub trait Figures {
+    fn phase_kinds(&self) -> Vec<&'static str>;
+    fn figures(&self, kinds: &[KindTick], len_s: f64) -> Vec<(String, f64)>;
 }
 
 /// The observer: cheap to clone (one shared part).
@@ -139,15 +160,15 @@ impl Live {
 
     /// The observer of one `run`: starts the metrics endpoint (a usage error when it cannot
     /// listen) before anything else happens, so that the load is seen too.
-    pub fn for_run(cfg: &RunConfig, format: RunFormat) -> Result<Live> {
-        let metrics = match &cfg.metrics_addr {
+    pub fn for_run(set: &Settings) -> Result<Live> {
+        let metrics = match &set.metrics_addr {
             Some(addr) => {
                 let shared = Arc::new(metrics::Shared::default());
                 {
                     let mut st = shared.state();
                     st.info = vec![
-                        ("workload", cfg.workload.clone()),
-                        ("dbms", cfg.target_spec.dbms.name().to_string()),
+                        ("workload", set.workload.clone()),
+                        ("dbms", set.dbms.to_string()),
                         ("version", env!("CARGO_PKG_VERSION").to_string()),
                     ];
                     st.current.phase = "idle";
@@ -158,13 +179,12 @@ impl Live {
             }
             None => None,
         };
-        let terminal =
-            matches!(format, RunFormat::Table | RunFormat::Csv) && std::io::stderr().is_terminal();
+        let terminal = set.terminal && std::io::stderr().is_terminal();
         let mut inner = Inner {
-            jsonl: format == RunFormat::Jsonl,
+            jsonl: set.jsonl,
             terminal,
-            live_report: cfg.live_report,
-            interval: cfg.report_interval(),
+            live_report: set.live_report,
+            interval: set.interval,
             metrics,
             bar: Mutex::new(None),
         };
@@ -188,14 +208,14 @@ impl Live {
         &self,
         session: &mut Session,
         info: &PhaseInfo,
-        w: &dyn Workload,
+        w: &(impl Figures + ?Sized),
         duration: Duration,
         events: Option<u64>,
         interval: Duration,
         mut on_interval: impl FnMut(&IntervalSample),
     ) -> Result<PhaseResult> {
         self.phase_start(info);
-        let kinds = w.kinds();
+        let kinds = w.phase_kinds();
         let res = session.phase_with_hists(duration, events, interval, |s, hist| {
             self.interval(info, s, hist, w, &kinds);
             on_interval(s);
@@ -270,7 +290,7 @@ impl Live {
         info: &PhaseInfo,
         s: &IntervalSample,
         hist: &LatencyHist,
-        w: &dyn Workload,
+        w: &(impl Figures + ?Sized),
         kinds: &[&'static str],
     ) {
         let t_s = info.offset_s + s.t_s;
@@ -291,7 +311,7 @@ impl Live {
                     by_kind.insert(*name, s.kind_ticks.get(k).copied().unwrap_or_default());
                 }
                 if s.len_s > 0.0 {
-                    figures.extend(w.interval_figures(&s.kind_ticks, s.len_s));
+                    figures.extend(w.figures(&s.kind_ticks, s.len_s));
                 }
             }
             line(&IntervalLine {

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use crate::db::{Conn, Dbms, ErrorClass, TargetSpec, Value};
 use crate::error::{Error, Result};
-use crate::runner::interrupt;
+use crate::interrupt;
 
 /// Where the rows of one table come from.
 pub trait RowSource: Send + Sync {

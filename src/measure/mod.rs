@@ -9,7 +9,11 @@ pub use hist::{LatencyHist, LatencySummary};
 
 use serde::{Deserialize, Serialize};
 
-use crate::db::ErrorClass;
+use crate::error::ErrorClass;
+
+/// Other processes using more than this many CPUs during a run flag it `disturbed` (the
+/// default of `run --disturbed-above`).
+pub const DISTURBED_CPUS: f64 = 0.10;
 
 /// Errors counted per class; a fixed array so that counting is one add on the hot path.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

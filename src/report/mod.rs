@@ -19,8 +19,8 @@ pub mod merge;
 pub mod model;
 pub mod svg;
 pub mod svg_bar;
-pub mod table;
 pub mod tables;
+pub mod terminal;
 
 pub use model::*;
 
@@ -30,8 +30,8 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use html::Labeled;
-use table::Pick;
 use tables::Table;
+use terminal::Pick;
 
 /// A workload that contributes output of its own: the parts of the result it owns (keyed by
 /// [`SectionOwner::key`] in `sections`) and how each output shows them.

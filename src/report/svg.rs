@@ -203,10 +203,6 @@ pub fn escape(s: &str) -> String {
 }
 
 impl Chart {
-    pub fn point_count(&self) -> usize {
-        self.series.iter().map(|s| s.points.len()).sum()
-    }
-
     pub fn to_svg(&self) -> String {
         let xs: Vec<f64> = self
             .series

@@ -18,7 +18,8 @@ use tokio::sync::Semaphore;
 
 use crate::db::{Conn, DbError, DbResult, ErrorClass, TargetSpec};
 
-use super::{interrupt, Driver, Faults};
+use super::{Driver, Faults};
+use crate::interrupt;
 
 /// Connections in the middle of connecting at once, over all client threads of a session.
 /// Well below MariaDB's smallest default back_log (80) and PostgreSQL's listen queue (twice

@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 
 use crate::db::{Conn, DbError, DbResult, ErrorClass, TargetSpec};
 
-use super::{interrupt, Driver};
+use super::Driver;
+use crate::interrupt;
 
 /// How workers deal with a server that stops answering, goes away, or cannot take their
 /// connections yet.

@@ -10,7 +10,6 @@
 pub mod admin;
 pub mod connect;
 pub mod faults;
-pub mod interrupt;
 pub mod pacing;
 mod recorder;
 
@@ -26,6 +25,7 @@ use tokio::sync::watch;
 
 use crate::db::{url::ReadRoute, Conn, DbError, DbResult, Dbms, TargetSpec};
 use crate::error::{Error, Result};
+use crate::interrupt;
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist, LatencySummary};
 
 pub use connect::ConnectStats;

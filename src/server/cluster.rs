@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::{free_port, spec_of, tempdir, Kind, Role, Server, ServerSpec, Topology};
 use crate::db::Conn;
 use crate::error::{Error, Failure, Result};
-use crate::runner::interrupt;
+use crate::interrupt;
 
 /// How long a node may take to be in sync with the cluster (a Galera joiner: the state
 /// transfer; a replica: its first WAL streamed) after it answers.

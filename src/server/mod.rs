@@ -617,7 +617,7 @@ impl Server {
                 .map_err(|e| Error::usage(format!("cannot start {}: {e}", mariadbd.display())))?;
             self.pid = child.id();
             if spec.die_with_parent {
-                crate::runner::interrupt::watch_server(self.pid, quick_signal(Kind::Mariadb));
+                crate::interrupt::watch_server(self.pid, quick_signal(Kind::Mariadb));
             }
             self.port = port;
             self.child = Some(child);
@@ -775,7 +775,7 @@ impl Server {
                 .map_err(|e| Error::usage(format!("cannot start PostgreSQL: {e}")))?;
             self.pid = child.id();
             if spec.die_with_parent {
-                crate::runner::interrupt::watch_server(self.pid, quick_signal(Kind::Postgres));
+                crate::interrupt::watch_server(self.pid, quick_signal(Kind::Postgres));
             }
             self.port = port;
             self.child = Some(child);
@@ -812,10 +812,10 @@ impl Server {
         let deadline = Instant::now() + START_WAIT;
         let rt = rt();
         loop {
-            if crate::runner::interrupt::signal().is_some() {
+            if crate::interrupt::signal().is_some() {
                 return Err(Error {
                     failure: crate::error::Failure::Interrupted(
-                        crate::runner::interrupt::signal().unwrap_or(2),
+                        crate::interrupt::signal().unwrap_or(2),
                     ),
                     message: format!("interrupted while starting {}", self.kind.title()),
                 });
@@ -930,14 +930,14 @@ impl Server {
             return Ok(());
         }
         self.stopped = true;
-        let interrupted = crate::runner::interrupt::signal();
+        let interrupted = crate::interrupt::signal();
         let r = if self.pid == 0 {
             Ok(())
         } else if let (Some(sig), false) = (interrupted, self.keep) {
             // Interrupted, and the folder goes away: no need to wait for a clean shutdown.
             eprintln!(
                 "{}: stopping the throwaway {} at once",
-                crate::runner::interrupt::name(sig),
+                crate::interrupt::name(sig),
                 self.describe()
             );
             stop_quick(self.kind, self.pid, self.child.as_mut())
@@ -945,14 +945,14 @@ impl Server {
             if let Some(sig) = interrupted {
                 eprintln!(
                     "{}: stopping the {} cleanly, its data folder {} is kept (Ctrl-C again kills it at once; its data then recovers at the next start)",
-                    crate::runner::interrupt::name(sig),
+                    crate::interrupt::name(sig),
                     self.describe(),
                     self.root.display()
                 );
             }
             stop_pid(self.kind, self.pid, self.child.as_mut())
         };
-        crate::runner::interrupt::unwatch_server(self.pid);
+        crate::interrupt::unwatch_server(self.pid);
         self.child = None;
         if !self.keep {
             let _ = std::fs::remove_dir_all(&self.root);

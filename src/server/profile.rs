@@ -5,71 +5,23 @@ use crate::error::{Error, Result};
 
 use super::Kind;
 
-/// (server, profile name, file text). The files carry comments citing where each number comes from.
-const PROFILES: &[(Kind, &str, &str)] = &[
-    (
-        Kind::Mariadb,
-        "default",
-        include_str!("../../profiles/mariadb/default.cnf"),
-    ),
-    (
-        Kind::Mariadb,
-        "small",
-        include_str!("../../profiles/mariadb/small.cnf"),
-    ),
-    (
-        Kind::Mariadb,
-        "read-2007",
-        include_str!("../../profiles/mariadb/read-2007.cnf"),
-    ),
-    (
-        Kind::Mariadb,
-        "oltp-2014",
-        include_str!("../../profiles/mariadb/oltp-2014.cnf"),
-    ),
-    (
-        Kind::Mariadb,
-        "linkbench-tpcc-2014",
-        include_str!("../../profiles/mariadb/linkbench-tpcc-2014.cnf"),
-    ),
-    (
-        Kind::Mariadb,
-        "sqlbench-sysbench-2009",
-        include_str!("../../profiles/mariadb/sqlbench-sysbench-2009.cnf"),
-    ),
-    (
-        Kind::Mariadb,
-        "iibench-flash-2013",
-        include_str!("../../profiles/mariadb/iibench-flash-2013.cnf"),
-    ),
-    (
-        Kind::Mariadb,
-        "galera",
-        include_str!("../../profiles/mariadb/galera.cnf"),
-    ),
-    (
-        Kind::Postgres,
-        "default",
-        include_str!("../../profiles/postgres/default.conf"),
-    ),
-    (
-        Kind::Postgres,
-        "small",
-        include_str!("../../profiles/postgres/small.conf"),
-    ),
-];
+/// (server, profile name, file text), by name: the files of `profiles/<server>/`, compiled in by
+/// build.rs. The files carry comments citing where each number comes from.
+fn profiles() -> impl Iterator<Item = (Kind, &'static str, &'static str)> {
+    let of = |kind: Kind, files: &'static [(&'static str, &'static str)]| {
+        files.iter().map(move |(name, text)| (kind, *name, *text))
+    };
+    of(Kind::Mariadb, crate::files::PROFILES_MARIADB)
+        .chain(of(Kind::Postgres, crate::files::PROFILES_POSTGRES))
+}
 
 pub fn names(kind: Kind) -> Vec<&'static str> {
-    PROFILES
-        .iter()
-        .filter(|p| p.0 == kind)
-        .map(|p| p.1)
-        .collect()
+    profiles().filter(|p| p.0 == kind).map(|p| p.1).collect()
 }
 
 /// The text of profile `name` (a built-in name, or a path to an option file).
 pub fn text(kind: Kind, name: &str) -> Result<String> {
-    if let Some(p) = PROFILES.iter().find(|p| p.0 == kind && p.1 == name) {
+    if let Some(p) = profiles().find(|p| p.0 == kind && p.1 == name) {
         return Ok(p.2.to_string());
     }
     if name.contains('/') || name.ends_with(".cnf") || name.ends_with(".conf") {
@@ -227,7 +179,7 @@ mod tests {
 
     #[test]
     fn every_profile_allows_256_threads() {
-        for (kind, name, text) in PROFILES {
+        for (kind, name, text) in profiles() {
             let s = settings(text);
             let mc: u64 = s
                 .iter()

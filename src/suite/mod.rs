@@ -25,8 +25,8 @@ pub use plan::{Cell, Plan, Scale, ServerEntry};
 
 use crate::cli::SuiteArgs;
 use crate::error::{Error, Failure, Result};
+use crate::interrupt;
 use crate::report::{Owners, ResultDoc};
-use crate::runner::interrupt;
 use crate::server::{capture, Server, ServerSpec};
 
 /// Attempts of one run of a cell whose runs other processes disturbed: the first and two
@@ -239,28 +239,15 @@ impl Running {
     }
 }
 
-/// The reports enginebench redoes: (name, plan). The plans are compiled in, so `reproduce`
-/// works from any folder; `plans/` holds the same files.
-pub const REPRODUCTIONS: &[(&str, &str)] = &[
-    ("read-2007", include_str!("../../plans/read-2007.toml")),
-    (
-        "linkbench-tpcc-2014",
-        include_str!("../../plans/linkbench-tpcc-2014.toml"),
-    ),
-    (
-        "sqlbench-sysbench-2009",
-        include_str!("../../plans/sqlbench-sysbench-2009.toml"),
-    ),
-    (
-        "iibench-flash-2013",
-        include_str!("../../plans/iibench-flash-2013.toml"),
-    ),
-];
+/// The reports enginebench redoes: (name, plan), the oldest report first. The plans are
+/// compiled in (build.rs: `plans/*.toml` and a workload's own `src/workload/<name>/plans/*.toml`),
+/// so `reproduce` works from any folder and the list is the files.
+pub const REPRODUCTIONS: &[(&str, &str)] = crate::files::PLANS;
 
 /// `enginebench reproduce NAME [--quick]`: the report's built-in plan, run as a suite.
 pub fn reproduce(
     a: &crate::cli::ReproduceArgs,
-    reg: &crate::workload::Registry,
+    reg: &crate::registry::Registry,
 ) -> Result<ExitCode> {
     let names: Vec<&str> = REPRODUCTIONS.iter().map(|r| r.0).collect();
     if a.list {
@@ -309,7 +296,7 @@ pub fn reproduce(
 
 /// What the measured phases of every cell will take, from each workload's own plan of its
 /// run (loads and the workloads that run by rows or tests are named, not timed).
-pub fn estimate(plan: &Plan, cells: &[Cell], reg: &crate::workload::Registry) -> String {
+pub fn estimate(plan: &Plan, cells: &[Cell], reg: &crate::registry::Registry) -> String {
     let mut total = Duration::ZERO;
     let mut untimed: Vec<String> = Vec::new();
     for c in cells {
@@ -326,13 +313,13 @@ pub fn estimate(plan: &Plan, cells: &[Cell], reg: &crate::workload::Registry) ->
             },
         ]);
         argv.extend(plan.cell_flags(c).unwrap_or_default());
-        let planned = crate::cli::parse_workload::<crate::cli::RunArgs>(reg, "run", &argv)
+        let planned = crate::registry::parse_workload::<crate::cli::RunArgs>(reg, "run", &argv)
             .ok()
             .flatten()
             .and_then(|p| {
-                crate::config::RunConfig::resolve(&p.common, p.entry, &p.name, &p.matches).ok()
+                crate::contract::resolve_run(&p.common, p.entry, &p.name, &p.matches).ok()
             })
-            .and_then(|cfg| cfg.workload_spec.planned(&cfg));
+            .and_then(|(cfg, w)| w.planned(&cfg));
         match planned {
             Some(d) => total += d * plan.sections[c.section].repeats,
             None if !untimed.contains(&s.workload) => untimed.push(s.workload.clone()),
@@ -355,14 +342,14 @@ pub fn estimate(plan: &Plan, cells: &[Cell], reg: &crate::workload::Registry) ->
 }
 
 /// `--threads N` for a cell, or nothing for a workload that takes no thread count.
-fn threads_flag(reg: &crate::workload::Registry, workload: &str, threads: usize) -> Vec<String> {
+fn threads_flag(reg: &crate::registry::Registry, workload: &str, threads: usize) -> Vec<String> {
     match reg.find(workload) {
         Some(e) if !e.takes_threads() => Vec::new(),
         _ => vec!["--threads".into(), threads.to_string()],
     }
 }
 
-pub fn run(a: &SuiteArgs, reg: &crate::workload::Registry) -> Result<ExitCode> {
+pub fn run(a: &SuiteArgs, reg: &crate::registry::Registry) -> Result<ExitCode> {
     let scale = a.suite.scale(a.quick);
     let plan = Plan::load(&a.plan, scale)?;
     run_plan(
@@ -388,7 +375,7 @@ pub struct Options<'a> {
 
 /// Run a parsed plan's cells that are not complete yet, pass after pass, then write the
 /// summary (claims first) and the page from every cell's results.
-pub fn run_plan(plan: &Plan, o: &Options, reg: &crate::workload::Registry) -> Result<ExitCode> {
+pub fn run_plan(plan: &Plan, o: &Options, reg: &crate::registry::Registry) -> Result<ExitCode> {
     if let Some(addr) = o.metrics_addr {
         crate::live::metrics::check_addr(addr)?;
     }
@@ -482,7 +469,7 @@ pub fn run_plan(plan: &Plan, o: &Options, reg: &crate::workload::Registry) -> Re
 /// A plan while it runs: what every cell needs, the failures so far and the progress.
 struct Suite<'a> {
     plan: &'a Plan,
-    reg: &'a crate::workload::Registry,
+    reg: &'a crate::registry::Registry,
     owners: Owners<'a>,
     exe: PathBuf,
     metrics_addr: Option<&'a str>,

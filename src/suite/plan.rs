@@ -57,42 +57,8 @@ pub struct Variant {
     pub run: BTreeMap<String, toml::Value>,
 }
 
-/// The scale a plan runs at: its full matrix, or the values of its `[quick]` or `[standard]`
-/// tables (the same shape) laid over it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum Scale {
-    /// The plan's own values: the report's matrix (hours).
-    #[default]
-    Full,
-    /// `[quick]` / `[sections.quick]`: minutes.
-    Quick,
-    /// `[standard]` / `[sections.standard]`: between the two (at most about 2 hours).
-    Standard,
-}
-
-impl Scale {
-    pub const ALL: [Scale; 3] = [Scale::Full, Scale::Quick, Scale::Standard];
-
-    /// The name of the plan's table (and of the flag's value); none for the full scale.
-    pub fn table(self) -> Option<&'static str> {
-        match self {
-            Scale::Full => None,
-            Scale::Quick => Some("quick"),
-            Scale::Standard => Some("standard"),
-        }
-    }
-}
-
-/// Callers written before `--scale` pass `--quick` as a bool (the claims' tests, the fuzzer).
-impl From<bool> for Scale {
-    fn from(quick: bool) -> Scale {
-        if quick {
-            Scale::Quick
-        } else {
-            Scale::Full
-        }
-    }
-}
+// The scale is a flag's value (`--scale`), so it lives with the command line (a floor below).
+pub use crate::cli::Scale;
 
 /// Values that replace a section's at a smaller scale (`[sections.quick]`,
 /// `[sections.standard]`).
@@ -413,7 +379,7 @@ impl Plan {
 
     fn validate(&self, path: &str, claim_cells: bool) -> Result<()> {
         let bad = |m: String| Error::usage(format!("plan {path}: {m}"));
-        let reg = crate::workload::Registry::default();
+        let reg = crate::registry::Registry::default();
         if self.servers.is_empty() {
             return Err(bad("needs at least one [[servers]] entry".into()));
         }
@@ -525,14 +491,13 @@ impl Plan {
             for v in variants {
                 let mut argv = vec![s.workload.clone()];
                 argv.extend(self.section_flags(si, v)?);
-                crate::cli::parse_workload::<crate::cli::RunArgs>(&reg, "run", &argv).map_err(
-                    |e| {
+                crate::registry::parse_workload::<crate::cli::RunArgs>(&reg, "run", &argv)
+                    .map_err(|e| {
                         let within = v.map_or(String::new(), |v| {
                             format!(" variant {}", s.variants[v].name)
                         });
                         bad(format!("section {label}{within}: {}", e.message))
-                    },
-                )?;
+                    })?;
             }
         }
         let cells = self.cells();

@@ -18,7 +18,7 @@
 
 use std::io::Write;
 
-use crate::workload::rng::Rng;
+use crate::rng::Rng;
 
 /// URL-safe base64 symbols: no quote, backslash, tab or newline (nothing to escape).
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";

@@ -426,6 +426,8 @@ fn cluster_galera_node_killed_mid_run_goes_on_with_reconnect() {
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
+    // The node must outlive this test (the other tests use it), so nobody waits for it here.
+    #[allow(clippy::zombie_processes)]
     restart.spawn().expect("restart the killed node");
     wait_synced(&nodes[2]);
 

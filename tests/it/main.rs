@@ -24,6 +24,7 @@ mod pgwire;
 mod registry;
 mod report;
 mod reproduce;
+mod round_trip;
 mod runner_stop;
 mod schema_change;
 mod secrets;

@@ -6,8 +6,8 @@ use serde_json::Value as Json;
 
 use crate::common::*;
 use enginebench::db::{Conn, Value};
+use enginebench::rng::Rng;
 use enginebench::workload::micro_read::Query;
-use enginebench::workload::rng::Rng;
 
 const ROWS: u64 = 3000;
 

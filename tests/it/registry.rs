@@ -8,13 +8,14 @@ use std::time::Duration;
 use clap::{Args, Parser};
 use futures_util::future::{FutureExt, LocalBoxFuture};
 
+use enginebench::contract::{self, Entry, Listing, PrepareCx, ResolveCx, Workload};
 use enginebench::db::{Conn, DbResult, StmtId, TargetSpec, Value};
 use enginebench::harness::{self, Harness};
 use enginebench::load::LoadStats;
+use enginebench::registry::Registry;
 use enginebench::report::html::Labeled;
 use enginebench::report::{Aggregate, Point, ResultDoc, SectionOwner};
 use enginebench::runner::{Driver, Pacing, Session, SessionConfig, Step};
-use enginebench::workload::{self, Entry, Listing, PrepareCx, Registry, ResolveCx, Workload};
 
 use crate::common::tempdir;
 
@@ -61,7 +62,7 @@ impl Entry for ToyEntry {
         m: &clap::ArgMatches,
         cx: &mut ResolveCx,
     ) -> enginebench::Result<Arc<dyn Workload>> {
-        let a: ToyArgs = workload::args::of(m)?;
+        let a: ToyArgs = contract::args::of(m)?;
         cx.shape.size = a.toy_rows as u64;
         let name = if name == "toy" { "toy" } else { "toy-phases" };
         Ok(Arc::new(Toy {

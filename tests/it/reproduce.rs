@@ -428,7 +428,7 @@ fn docs_of(
     let plan =
         enginebench::suite::Plan::load(plan.to_str().unwrap(), enginebench::suite::Scale::Full)
             .unwrap();
-    let reg = enginebench::workload::Registry::default();
+    let reg = enginebench::registry::Registry::default();
     let owners = reg.owners();
     let cell = plan.cells().into_iter().find(|c| c.name == cell).unwrap();
     enginebench::suite::cell_docs(out, &cell, passes, &owners)

@@ -7,14 +7,15 @@ use clap::Args;
 use futures_util::future::{FutureExt, LocalBoxFuture};
 
 use super::{formats, CompressionDriver, Spec, KINDS, NAME};
+use crate::contract::args::{self, method_rows, SizeArgs, TextArgs};
+use crate::contract::{Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Error, Result};
 use crate::harness::Harness;
+use crate::interrupt;
 use crate::load::LoadStats;
 use crate::report::SectionOwner;
-use crate::runner::{interrupt, Session, SessionConfig};
-use crate::workload::args::{self, method_rows, SizeArgs, TextArgs};
-use crate::workload::{Entry, Listing, PrepareCx, ResolveCx, Workload};
+use crate::runner::{Session, SessionConfig};
 
 /// compression's own options.
 #[derive(Debug, Clone, Args)]

@@ -13,7 +13,7 @@
 
 use crate::db::Value;
 use crate::load::RowSource;
-use crate::workload::rng::Rng;
+use crate::rng::Rng;
 use crate::workload::textgen::TextGen;
 
 /// Lengths of `params` from the `--compressed-fraction` generator (the log's own are 10..~160).

@@ -23,8 +23,8 @@ use crate::db::{Conn, DbResult, Dbms, StmtId, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
 use crate::harness::{disturbed, HostSample};
 use crate::load::{self, LoadOptions, LoadStats};
+use crate::rng::Rng;
 use crate::runner::{Driver, Step};
-use crate::workload::rng::Rng;
 
 pub use formats::Format;
 
@@ -276,7 +276,7 @@ pub async fn load_format(
         .await
         .ctx(format!("dropping {t}"))?;
     if conn.dbms() == Dbms::Mysql {
-        let engines = crate::workload::mysql_engines(conn).await?;
+        let engines = crate::contract::mysql_engines(conn).await?;
         if !engines.iter().any(|e| e.eq_ignore_ascii_case(f.engine())) {
             return Ok(Loaded {
                 result: unavailable(

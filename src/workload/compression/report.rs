@@ -10,8 +10,8 @@ use serde_json::Value;
 use super::{CompressionReport, FormatResult, NAME};
 use crate::report::html::Labeled;
 use crate::report::svg_bar::BarChart;
-use crate::report::table::Pick;
 use crate::report::tables::{Cell, Table};
+use crate::report::terminal::Pick;
 use crate::report::{ResultDoc, SectionOwner};
 
 /// The compression workload's part of every output.

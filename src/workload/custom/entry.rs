@@ -9,12 +9,12 @@ use clap::Args;
 use futures_util::future::{FutureExt, LocalBoxFuture};
 
 use super::{file, CustomDriver, Spec, BUILTINS};
+use crate::contract::args::{self, TextArgs};
+use crate::contract::{Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::Result;
 use crate::load::LoadStats;
 use crate::runner::{Pacing, Session, SessionConfig};
-use crate::workload::args::{self, TextArgs};
-use crate::workload::{Entry, Listing, PrepareCx, ResolveCx, Workload};
 
 /// The options of workload files.
 #[derive(Debug, Clone, Args)]

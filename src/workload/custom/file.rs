@@ -236,7 +236,7 @@ fn consider(
     if let Some(s) = span {
         if s.start <= off && off < s.end.max(s.start + 1) {
             let len = s.end - s.start;
-            if best.as_ref().map_or(true, |(l, _)| len <= *l) {
+            if best.as_ref().is_none_or(|(l, _)| len <= *l) {
                 *best = Some((len, path.to_string()));
             }
         }
@@ -581,13 +581,11 @@ fn resolve_gen(
             if a < 0 {
                 return Err(bad("`a` must not be negative".into()));
             }
-            let c =
-                match &d.c {
-                    Some(c) => ev("`c`", &c.0)?,
-                    // TPC-C 2.1.6: C is a run-time constant in 0..=A, here drawn from the seed.
-                    None => crate::workload::rng::Rng::keyed(cx.seed, 0xC0, a as u64)
-                        .range(0, a as u64) as i64,
-                };
+            let c = match &d.c {
+                Some(c) => ev("`c`", &c.0)?,
+                // TPC-C 2.1.6: C is a run-time constant in 0..=A, here drawn from the seed.
+                None => crate::rng::Rng::keyed(cx.seed, 0xC0, a as u64).range(0, a as u64) as i64,
+            };
             Gen::NuRand { a, min, max, c }
         }
         "const" => {

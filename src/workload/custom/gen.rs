@@ -4,7 +4,7 @@
 //! (seed, table, column, row id).
 
 use crate::db::Value;
-use crate::workload::rng::Rng;
+use crate::rng::Rng;
 use crate::workload::textgen::TextGen;
 
 /// YCSB's Zipfian constant (`ZipfianGenerator.ZIPFIAN_CONSTANT`).

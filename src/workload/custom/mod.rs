@@ -17,8 +17,8 @@ use std::time::Duration;
 use crate::db::{Conn, Dbms, ErrorClass, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
 use crate::load::{self, LoadOptions, LoadStats, RowSource};
+use crate::rng::Rng;
 use crate::runner::Pacing;
-use crate::workload::rng::Rng;
 use crate::workload::textgen::TextGen;
 
 pub use driver::CustomDriver;
@@ -420,7 +420,7 @@ impl Spec {
         if self.tables.is_empty() {
             return Ok(Vec::new());
         }
-        let want = crate::workload::with_table_options(self.meta_info(engine), opts);
+        let want = crate::contract::with_table_options(self.meta_info(engine), opts);
         let mut all = true;
         for t in &self.tables {
             all &= conn
@@ -429,7 +429,7 @@ impl Spec {
                 .ctx("checking for the tables")?;
         }
         if all
-            && crate::workload::read_meta(conn, &self.meta_key())
+            && crate::contract::read_meta(conn, &self.meta_key())
                 .await?
                 .as_deref()
                 == Some(want.as_str())
@@ -437,7 +437,7 @@ impl Spec {
             return Ok(Vec::new());
         }
         self.cleanup(conn).await?;
-        let engine_clause = crate::workload::table_clause(engine, opts);
+        let engine_clause = crate::contract::table_clause(engine, opts);
         for t in &self.tables {
             let sql = self.create_sql(t, conn.dbms(), &engine_clause)?;
             conn.execute(&sql)
@@ -470,8 +470,8 @@ impl Spec {
             }
         }
         let names: Vec<&str> = self.tables.iter().map(|t| t.name.as_str()).collect();
-        crate::workload::after_load(conn, &names).await?;
-        crate::workload::write_meta(conn, &self.meta_key(), &want).await?;
+        crate::contract::after_load(conn, &names).await?;
+        crate::contract::write_meta(conn, &self.meta_key(), &want).await?;
         Ok(stats)
     }
 
@@ -482,7 +482,7 @@ impl Spec {
                 .await
                 .ctx(format!("dropping table {}", t.name))?;
         }
-        crate::workload::delete_meta(conn, &self.meta_key()).await
+        crate::contract::delete_meta(conn, &self.meta_key()).await
     }
 }
 

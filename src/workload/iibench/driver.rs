@@ -8,8 +8,8 @@ use std::time::Instant;
 
 use crate::db::{Conn, DbResult, Dbms, StmtId, Value};
 use crate::measure::{ErrorCounts, LatencyHist};
+use crate::rng::Rng;
 use crate::runner::{Driver, Step};
-use crate::workload::rng::Rng;
 
 use super::{Query, Spec, TABLE};
 

@@ -10,12 +10,12 @@ use futures_util::future::{FutureExt, LocalBoxFuture};
 
 use super::options::{self, IibenchArgs};
 use super::{Spec, NAME, TABLE};
+use crate::contract::args;
+use crate::contract::{Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, TargetSpec};
 use crate::error::{Error, Result};
 use crate::harness::Harness;
 use crate::load::LoadStats;
-use crate::workload::args;
-use crate::workload::{Entry, Listing, PrepareCx, ResolveCx, Workload};
 
 pub struct IibenchEntry;
 

@@ -27,7 +27,7 @@ use std::time::{Duration, SystemTime};
 use crate::db::{Conn, DbResult, Dbms, StmtId, Value};
 use crate::error::{Context, Result};
 use crate::load::LoadStats;
-use crate::workload::rng::Rng;
+use crate::rng::Rng;
 use crate::workload::textgen::TextGen;
 
 pub const NAME: &str = "iibench";
@@ -331,9 +331,9 @@ pub async fn prepare(
     use crate::fleet::{self, Role};
     if fleet::begin(fleet, conn, false).await? == Role::Create {
         cleanup(conn).await?;
-        let (tables, indexes) = crate::workload::ddl(
+        let (tables, indexes) = crate::contract::ddl(
             schema(conn.dbms()),
-            &crate::workload::table_clause(engine, opts),
+            &crate::contract::table_clause(engine, opts),
         );
         for st in tables.iter().chain(&indexes) {
             conn.execute(st)
@@ -360,7 +360,7 @@ pub async fn cleanup(conn: &mut Conn) -> Result<()> {
     conn.execute(&format!("DROP TABLE IF EXISTS {TABLE}"))
         .await
         .ctx("dropping table purchases_index")?;
-    crate::workload::delete_meta(conn, NAME).await
+    crate::contract::delete_meta(conn, NAME).await
 }
 
 #[cfg(test)]

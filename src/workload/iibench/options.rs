@@ -6,8 +6,8 @@ use clap::Args;
 
 use crate::cli::Method;
 use crate::config::parse;
+use crate::contract::args::TextArgs;
 use crate::error::{Error, Result};
-use crate::workload::args::TextArgs;
 use crate::workload::textgen::{self, TextGen};
 
 use super::{Spec, DEFAULT_DATA_LENGTH, DEFAULT_ROWS_PER_COMMIT, DEFAULT_TIME_WINDOW_ROWS};

@@ -25,11 +25,12 @@ use crate::error::{Error, Result};
 use crate::harness::{
     delta, disturbed, disturbed_above, host_cpu, server_process, Harness, HostSample,
 };
+use crate::interrupt;
 use crate::live::{PhaseInfo, PhaseKind};
 use crate::measure::proc::{self, ProcSample};
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};
 use crate::report::{Aggregate, ClientCpu, Point, RunRecord};
-use crate::runner::{interrupt, IntervalSample, Pacing, PhaseResult, Session, SessionConfig};
+use crate::runner::{IntervalSample, Pacing, PhaseResult, Session, SessionConfig};
 use crate::server::capture::{self, DiskUsage};
 
 use super::driver::{InsertDriver, QueryDriver, Shared};
@@ -114,7 +115,7 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
     };
     let mut st = State::new(cfg, spec, start);
     st.started = started.map(|_| crate::fleet::now_unix_s());
-    let (live, w) = (h.live.clone(), cfg.workload_spec.clone());
+    let (live, w) = (h.live.clone(), h.workload.clone());
     let (ran, qres) = std::thread::scope(|s| {
         let query_phase = queries.as_mut().map(|qs| {
             let stop = qs.stop_handle();
@@ -283,7 +284,7 @@ fn insert_windows(
             planned: spec.max_time,
             ..PhaseInfo::new(PhaseKind::Run, "insert", spec.inserters, (1, 1))
         };
-        let (live, w) = (h.live.clone(), cfg.workload_spec.clone());
+        let (live, w) = (h.live.clone(), h.workload.clone());
         let on_interval = |s: &IntervalSample| {
             let mut s = s.clone();
             s.t_s += offset_s;

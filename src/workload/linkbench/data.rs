@@ -13,7 +13,7 @@ use super::dist::{self, Shuffle};
 use super::props::{Motif, Props};
 use crate::db::Value;
 use crate::load::RowSource;
-use crate::workload::rng::Rng;
+use crate::rng::Rng;
 
 /// LinkBench's constants (LinkStore.java).
 pub const LINK_TYPE_BASE: i64 = 123_456_789;

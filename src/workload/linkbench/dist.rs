@@ -3,7 +3,7 @@
 //! out-degree distribution (an approximation of LinkBench's measured one, see `OUT_DEGREE_CDF`)
 //! and a keyed invertible shuffle of ids (LinkBench's InvertibleShuffler plays the same role).
 
-use crate::workload::rng::Rng;
+use crate::rng::Rng;
 
 /// A uniform double in [0, 1).
 #[inline]

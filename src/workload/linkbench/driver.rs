@@ -9,8 +9,8 @@ use super::ops::{self, Stmts};
 use super::props::*;
 use super::Spec;
 use crate::db::{Conn, DbResult, Dbms, ErrorClass};
+use crate::rng::Rng;
 use crate::runner::{Driver, Step};
-use crate::workload::rng::Rng;
 
 // Streams of the request phase.
 const S_REQUEST: u64 = 201;
@@ -227,7 +227,7 @@ fn deck(mix: &[f64; 10]) -> Vec<u8> {
     }
     n.iter()
         .enumerate()
-        .flat_map(|(k, c)| std::iter::repeat(k as u8).take(*c))
+        .flat_map(|(k, c)| std::iter::repeat_n(k as u8, *c))
         .collect()
 }
 

@@ -9,12 +9,12 @@ use futures_util::future::{FutureExt, LocalBoxFuture};
 use super::{LinkbenchDriver, Props, Spec, DEFAULT_REQUESTERS, KINDS, NAME};
 use crate::cli::Method;
 use crate::config::parse;
+use crate::contract::args;
+use crate::contract::{Checked, Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, TargetSpec};
 use crate::error::{Error, Result};
 use crate::load::LoadStats;
 use crate::runner::{Session, SessionConfig};
-use crate::workload::args;
-use crate::workload::{Checked, Entry, Listing, PrepareCx, ResolveCx, Workload};
 
 /// linkbench's own options.
 #[derive(Debug, Clone, Args)]
@@ -174,7 +174,7 @@ impl Workload for Spec {
     fn notes(&self, _target: &TargetSpec) -> Vec<String> {
         Spec::notes(self)
     }
-    fn shard_keys(&self) -> Option<crate::workload::shard::ShardKeys> {
+    fn shard_keys(&self) -> Option<crate::contract::shard::ShardKeys> {
         Some(super::shard_keys())
     }
     fn prepare<'a>(&'a self, cx: PrepareCx<'a>) -> LocalBoxFuture<'a, Result<Vec<LoadStats>>> {
@@ -232,10 +232,16 @@ impl Workload for Spec {
 
 #[cfg(test)]
 mod tests {
-    use crate::cli::{parse_workload, CheckArgs, PrepareArgs, RunArgs};
+    use crate::cli::{CheckArgs, PrepareArgs, RunArgs};
     use crate::config::RunConfig;
+    use crate::contract::parse::parse_workload;
+    use crate::contract::Entry;
     use crate::error::Result;
-    use crate::workload::Registry;
+
+    /// Only this workload: its tests do not need the registry (a floor above).
+    fn registry() -> [&'static dyn Entry; 1] {
+        [&super::ENTRY]
+    }
 
     fn argv(args: &[&str]) -> Vec<String> {
         std::iter::once("linkbench")
@@ -245,9 +251,9 @@ mod tests {
     }
 
     fn resolved(args: &[&str]) -> Result<RunConfig> {
-        let reg = Registry::default();
+        let reg = registry();
         let p = parse_workload::<RunArgs>(&reg, "run", &argv(args))?.expect("not help");
-        RunConfig::resolve(&p.common, p.entry, &p.name, &p.matches)
+        Ok(crate::contract::resolve_run(&p.common, p.entry, &p.name, &p.matches)?.0)
     }
 
     #[test]
@@ -285,7 +291,7 @@ mod tests {
     /// prepare and check have no --threads: --requesters carries no conflict there.
     #[test]
     fn commands_without_threads_parse() {
-        let reg = Registry::default();
+        let reg = registry();
         assert!(
             parse_workload::<PrepareArgs>(&reg, "prepare", &argv(&["--maxid1", "100"]))
                 .unwrap()

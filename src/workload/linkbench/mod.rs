@@ -19,10 +19,10 @@ mod report;
 pub use entry::{LinkbenchArgs, ENTRY};
 pub use report::Report;
 
+use crate::contract::shard::{open_schema, Opened, Placement, ShardKeys, Tables};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Context, Error, Result};
 use crate::load::{LoadOptions, LoadStats};
-use crate::workload::shard::{open_schema, Opened, Placement, ShardKeys, Tables};
 
 pub use driver::LinkbenchDriver;
 pub use props::{Props, KINDS};
@@ -266,5 +266,5 @@ pub async fn cleanup(conn: &mut Conn) -> Result<()> {
             .await
             .ctx(format!("dropping table {t}"))?;
     }
-    crate::workload::delete_meta(conn, NAME).await
+    crate::contract::delete_meta(conn, NAME).await
 }

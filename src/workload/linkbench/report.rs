@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use super::{KINDS, NAME};
-use crate::report::table::Pick;
+use crate::report::terminal::Pick;
 use crate::report::{Point, ResultDoc, RunRecord, SectionOwner};
 
 /// LinkBench's part of every output.

@@ -11,7 +11,7 @@
 
 use crate::db::Value;
 use crate::load::RowSource;
-use crate::workload::rng::Rng;
+use crate::rng::Rng;
 
 pub const STATES: u64 = 20;
 pub const ROWS_PER_COUNTRY: u64 = 80;

@@ -7,12 +7,12 @@ use clap::Args;
 use futures_util::future::{FutureExt, LocalBoxFuture};
 
 use super::{MicroDriver, Query, Spec, NAME};
+use crate::contract::args::{self, method_rows, SizeArgs};
+use crate::contract::{Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, TargetSpec};
 use crate::error::Result;
 use crate::load::LoadStats;
 use crate::runner::{Session, SessionConfig};
-use crate::workload::args::{self, method_rows, SizeArgs};
-use crate::workload::{Entry, Listing, PrepareCx, ResolveCx, Workload};
 
 /// micro-read's own options.
 #[derive(Debug, Clone, Args)]
@@ -93,7 +93,7 @@ impl Workload for Spec {
     fn load_partition(&self) -> Option<String> {
         Some("each shard loads its block of the row ids of table normal".into())
     }
-    fn shard_keys(&self) -> Option<crate::workload::shard::ShardKeys> {
+    fn shard_keys(&self) -> Option<crate::contract::shard::ShardKeys> {
         Some(super::shard_keys())
     }
     fn prepare<'a>(&'a self, cx: PrepareCx<'a>) -> LocalBoxFuture<'a, Result<Vec<LoadStats>>> {

@@ -12,12 +12,12 @@ pub use entry::{MicroArgs, ENTRY};
 
 use serde::Serialize;
 
+use crate::contract::shard::{open_schema, Placement, ShardKeys, Tables};
 use crate::db::{Conn, DbResult, Dbms, StmtId, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
 use crate::load::{LoadOptions, LoadStats};
+use crate::rng::Rng;
 use crate::runner::{Driver, Step};
-use crate::workload::rng::Rng;
-use crate::workload::shard::{open_schema, Placement, ShardKeys, Tables};
 
 pub use data::NormalRows;
 
@@ -297,5 +297,5 @@ pub async fn cleanup(conn: &mut Conn) -> Result<()> {
     conn.execute("DROP TABLE IF EXISTS normal")
         .await
         .ctx("dropping table normal")?;
-    crate::workload::delete_meta(conn, NAME).await
+    crate::contract::delete_meta(conn, NAME).await
 }

@@ -6,7 +6,7 @@
 use super::rand::{digit_groups, Dist};
 use crate::db::Value;
 use crate::load::RowSource;
-use crate::workload::rng::Rng;
+use crate::rng::Rng;
 use crate::workload::textgen::TextGen;
 
 pub const COLUMNS: [&str; 4] = ["id", "k", "c", "pad"];

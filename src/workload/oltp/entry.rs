@@ -7,12 +7,12 @@ use futures_util::future::{FutureExt, LocalBoxFuture};
 
 use super::args::{spec, OltpArgs};
 use super::{Kind, OltpDriver, Spec};
+use crate::contract::args::{self, SizeArgs, TextArgs};
+use crate::contract::{Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, TargetSpec};
 use crate::error::Result;
 use crate::load::LoadStats;
 use crate::runner::{Session, SessionConfig};
-use crate::workload::args::{self, SizeArgs, TextArgs};
-use crate::workload::{Entry, Listing, PrepareCx, ResolveCx, Workload};
 
 /// sysbench's default rows per table.
 const SYSBENCH_TABLE_SIZE: u64 = 10_000;
@@ -119,7 +119,7 @@ impl Workload for Spec {
     fn notes(&self, _target: &TargetSpec) -> Vec<String> {
         Spec::notes(self)
     }
-    fn shard_keys(&self) -> Option<crate::workload::shard::ShardKeys> {
+    fn shard_keys(&self) -> Option<crate::contract::shard::ShardKeys> {
         Spec::shard_keys(self)
     }
     fn prepare<'a>(&'a self, cx: PrepareCx<'a>) -> LocalBoxFuture<'a, Result<Vec<LoadStats>>> {

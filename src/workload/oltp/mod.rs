@@ -10,10 +10,10 @@ pub mod rand;
 
 use serde::Serialize;
 
+use crate::contract::shard::{Place, Placement, ShardKeys};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Context, Result};
 use crate::load::{LoadOptions, LoadStats};
-use crate::workload::shard::{Place, Placement, ShardKeys};
 
 pub use driver::OltpDriver;
 mod entry;
@@ -328,16 +328,16 @@ pub async fn prepare(
     if spec.kind == Kind::BulkInsert {
         // bulk_insert's drivers create their own sbtestN (id, k) tables, one per thread: the
         // OLTP tables of the same names are gone afterwards.
-        crate::workload::delete_meta(conn, META_KEY).await?;
+        crate::contract::delete_meta(conn, META_KEY).await?;
         return Ok(Vec::new());
     }
-    let want = crate::workload::with_layout(
-        crate::workload::with_table_options(spec.meta_info(engine), opts),
+    let want = crate::contract::with_layout(
+        crate::contract::with_table_options(spec.meta_info(engine), opts),
         target,
     );
-    let loaded = crate::workload::already_loaded(conn, spec.table_names(), META_KEY, &want).await?;
+    let loaded = crate::contract::already_loaded(conn, spec.table_names(), META_KEY, &want).await?;
     let dbms = conn.dbms();
-    let engine_clause = crate::workload::table_clause(engine, opts);
+    let engine_clause = crate::contract::table_clause(engine, opts);
     let rows = if spec.empty_tables() {
         0
     } else {
@@ -398,7 +398,7 @@ pub async fn prepare(
     let names = spec.table_names();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     place.after_load(&refs).await?;
-    crate::workload::write_meta(place.head, META_KEY, &want).await?;
+    crate::contract::write_meta(place.head, META_KEY, &want).await?;
     fleet::done(fleet, place.head).await?;
     Ok(stats)
 }
@@ -420,7 +420,7 @@ pub async fn cleanup(spec: &Spec, conn: &mut Conn) -> Result<()> {
         }
         n += 1;
     }
-    crate::workload::delete_meta(conn, META_KEY).await
+    crate::contract::delete_meta(conn, META_KEY).await
 }
 
 #[cfg(test)]

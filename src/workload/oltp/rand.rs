@@ -1,12 +1,12 @@
 //! sysbench's random-number distributions (`--rand-type`), re-implemented from the formulas of
-//! sysbench 1.0.20's `sb_rand.c` on top of our own generator (`workload::rng`). The shapes are
+//! sysbench 1.0.20's `sb_rand.c` on top of our own generator (`crate::rng`). The shapes are
 //! the same; the sequences are not (sysbench uses xoroshiro128+ seeded from libc `random()`).
 //!
 //! All take an inclusive range `a..=b` of u32 like sysbench's `sb_rand_*(a, b)`.
 
 use serde::Serialize;
 
-use crate::workload::rng::Rng;
+use crate::rng::Rng;
 
 /// `--rand-type`; sysbench 1.0.20's default is `special`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]

@@ -26,10 +26,11 @@ use crate::config::RunConfig;
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Error, Result};
 use crate::harness::{disturbed, host_cpu, server_process, Harness};
+use crate::interrupt;
 use crate::measure::proc::{self, ProcSample};
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};
 use crate::report::{Aggregate, ClientCpu, Point, RunRecord};
-use crate::runner::{interrupt, IntervalSample, Session, SessionConfig};
+use crate::runner::{IntervalSample, Session, SessionConfig};
 use crate::workload::oltp;
 use timeline::Slot;
 
@@ -368,7 +369,7 @@ pub fn measure(spec: &Spec, h: &mut Harness) -> Result<()> {
             let admin = h.conn()?;
             // Only for the result: a failed read leaves it empty.
             let table_engine = rt
-                .block_on(crate::workload::table_engine(admin, TABLE))
+                .block_on(crate::contract::table_engine(admin, TABLE))
                 .unwrap_or_default();
             let scfg = SessionConfig {
                 threads,
@@ -516,8 +517,7 @@ fn run_timeline(
             offset_s: off,
             ..PhaseInfo::new(PhaseKind::Run, alg.name, threads, (1, 1))
         };
-        let w = cfg.workload_spec.clone();
-        let res = live.phase(session, &info, w.as_ref(), len, None, interval, |_| {})?;
+        let res = live.phase(session, &info, spec, len, None, interval, |_| {})?;
         let mut start_s = off;
         for s in &res.intervals {
             let end_s = off + s.t_s;

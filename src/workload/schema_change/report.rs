@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{Timeline, NAME};
 use crate::report::svg::Series;
-use crate::report::table::Pick;
+use crate::report::terminal::Pick;
 use crate::report::{Point, ResultDoc, SectionOwner};
 
 /// schema-change's part of every output.

@@ -150,7 +150,7 @@ pub async fn atis(r: &mut Runner<'_>) -> DbResult<()> {
         r.load(name, &cols, rows(name).into_iter()).await?;
     }
     let names: Vec<&str> = TABLES.iter().map(|t| t.0).collect();
-    crate::workload::after_load(&mut r.conn, &names)
+    crate::contract::after_load(&mut r.conn, &names)
         .await
         .map_err(|e| crate::db::DbError::new(crate::db::ErrorClass::Other, e.message))?;
     let simple_join = [

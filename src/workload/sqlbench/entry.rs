@@ -9,12 +9,12 @@ use futures_util::future::{FutureExt, LocalBoxFuture};
 use serde::Serialize;
 
 use super::{dry_run_text, Planned, Spec, GROUPS, NAME};
+use crate::contract::args;
+use crate::contract::{Entry, Listing, PrepareCx, Purpose, ResolveCx, Workload};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Error, Result};
 use crate::harness::Harness;
 use crate::load::LoadStats;
-use crate::workload::args;
-use crate::workload::{Entry, Listing, PrepareCx, Purpose, ResolveCx, Workload};
 
 /// sql-bench's options (the sqlbench workload only).
 #[derive(Debug, Clone, Args, Default)]

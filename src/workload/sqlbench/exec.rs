@@ -531,7 +531,7 @@ impl<'a> Runner<'a> {
                 self.exec(&q).await?;
             }
             done += 1;
-            if crate::runner::interrupt::signal().is_some() {
+            if crate::interrupt::signal().is_some() {
                 self.note = Some(format!("interrupted after {done} of {n} tests"));
                 break;
             }

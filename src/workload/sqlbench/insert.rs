@@ -125,7 +125,7 @@ async fn main_table(r: &mut Runner<'_>) -> DbResult<()> {
         )
         .await?;
     }
-    crate::workload::after_load(&mut r.conn, &[T])
+    crate::contract::after_load(&mut r.conn, &[T])
         .await
         .map_err(|e| crate::db::DbError::new(crate::db::ErrorClass::Other, e.message))?;
     let perm = permutation(rows, 11);

@@ -156,9 +156,6 @@ pub const OPS: [(&str, &str, u64); 95] = [
     ("wisc_benchmark", "wisconsin", 114),
 ];
 
-/// The rollback operations: "not supported" on engines without transactions.
-pub const ROLLBACK_OPS: [&str; 3] = ["insert_rollback", "update_rollback", "delete_rollback"];
-
 /// Tests of an operation at `scale`: the report's count times the scale, at least 1.
 pub fn scaled(base: u64, scale: f64) -> u64 {
     ((base as f64 * scale).round() as u64).max(1)

@@ -12,8 +12,8 @@ use super::exec::{EngineRun, OpResult, OpStatus, Section, Totals};
 use super::NAME;
 use crate::report::html::Labeled;
 use crate::report::svg_bar::BarChart;
-use crate::report::table::Pick;
 use crate::report::tables::{Cell, Table};
+use crate::report::terminal::Pick;
 use crate::report::{ResultDoc, SectionOwner};
 
 /// sqlbench's part of every output.

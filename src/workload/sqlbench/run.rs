@@ -8,7 +8,7 @@ use super::{Planned, Spec, NAME};
 use crate::db::{Conn, DbError, Dbms};
 use crate::error::{Context, Error, Result};
 use crate::harness::{connect, Harness};
-use crate::runner::interrupt;
+use crate::interrupt;
 
 /// (engine as the server names it, whether it has transactions) for the tables to create.
 async fn engine_facts(conn: &mut Conn, wanted: Option<&str>) -> Result<(String, bool)> {
@@ -17,7 +17,7 @@ async fn engine_facts(conn: &mut Conn, wanted: Option<&str>) -> Result<(String, 
         Dbms::Sqlite => Ok(("sqlite-btree".into(), true)),
         Dbms::Mysql => {
             let name = match wanted {
-                Some(w) => crate::workload::resolve_engine(conn, w).await?,
+                Some(w) => crate::contract::resolve_engine(conn, w).await?,
                 None => conn
                     .query_one("SELECT @@default_storage_engine")
                     .await

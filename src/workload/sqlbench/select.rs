@@ -52,7 +52,7 @@ pub async fn select(r: &mut Runner<'_>) -> DbResult<()> {
         }),
     )
     .await?;
-    crate::workload::after_load(&mut r.conn, &[T])
+    crate::contract::after_load(&mut r.conn, &[T])
         .await
         .map_err(|e| crate::db::DbError::new(crate::db::ErrorClass::Other, e.message))?;
 

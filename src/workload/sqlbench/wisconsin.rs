@@ -93,7 +93,7 @@ pub async fn wisconsin(r: &mut Runner<'_>) -> DbResult<()> {
         let n = if *t == "onek" { onek } else { tenk };
         r.load(t, &COLS, rows(n, 17 + k as u64)).await?;
     }
-    crate::workload::after_load(&mut r.conn, &TABLES)
+    crate::contract::after_load(&mut r.conn, &TABLES)
         .await
         .map_err(|e| crate::db::DbError::new(crate::db::ErrorClass::Other, e.message))?;
     // Bprime keeps the first 1/10 of its rows.

@@ -9,7 +9,7 @@
 
 use crate::db::Value;
 use crate::load::RowSource;
-use crate::workload::rng::Rng;
+use crate::rng::Rng;
 
 pub const ITEMS: u64 = 100_000;
 pub const STOCK_PER_W: u64 = 100_000;

@@ -5,8 +5,8 @@
 
 use super::{begin, commit, ints, prep, Ctx};
 use crate::db::{Conn, DbResult, StmtId, Value};
+use crate::rng::Rng;
 use crate::runner::Step;
-use crate::workload::rng::Rng;
 
 const OLDEST_NEW_ORDER: &str = "SELECT no_o_id FROM new_orders WHERE no_d_id = ? AND no_w_id = ? ORDER BY no_o_id LIMIT 1{for_update}";
 const NEW_ORDER_DELETE: &str =

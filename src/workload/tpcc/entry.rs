@@ -9,13 +9,13 @@ use futures_util::future::{FutureExt, LocalBoxFuture};
 use super::report::{RunSection, TPM_C, TPM_TOTAL};
 use super::{constraints, Isolation, Spec, TpccDriver, DEFAULT_WEIGHTS, KINDS, NAME, NEW_ORDER};
 use crate::cli::Method;
+use crate::contract::args;
+use crate::contract::{Checked, Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, TargetSpec};
 use crate::error::{Error, Result};
 use crate::load::LoadStats;
 use crate::report::RunRecord;
 use crate::runner::{KindTick, Session, SessionConfig};
-use crate::workload::args;
-use crate::workload::{Checked, Entry, Listing, PrepareCx, ResolveCx, Workload};
 
 /// tpcc's own options.
 #[derive(Debug, Clone, Args)]
@@ -127,7 +127,7 @@ impl Entry for TpccEntry {
 
 /// `--terminals N` over the run's connection counts: every connection serves at least one
 /// terminal, and the terminals' own cycle paces them (not an open-loop rate).
-fn check_terminals(n: u32, shape: &crate::workload::Shape) -> Result<()> {
+fn check_terminals(n: u32, shape: &crate::contract::Shape) -> Result<()> {
     if n == 0 {
         return Err(Error::usage(
             "--terminals: 0 terminals; give at least 1 (and at least as many as --threads)",
@@ -193,7 +193,7 @@ impl Workload for Spec {
     fn load_partition(&self) -> Option<String> {
         Some("each shard loads a block of whole warehouses (their districts, customers, history, orders, order lines and stock) and a block of the 100,000 items".into())
     }
-    fn shard_keys(&self) -> Option<crate::workload::shard::ShardKeys> {
+    fn shard_keys(&self) -> Option<crate::contract::shard::ShardKeys> {
         Some(super::shard_keys())
     }
     fn prepare<'a>(&'a self, cx: PrepareCx<'a>) -> LocalBoxFuture<'a, Result<Vec<LoadStats>>> {
@@ -296,19 +296,20 @@ impl Workload for Spec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{parse_workload, RunArgs};
+    use crate::cli::RunArgs;
     use crate::config::RunConfig;
+    use crate::contract::parse::parse_workload;
     use crate::report::KindRecord;
-    use crate::workload::Registry;
 
     fn resolved(args: &[&str]) -> Result<RunConfig> {
-        let reg = Registry::default();
+        // Only this workload: its tests do not need the registry (a floor above).
+        let reg = [&super::ENTRY as &'static dyn crate::contract::Entry];
         let argv: Vec<String> = std::iter::once("tpcc")
             .chain(args.iter().copied())
             .map(str::to_string)
             .collect();
         let p = parse_workload::<RunArgs>(&reg, "run", &argv)?.expect("not help");
-        RunConfig::resolve(&p.common, p.entry, &p.name, &p.matches)
+        Ok(crate::contract::resolve_run(&p.common, p.entry, &p.name, &p.matches)?.0)
     }
 
     #[test]

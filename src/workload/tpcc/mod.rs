@@ -22,12 +22,12 @@ pub mod stock_level;
 pub use entry::{TpccArgs, ENTRY};
 pub use report::{constraints as constraints_of, Report, RunSection, TPM_C, TPM_TOTAL};
 
+use crate::contract::shard::{open_schema, Placement, ShardKeys, Tables};
 use crate::db::{Conn, DbError, DbResult, Dbms, ErrorClass, StmtId, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
 use crate::load::{LoadOptions, LoadStats};
+use crate::rng::Rng;
 use crate::runner::{Driver, Step};
-use crate::workload::rng::Rng;
-use crate::workload::shard::{open_schema, Placement, ShardKeys, Tables};
 use std::time::{Duration, Instant};
 
 pub use data::CConst;
@@ -293,7 +293,7 @@ impl Deck {
     pub fn new(weights: &[u32; 5]) -> Self {
         let mut cards = Vec::new();
         for (k, w) in weights.iter().enumerate() {
-            cards.extend(std::iter::repeat(k as u8).take(*w as usize));
+            cards.extend(std::iter::repeat_n(k as u8, *w as usize));
         }
         let next = cards.len();
         Deck { cards, next }
@@ -729,7 +729,7 @@ pub async fn cleanup(conn: &mut Conn) -> Result<()> {
             .await
             .ctx(format!("dropping table {t}"))?;
     }
-    crate::workload::delete_meta(conn, NAME).await
+    crate::contract::delete_meta(conn, NAME).await
 }
 
 /// Map a DbError of the admin connection into a run error.

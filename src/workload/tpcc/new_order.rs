@@ -12,8 +12,8 @@
 
 use super::{begin, commit, ints, prep, Ctx};
 use crate::db::{Conn, DbError, DbResult, ErrorClass, StmtId, Value};
+use crate::rng::Rng;
 use crate::runner::Step;
-use crate::workload::rng::Rng;
 use crate::workload::tpcc::data::{nurand, CConst, ITEMS};
 
 const CUSTOMER_WAREHOUSE: &str = "SELECT CAST(ROUND(c_discount * 10000) AS {int}), CASE WHEN c_credit = 'BC' THEN 1 ELSE 0 END, CAST(ROUND(w_tax * 10000) AS {int}) FROM customer, warehouse WHERE w_id = ? AND c_w_id = w_id AND c_d_id = ? AND c_id = ?";
@@ -68,7 +68,10 @@ fn placeholders(k: usize) -> String {
 fn padded(params: &mut Vec<Value>, ids: &[i64]) {
     let first = ids[0];
     params.extend(ids.iter().map(|&i| Value::Int(i)));
-    params.extend(std::iter::repeat(Value::Int(first)).take(MAX_LINES - ids.len()));
+    params.extend(std::iter::repeat_n(
+        Value::Int(first),
+        MAX_LINES - ids.len(),
+    ));
 }
 
 impl Stmts {

@@ -4,8 +4,8 @@
 
 use super::{begin, commit, ints, prep, Ctx};
 use crate::db::{Conn, DbError, DbResult, ErrorClass, StmtId, Value};
+use crate::rng::Rng;
 use crate::runner::Step;
-use crate::workload::rng::Rng;
 use crate::workload::tpcc::data::{last_name, nurand, CConst};
 
 const WAREHOUSE_UPDATE: &str =

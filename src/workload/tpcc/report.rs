@@ -13,7 +13,7 @@ use super::constraints::Constraints;
 use super::NAME;
 use crate::report::html::Labeled;
 use crate::report::svg::{escape, Chart, Scale, Series};
-use crate::report::table::Pick;
+use crate::report::terminal::Pick;
 use crate::report::{Point, ResultDoc, RunRecord, SectionOwner};
 
 /// Committed NewOrders per minute (run and interval figure).

@@ -3,8 +3,8 @@
 
 use super::{begin, commit, ints, prep, Ctx};
 use crate::db::{Conn, DbResult, StmtId, Value};
+use crate::rng::Rng;
 use crate::runner::Step;
-use crate::workload::rng::Rng;
 
 const DISTRICT_NEXT: &str = "SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?";
 const LOW_STOCK: &str = "SELECT COUNT(DISTINCT s_i_id) FROM order_line, stock WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id < ? AND ol_o_id >= ? AND s_w_id = ? AND s_i_id = ol_i_id AND s_quantity < ?";

@@ -1,0 +1,48 @@
+//! What a workload's `run` works with: the pieces of the harness a workload may use. The
+//! harness (a floor above) builds it and implements its methods (`save`, `conn`, `sweep`,
+//! `sweep_of`); a workload asks for the shared sweep with `sweep_me`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::Workload;
+use crate::config::RunConfig;
+use crate::live::Live;
+use crate::load::LoadOptions;
+use crate::report::ResultDoc;
+use crate::runner::admin::Admin;
+
+/// What a workload's run shape works with: the configuration, the admin connection, the
+/// loader's options and the result being written.
+pub struct Harness<'a> {
+    pub cfg: &'a RunConfig,
+    /// The workload being run.
+    pub workload: Arc<dyn Workload>,
+    pub rt: &'a tokio::runtime::Runtime,
+    pub admin: Admin,
+    /// The loader's options, for workloads that load during the run.
+    pub load: LoadOptions,
+    /// `--engine` as the server spells it.
+    pub engine: Option<String>,
+    /// The result so far; `save` writes it.
+    pub doc: ResultDoc,
+    /// The result file's path (`path()`).
+    pub(crate) path: PathBuf,
+    /// The server process to sample per run (managed, or --server-pid).
+    pub server_pid: Option<u32>,
+    /// The benchmark table's engine, for SHOW ENGINE ... STATUS.
+    pub table_engine: String,
+    /// The live outputs (progress, `--format jsonl`, `--metrics-addr`): every measured phase
+    /// goes through `live.phase`.
+    pub live: Live,
+    /// Set by `sweep_me`: the harness sweeps the workload once `run` returns.
+    pub(crate) sweep_asked: bool,
+}
+
+impl Harness<'_> {
+    /// Ask the harness for the shared sweep (every operation x thread count on the shared
+    /// runner) once `run` returns: what a workload without phases of its own does.
+    pub fn sweep_me(&mut self) {
+        self.sweep_asked = true;
+    }
+}

@@ -1,0 +1,160 @@
+//! The registry: every workload a command can find by name. It stands on top, beside the
+//! commands: nothing below it names a workload. Adding a built-in workload is one line in
+//! `builtins()` (docs/architecture.md).
+
+use clap::Args;
+
+use crate::contract::parse::{self, Parsed};
+use crate::contract::Entry;
+use crate::error::Result;
+use crate::report::SectionOwner;
+
+/// The built-in workloads, in `list` order.
+pub fn builtins() -> Vec<&'static dyn Entry> {
+    vec![
+        &crate::workload::micro_read::ENTRY,
+        &crate::workload::oltp::ENTRY,
+        &crate::workload::tpcc::ENTRY,
+        &crate::workload::linkbench::ENTRY,
+        &crate::workload::custom::ENTRY,
+        &crate::workload::iibench::ENTRY,
+        &crate::workload::compression::ENTRY,
+        &crate::workload::schema_change::ENTRY,
+        &crate::workload::sqlbench::ENTRY,
+        &crate::workload::round_trip::ENTRY,
+    ]
+}
+
+/// The workloads a command can find by name: the built-in ones, and any a program that embeds
+/// enginebench adds (`Registry::with`).
+#[derive(Clone)]
+pub struct Registry {
+    entries: Vec<&'static dyn Entry>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry {
+            entries: builtins(),
+        }
+    }
+}
+
+impl Registry {
+    /// The built-in workloads plus `entry`.
+    pub fn with(mut self, entry: &'static dyn Entry) -> Self {
+        self.entries.push(entry);
+        self
+    }
+    pub fn entries(&self) -> &[&'static dyn Entry] {
+        &self.entries
+    }
+    /// Every workload name, in `list` order.
+    pub fn names(&self) -> Vec<&'static str> {
+        parse::names(&self.entries)
+    }
+    pub fn find(&self, name: &str) -> Option<&'static dyn Entry> {
+        parse::find(&self.entries, name)
+    }
+    /// The report sections of every workload that has some.
+    pub fn owners(&self) -> Vec<&'static dyn SectionOwner> {
+        self.entries.iter().filter_map(|e| e.report()).collect()
+    }
+}
+
+/// Parse `enginebench SUB WORKLOAD [OPTIONS]` with the workloads of `reg`: the workload's own
+/// options and the common ones `A`. `Ok(None)`: help was asked for and printed.
+pub fn parse_workload<A: Args + clap::FromArgMatches>(
+    reg: &Registry,
+    sub: &str,
+    argv: &[String],
+) -> Result<Option<Parsed<A>>> {
+    parse::parse_workload(&reg.entries, sub, argv)
+}
+
+// The config's tests resolve whole command lines, which needs the registry.
+#[cfg(test)]
+mod config_tests {
+    use crate::cli::RunArgs;
+    use crate::config::*;
+    use crate::error::Result;
+
+    fn resolved(args: &[&str]) -> Result<RunConfig> {
+        let mut argv = vec!["enginebench", "run"];
+        argv.extend_from_slice(args);
+        let reg = super::Registry::default();
+        let argv: Vec<String> = argv[2..].iter().map(|s| s.to_string()).collect();
+        let p = super::parse_workload::<RunArgs>(&reg, "run", &argv)?.expect("not help");
+        Ok(crate::contract::resolve_run(&p.common, p.entry, &p.name, &p.matches)?.0)
+    }
+
+    /// A fleet numbers its connections across the shards, so that over a cluster's nodes it
+    /// spreads as one process with all of them would: 3 shards of 2 connections over 3 nodes
+    /// put 2 on each node (numbered from 0 in every shard, all 6 would start on node 0).
+    #[test]
+    fn fleet_connections_spread_over_nodes() {
+        use crate::runner::{node_for, Access};
+        let url = "mysql://u@a:1,b:2,c:3/db";
+        let mut per_node = [0; 3];
+        for i in 0..3 {
+            let shard = format!("{i}/3");
+            let cfg = resolved(&[
+                "oltp_point_select",
+                "--target",
+                url,
+                "--shard",
+                &shard,
+                "--run-id",
+                "r",
+            ])
+            .unwrap();
+            assert_eq!(cfg.first_worker(2), i * 2);
+            for w in 0..2 {
+                let t = &cfg.target_spec;
+                per_node[node_for(cfg.first_worker(2) + w, 3, t.read, Access::ReadOnly)] += 1;
+            }
+        }
+        assert_eq!(per_node, [2, 2, 2]);
+        let alone = resolved(&["oltp_point_select", "--target", url]).unwrap();
+        assert_eq!(alone.first_worker(8), 0);
+    }
+
+    /// Client loops: 2 for PostgreSQL, 1 otherwise, unless --client-threads says; 0 refused.
+    #[test]
+    fn client_threads_default_per_dbms() {
+        let pg = [
+            "oltp_point_select",
+            "--target",
+            "postgres://u@127.0.0.1:5432/db",
+        ];
+        let my = [
+            "oltp_point_select",
+            "--target",
+            "mysql://u@127.0.0.1:3306/db",
+        ];
+        assert_eq!(resolved(&pg).unwrap().client_threads, 2);
+        assert_eq!(resolved(&my).unwrap().client_threads, 1);
+        assert_eq!(resolved(&["oltp_point_select"]).unwrap().client_threads, 1);
+        let mut pg1 = pg.to_vec();
+        pg1.extend(["--client-threads", "1"]);
+        assert_eq!(resolved(&pg1).unwrap().client_threads, 1);
+        let mut my3 = my.to_vec();
+        my3.extend(["--client-threads", "3"]);
+        assert_eq!(resolved(&my3).unwrap().client_threads, 3);
+        let mut zero = my.to_vec();
+        zero.extend(["--client-threads", "0"]);
+        assert!(resolved(&zero).is_err());
+    }
+
+    #[test]
+    fn pin_lists() {
+        let p = Pin::parse("client=0,server=1").unwrap();
+        assert_eq!(p.client_cpus, Some(vec![0]));
+        assert_eq!(p.server_cpus, Some(vec![1]));
+        let p = Pin::parse("server=0").unwrap();
+        assert_eq!((p.client_cpus, p.server_cpus), (None, Some(vec![0])));
+        assert!(Pin::parse("0,1").is_err());
+        assert!(Pin::parse("cpu=1").is_err());
+        assert!(Pin::parse("client=99999").is_err());
+    }
+}
