@@ -225,6 +225,9 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                     if rec.errors_total > 0 { format!("  errors {}", rec.errors_total) } else { String::new() },
                     if rec.reconnects > 0 { format!("  reconnects {}", rec.reconnects) } else { String::new() }
                 );
+                if let Some(p) = &rec.server_profile {
+                    eprintln!("{:<30} {}", "", profile::line(p));
+                }
                 if let (Some(r), Some(o)) = (&rec.response_us, &rec.open_loop) {
                     eprintln!(
                         "{:<30} open loop at {:.1} ops/s: response p95 {} us  max lag {} us  late {}  backlog {}",

@@ -177,6 +177,30 @@ fn say_once(why: &str) {
     }
 }
 
+/// One line for the terminal after a profiled run: the CPU perf saw per operation, the
+/// shares, and the functions with the most self time.
+pub fn line(p: &ServerProfile) -> String {
+    let top: Vec<String> = p
+        .functions
+        .iter()
+        .filter(|f| f.name != "[unknown]")
+        .take(4)
+        .map(|f| format!("{} {:.1}", f.name, f.self_us_per_op))
+        .collect();
+    format!(
+        "profile: {:.1} us/op in {} samples; kernel {:.0}%, locks {:.0}%, I/O {:.0}%, network {:.0}%, engine {:.0}%, unresolved {:.0}%; top self us/op: {}",
+        p.cpu_us_per_op,
+        p.samples,
+        100.0 * p.kernel_share,
+        100.0 * p.lock_share,
+        100.0 * p.io_share,
+        100.0 * p.network_share,
+        100.0 * p.engine_share,
+        100.0 * p.unresolved_share,
+        top.join(", ")
+    )
+}
+
 impl Profiler {
     /// Stop sampling and read the profile; `ops` are the run's operations.
     pub fn stop(mut self, ops: u64) -> Result<ServerProfile, String> {

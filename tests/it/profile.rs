@@ -123,3 +123,78 @@ fn mariadb_profile_without_perf_says_why() {
     assert!(run["server_profile"].is_null());
     assert!(run["server_process"]["cpu_us_per_op"].as_f64().unwrap() > 0.0);
 }
+
+/// A suite of two cells on the test MariaDB (by URL), InnoDB and MyISAM, with
+/// `--profile-server`: the claim comparing them lists the server functions that differ most,
+/// and its folded "why" on the page holds the flame graphs, which the browser shows without a
+/// script error or an outside request.
+#[test]
+fn claim_shows_the_functions_that_differ_and_flame_graphs() {
+    let Some(base) = server_url("EB_TEST_MYSQL_URL") else {
+        return;
+    };
+    let _g = server_lock();
+    let url = fresh_db(&base, "eb_it_profile_claim");
+    let dir = tempdir();
+    let plan = format!(
+        r#"
+name = "profile-claim"
+[[servers]]
+url = "{url}"
+name = "mariadb"
+
+[[sections]]
+name = "read"
+workload = "micro-read"
+engines = ["InnoDB", "MyISAM"]
+threads = [2]
+[sections.run]
+queries = ["READ_KEY_POINT"]
+table_size = 2000
+warmup = "500ms"
+duration = "2s"
+runs = 1
+
+[[claims]]
+id = "P1"
+says = "READ_KEY_POINT: InnoDB faster than MyISAM"
+section = "read"
+metric = "ops_per_s"
+operation = "READ_KEY_POINT"
+a = {{ engine = "InnoDB" }}
+b = {{ engine = "MyISAM" }}
+expect = "a > b"
+"#
+    );
+    std::fs::write(dir.path().join("plan.toml"), plan).unwrap();
+    let out = eb(
+        dir.path(),
+        &[
+            "suite",
+            "plan.toml",
+            "--results-dir",
+            "s",
+            "--profile-server",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let s = dir.path().join("s");
+    let claims: Json =
+        serde_json::from_str(&std::fs::read_to_string(s.join("claims.json")).unwrap()).unwrap();
+    let functions = claims[0]["functions"].as_array().expect("functions");
+    assert!(!functions.is_empty(), "{claims:#}");
+    assert!(functions[0]["a_us_per_op"].is_number());
+    let html = std::fs::read_to_string(s.join("report.html")).unwrap();
+    assert_eq!(
+        html.matches("class=\"flame\"").count(),
+        3,
+        "two cells and their difference"
+    );
+    if let Some(bin) = crate::report::chromium() {
+        let work = tempdir();
+        let seen = crate::report::browse(&bin, &s.join("report.html"), work.path());
+        assert!(seen.console.is_empty(), "console: {:?}", seen.console);
+        assert!(seen.page_requests.is_empty(), "{:?}", seen.page_requests);
+        assert!(seen.dom.contains("class=\"flame\""));
+    }
+}
