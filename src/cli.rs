@@ -292,7 +292,7 @@ pub struct RunServerArgs {
     /// Sample the server's CPU with perf during each measured run (all its threads;
     /// PostgreSQL: the postmaster and its backends) and record where it went: top functions,
     /// system calls, kernel/lock/I/O/engine shares, folded stacks (docs/profile.md). HZ is
-    /// the sampling rate [default: 199, which costs the server under 2 %]. Needs perf (Debian:
+    /// the sampling rate [default: 199; its cost: docs/profile.md]. Needs perf (Debian:
     /// linux-perf; ENGINEBENCH_PERF names another binary) and permission; without them the
     /// run goes on and says why. The server needs --server or a pid (--server-pid, or found).
     #[arg(

@@ -17,8 +17,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-/// The sampling rate when `--profile-server` gives none: what costs the server ≤ 2 % of its
-/// CPU per operation (docs/profile.md has the measurement).
+/// The sampling rate when `--profile-server` gives none: about 200 samples per second of
+/// server CPU, enough for a run's top functions. Its cost is not measured yet on a quiet host
+/// (docs/profile.md, "What it costs").
 pub const DEFAULT_HZ: u32 = 199;
 
 /// The perf binary: `ENGINEBENCH_PERF` when set (a path, or a name looked up on PATH), else
