@@ -17,8 +17,8 @@ use crate::report::{
 };
 use crate::runner::{ConnectStats, IntervalSample, KindTick, Pacing, PhaseResult, SessionConfig};
 
-/// Other processes using more than this many CPUs during a run flag it `disturbed`.
-pub const DISTURBED_CPUS: f64 = 0.10;
+// The threshold is the command line's default too, so it lives in measure (a floor below).
+pub use crate::measure::DISTURBED_CPUS;
 
 /// Say how long opening the connections took when it is worth knowing (many connections, or
 /// refused attempts retried).
@@ -137,6 +137,7 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                 merged.add(&res.hist);
                 let open_loop = open_loop_record(pacing, &res, &mut merged_response);
                 let mut rec = record(r, &res, (proc0, proc1), busy1 - busy0);
+                rec.disturbed = rec.host_cpu.others_cpus > cfg.disturbed_above_cpus;
                 rec.started_at_unix_s = started;
                 rec.server_profile = server_profile;
                 if let Some((response, schedule)) = open_loop {

@@ -12,6 +12,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ErrorClass;
 
+/// Other processes using more than this many CPUs during a run flag it `disturbed` (the
+/// default of `run --disturbed-above`).
+pub const DISTURBED_CPUS: f64 = 0.10;
+
 /// Errors counted per class; a fixed array so that counting is one add on the hot path.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ErrorCounts(pub [u64; ErrorClass::ALL.len()]);
