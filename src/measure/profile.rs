@@ -640,7 +640,7 @@ pub fn mean(ps: &[&ServerProfile]) -> Option<ServerProfile> {
             samples: n,
         })
         .collect();
-    folded.sort_by(|a, b| b.samples.cmp(&a.samples));
+    folded.sort_by_key(|f| std::cmp::Reverse(f.samples));
     Some(ServerProfile {
         hz: first.hz,
         samples: ps.iter().map(|p| p.samples).sum(),
