@@ -79,8 +79,9 @@ python3 "$layers" src
 
 step "starting database servers in $tmp"
 # The report tests open the HTML report in headless Chromium (Debian's package); the live
-# metrics test scrapes a run with a private Prometheus (Debian's package, 2.42 on bookworm).
-export EB_EXTRA_PACKAGES="${EB_EXTRA_PACKAGES:-} chromium prometheus"
+# metrics test scrapes a run with a private Prometheus (Debian's package, 2.42 on bookworm);
+# --profile-server's test samples the server with perf (linux-perf).
+export EB_EXTRA_PACKAGES="${EB_EXTRA_PACKAGES:-} chromium prometheus linux-perf"
 bash "$script_dir/db-servers.sh" start "$tmp"
 
 step "loading $tmp/env.sh"

@@ -237,6 +237,10 @@ pub struct ReproduceArgs {
     /// run it with `enginebench suite FILE`), run nothing.
     #[arg(long, value_name = "FILE")]
     pub export: Option<String>,
+    /// Give every cell's run `--profile-server[=HZ]`: where each cell's server CPU went
+    /// (perf), the functions that differ most beside each claim (docs/profile.md).
+    #[arg(long, value_name = "HZ", num_args = 0..=1, default_missing_value = "199")]
+    pub profile_server: Option<u32>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -258,6 +262,10 @@ pub struct SuiteArgs {
     /// they share the address).
     #[arg(long, value_name = "HOST:PORT")]
     pub metrics_addr: Option<String>,
+    /// Give every cell's run `--profile-server[=HZ]`: where each cell's server CPU went
+    /// (perf), the functions that differ most beside each claim (docs/profile.md).
+    #[arg(long, value_name = "HZ", num_args = 0..=1, default_missing_value = "199")]
+    pub profile_server: Option<u32>,
 }
 
 /// How `suite` and `reproduce` run a plan's matrix.
@@ -319,6 +327,20 @@ pub struct RunServerArgs {
     /// 0-1,3). The server needs --server or --server-pid.
     #[arg(long, value_name = "client=CPUS,server=CPUS")]
     pub pin: Option<String>,
+    /// Sample the server's CPU with perf during each measured run (all its threads;
+    /// PostgreSQL: the postmaster and its backends) and record where it went: top functions,
+    /// system calls, kernel/lock/I/O/engine shares, folded stacks (docs/profile.md). HZ is
+    /// the sampling rate [default: 199; its cost: docs/profile.md]. Needs perf (Debian:
+    /// linux-perf; ENGINEBENCH_PERF names another binary) and permission; without them the
+    /// run goes on and says why. The server needs --server or a pid (--server-pid, or found).
+    #[arg(
+        long,
+        value_name = "HZ",
+        num_args = 0..=1,
+        default_missing_value = "199",
+        env = "ENGINEBENCH_PROFILE_SERVER"
+    )]
+    pub profile_server: Option<u32>,
     /// Recorded as the server's profile (used by `suite`, which starts the servers itself).
     #[arg(long, hide = true)]
     pub server_label: Option<String>,

@@ -380,6 +380,9 @@ pub fn compare(a: &CompareArgs, reg: &Registry) -> Result<ExitCode> {
                 "{}",
                 report::compare::render(&rows, checks.as_deref(), &labels[0], &labels[1])
             );
+            for line in report::compare::function_lines(&da, &db, 10) {
+                println!("{line}");
+            }
             if let Some(o) = &outcome {
                 println!("{}", o.line());
             }

@@ -85,6 +85,9 @@ pub struct RunConfig {
     /// Pid of an existing server to sample (`--server-pid`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_pid: Option<u32>,
+    /// `--profile-server[=HZ]`: the server is sampled with perf at HZ during measured runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile_hz: Option<u32>,
     /// CPU pinning (`--pin`); absent when not pinned.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pin: Option<Pin>,
@@ -369,6 +372,14 @@ impl RunConfig {
                 "--pin server=...: needs --server (a private server) or --server-pid PID",
             ));
         }
+        let profile_hz = match sa.profile_server {
+            Some(hz) if !(1..=10_000).contains(&hz) => {
+                return Err(Error::usage(format!(
+                    "--profile-server={hz}: the sampling rate must be 1 to 10000 per second"
+                )))
+            }
+            hz => hz,
+        };
         if let Some(pid) = sa.server_pid {
             if !crate::measure::proc::alive(pid) {
                 return Err(Error::usage(format!("--server-pid: no process {pid}")));
@@ -525,6 +536,7 @@ impl RunConfig {
             results_dir: a.results_dir.clone(),
             server,
             server_pid: sa.server_pid,
+            profile_hz,
             pin,
             server_label: sa.server_label.clone(),
             events,

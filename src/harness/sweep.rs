@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::live::{PhaseInfo, PhaseKind};
 use crate::measure::proc::{self, ProcSample};
+use crate::measure::profile;
 use crate::measure::{CpuTimes, LatencyHist};
 use crate::report::{
     Aggregate, ClientCpu, HostCpu, KindRecord, NodeRecord, OpenLoop, PhaseSummary, Point,
@@ -153,6 +154,7 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                 }
                 let before = h.admin.counters(rt);
                 let nodes_before = h.admin.other_node_counters(rt);
+                let profiler = profile::start_for_run(cfg.profile_hz, h.server_pid);
                 let proc0 = h.server_pid.and_then(ProcSample::of_tree);
                 let busy0 = proc::host_busy_s();
                 let started = cfg.fleet.as_ref().map(|_| crate::fleet::now_unix_s());
@@ -181,6 +183,7 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                 }
                 let busy1 = proc::host_busy_s();
                 let proc1 = h.server_pid.and_then(ProcSample::of_tree);
+                let server_profile = profile::stop_for_run(profiler, res.ops);
                 let after = h.admin.counters(rt);
                 let nodes_after = h.admin.other_node_counters(rt);
                 if res.interrupted && res.ops == 0 && res.errors.total() == 0 {
@@ -196,6 +199,7 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                     cfg.disturbed_above_cpus,
                 );
                 rec.started_at_unix_s = started;
+                rec.server_profile = server_profile;
                 if let Some((response, schedule)) = open_loop {
                     rec.response_us = Some(response);
                     rec.open_loop = Some(schedule);
@@ -282,6 +286,9 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                     if rec.errors_total > 0 { format!("  errors {}", rec.errors_total) } else { String::new() },
                     if rec.reconnects > 0 { format!("  reconnects {}", rec.reconnects) } else { String::new() }
                 );
+                if let Some(p) = &rec.server_profile {
+                    eprintln!("{:<30} {}", "", profile::line(p));
+                }
                 if let (Some(r), Some(o)) = (&rec.response_us, &rec.open_loop) {
                     eprintln!(
                         "{:<30} open loop at {:.1} ops/s: response p95 {} us  max lag {} us  late {}  backlog {}",

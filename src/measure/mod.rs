@@ -4,6 +4,7 @@
 pub mod hist;
 pub mod host;
 pub mod proc;
+pub mod profile;
 
 pub use hist::{LatencyHist, LatencySummary};
 

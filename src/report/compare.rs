@@ -239,6 +239,40 @@ pub fn node_setting_lines(a: &ResultDoc, b: &ResultDoc) -> Vec<String> {
     out
 }
 
+/// `--profile-server` on both sides: per common point, the server functions whose self time
+/// per operation differs most (the mean over each side's runs), as lines for the terminal.
+pub fn function_lines(a: &ResultDoc, b: &ResultDoc, per_point: usize) -> Vec<String> {
+    use crate::measure::profile;
+    let mean = |p: &Point| {
+        let v: Vec<_> = p
+            .runs
+            .iter()
+            .filter_map(|r| r.server_profile.as_ref())
+            .collect();
+        profile::mean(&v)
+    };
+    let mut out = Vec::new();
+    for pa in &a.points {
+        let Some(pb) = find(b, &pa.operation, pa.threads) else {
+            continue;
+        };
+        let (Some(fa), Some(fb)) = (mean(pa), mean(pb)) else {
+            continue;
+        };
+        out.push(format!(
+            "{} at {} threads: server CPU {:.1} -> {:.1} us/op by perf; functions (self us/op, A -> B):",
+            pa.operation, pa.threads, fa.cpu_us_per_op, fb.cpu_us_per_op
+        ));
+        for (name, x, y) in profile::differing_functions(&fa, &fb, per_point) {
+            out.push(format!(
+                "  {name:<50} {x:>9.2} -> {y:>9.2}  ({:+.2})",
+                y - x
+            ));
+        }
+    }
+    out
+}
+
 /// The terminal table of a comparison; with `checks` (one per row, from `--fail-on`) a last
 /// column says what the gate made of each bounded row.
 pub fn render(

@@ -7,6 +7,7 @@
 
 pub mod compare;
 pub mod csv;
+pub mod flame;
 pub mod gate;
 pub mod html;
 mod html_fairness;

@@ -234,6 +234,9 @@ pub struct RunRecord {
     /// The server process over this run (when its pid is known).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_process: Option<ServerProcess>,
+    /// `--profile-server`: where the server's CPU went over this run (perf samples).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_profile: Option<crate::measure::profile::ServerProfile>,
     /// Client CPU / (client + server CPU) over this run (when the server's pid is known).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_cpu_share: Option<f64>,

@@ -297,6 +297,12 @@ pub struct Evaluation {
     /// SHOW ENGINE ... STATUS of the compared cells.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub engine_status: Vec<EngineStatus>,
+    /// `--profile-server`: the server functions whose µs/op differ most between the cells.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub functions: Vec<crate::report::flame::FunctionDiff>,
+    /// Their table and the cells' flame graphs, for html().
+    #[serde(skip)]
+    pub functions_html: String,
 }
 
 /// One result of a cell: a cell has one per pass and repeat (`reproduce --passes 2`, a
@@ -927,6 +933,8 @@ impl Claim {
             settings: Vec::new(),
             counters: Vec::new(),
             engine_status: Vec::new(),
+            functions: Vec::new(),
+            functions_html: String::new(),
         };
         let si = match self.section_index(plan) {
             Ok(s) => s,
@@ -1082,6 +1090,16 @@ impl Claim {
                 let op_a = self.a.operation.as_deref().or(self.operation.as_deref());
                 let op_b = self.b.operation.as_deref().or(self.operation.as_deref());
                 eval.counters = counters_differ(&a.1, op_a, &b.1, op_b, 6);
+                let prof = |d: &ResultDoc, op| {
+                    pick_point(d, op)
+                        .ok()
+                        .and_then(crate::report::flame::point_profile)
+                };
+                if let (Some(pa), Some(pb)) = (prof(&a.1, op_a), prof(&b.1, op_b)) {
+                    use crate::report::flame;
+                    eval.functions = flame::functions_differ(&pa, &pb, 8);
+                    eval.functions_html = flame::why_html(&pa, &pb, &eval.functions);
+                }
                 for (side, (cell, doc), op) in [("a", a, op_a), ("b", b, op_b)] {
                     let text = pick_point(doc, op)
                         .ok()
@@ -1594,6 +1612,7 @@ pub fn html(evals: &[Evaluation]) -> String {
                 }
                 why.push_str("</table>");
             }
+            why.push_str(&e.functions_html);
             for s in &e.engine_status {
                 why.push_str(&format!(
                     "<details><summary>Engine status of {} ({})</summary><pre>{}</pre></details>",

@@ -249,6 +249,7 @@ pub fn reproduce(
     a: &crate::cli::ReproduceArgs,
     reg: &crate::registry::Registry,
 ) -> Result<ExitCode> {
+    profile_cells(a.profile_server);
     let names: Vec<&str> = REPRODUCTIONS.iter().map(|r| r.0).collect();
     if a.list {
         for (name, text) in REPRODUCTIONS {
@@ -349,7 +350,17 @@ fn threads_flag(reg: &crate::registry::Registry, workload: &str, threads: usize)
     }
 }
 
+/// `--profile-server[=HZ]` of suite and reproduce reaches every cell's run through the
+/// environment (run reads ENGINEBENCH_PROFILE_SERVER), so that the cells' arguments stay as
+/// the plan gives them.
+fn profile_cells(hz: Option<u32>) {
+    if let Some(hz) = hz {
+        std::env::set_var("ENGINEBENCH_PROFILE_SERVER", hz.to_string());
+    }
+}
+
 pub fn run(a: &SuiteArgs, reg: &crate::registry::Registry) -> Result<ExitCode> {
+    profile_cells(a.profile_server);
     let scale = a.suite.scale(a.quick);
     let plan = Plan::load(&a.plan, scale)?;
     run_plan(

@@ -21,6 +21,7 @@ mod mysqlwire;
 mod oltp;
 mod open_loop;
 mod pgwire;
+mod profile;
 mod registry;
 mod report;
 mod reproduce;

@@ -1,0 +1,739 @@
+//! `--profile-server`: the server's CPU sampled with `perf record` (software event cpu-clock,
+//! call graphs by frame pointer) over exactly one measured run, then read back with
+//! `perf script` into where the time went: top functions (self and inclusive), system calls by
+//! time, and the shares in the kernel, in locks, in I/O, on the network, in the engine's own
+//! code and in code perf could not name; plus the folded stacks a flame graph is drawn from.
+//!
+//! perf and not the perf_event interface directly: perf resolves symbols from the binaries
+//! (mariadbd exports its functions for plugins), the kernel's and the libraries' ones, which a
+//! hand-written reader would have to redo. Without perf or without permission the run goes
+//! on: `start` says why in one line.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// The sampling rate when `--profile-server` gives none: about 200 samples per second of
+/// server CPU, enough for a run's top functions. Its cost is not measured yet on a quiet host
+/// (docs/profile.md, "What it costs").
+pub const DEFAULT_HZ: u32 = 199;
+
+/// The perf binary: `ENGINEBENCH_PERF` when set (a path, or a name looked up on PATH), else
+/// `perf`. Pointing it at a missing file is how the tests check a run without perf.
+pub fn perf_binary() -> String {
+    std::env::var("ENGINEBENCH_PERF")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "perf".to_string())
+}
+
+/// How many functions, system calls and stacks a run keeps (the rest is summed up).
+const TOP_FUNCTIONS: usize = 40;
+const TOP_STACKS: usize = 400;
+
+/// Where the server's CPU went over one measured run, per operation.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ServerProfile {
+    /// Sampling rate (samples per second of the server's CPU time).
+    pub hz: u32,
+    pub samples: u64,
+    /// CPU time the samples stand for (each sample counts its period).
+    pub cpu_s: f64,
+    /// `cpu_s` per operation of the run: to hold against `server_process.cpu_us_per_op`.
+    pub cpu_us_per_op: f64,
+    /// Shares of the samples (0..1): leaf in the kernel; anywhere under a lock or futex wait;
+    /// under a file I/O system call or file system; under a socket call; leaf in the storage
+    /// engine's own code; leaf perf could not name.
+    pub kernel_share: f64,
+    pub lock_share: f64,
+    pub io_share: f64,
+    pub network_share: f64,
+    pub engine_share: f64,
+    pub unresolved_share: f64,
+    /// The functions with the most self or inclusive time, most self time first.
+    pub functions: Vec<ProfileFunction>,
+    /// System calls by the CPU time spent under them (perf samples CPU time: calls that wait
+    /// off the CPU do not show, and counts would need a tracer that costs far more).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub syscalls: Vec<ProfileSyscall>,
+    /// Folded stacks (root first, `;` between frames) with their sample counts, the most
+    /// frequent `TOP_STACKS`; the rest as one `[other stacks]` line.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub folded: Vec<FoldedStack>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ProfileFunction {
+    pub name: String,
+    /// The binary or library it is in (file name), `[kernel]` for the kernel.
+    pub module: String,
+    pub self_us_per_op: f64,
+    pub inclusive_us_per_op: f64,
+    pub self_share: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ProfileSyscall {
+    pub name: String,
+    pub us_per_op: f64,
+    pub share: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct FoldedStack {
+    pub stack: String,
+    pub samples: u64,
+}
+
+/// A `perf record` attached to the server for one measured run.
+pub struct Profiler {
+    child: Child,
+    file: PathBuf,
+    hz: u32,
+}
+
+/// Attach `perf record` to `pid` and its direct children (PostgreSQL: the postmaster and its
+/// backends, which exist before the measured run since its connections are open). Err is the
+/// one-line reason profiling is off.
+pub fn start(pid: u32, hz: u32) -> Result<Profiler, String> {
+    let perf = perf_binary();
+    let mut pids = vec![pid];
+    pids.extend(super::proc::children(pid));
+    let list: Vec<String> = pids.iter().map(u32::to_string).collect();
+    static SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let file =
+        std::env::temp_dir().join(format!("enginebench-perf-{}-{n}.data", std::process::id()));
+    let mut child = Command::new(&perf)
+        .args(["record", "-q", "-e", "cpu-clock", "-g", "-F"])
+        .arg(hz.to_string())
+        .arg("-p")
+        .arg(list.join(","))
+        .arg("-o")
+        .arg(&file)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| {
+            format!("cannot run {perf}: {e} (install linux-perf, or set ENGINEBENCH_PERF)")
+        })?;
+    // perf refuses (no permission, perf_event_paranoid) within a moment; attaching to every
+    // thread takes about as long, so the wait also lets the sampling start before the run.
+    for _ in 0..30 {
+        std::thread::sleep(Duration::from_millis(10));
+        if let Ok(Some(status)) = child.try_wait() {
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                let _ = e.read_to_string(&mut err);
+            }
+            let _ = std::fs::remove_file(&file);
+            let line = err
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .unwrap_or("no message")
+                .to_string();
+            return Err(format!("{perf} record exited ({status}): {line}"));
+        }
+    }
+    Ok(Profiler { child, file, hz })
+}
+
+/// `--profile-server` around one measured run: a started profiler, or None (off, or it
+/// cannot start: the reason is printed once per process, the run goes on without it).
+pub fn start_for_run(hz: Option<u32>, pid: Option<u32>) -> Option<Profiler> {
+    let hz = hz?;
+    let why = match pid {
+        None => "no server pid known (use --server, or --server-pid for a server on this host)"
+            .to_string(),
+        Some(pid) => match start(pid, hz) {
+            Ok(p) => return Some(p),
+            Err(why) => why,
+        },
+    };
+    say_once(&why);
+    None
+}
+
+/// Stop a run's profiler: its profile, or None with the reason printed once.
+pub fn stop_for_run(p: Option<Profiler>, ops: u64) -> Option<ServerProfile> {
+    match p?.stop(ops) {
+        Ok(p) => Some(p),
+        Err(why) => {
+            say_once(&why);
+            None
+        }
+    }
+}
+
+fn say_once(why: &str) {
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        eprintln!("--profile-server: not profiling, {why}");
+    }
+}
+
+/// One line for the terminal after a profiled run: the CPU perf saw per operation, the
+/// shares, and the functions with the most self time.
+pub fn line(p: &ServerProfile) -> String {
+    let top: Vec<String> = p
+        .functions
+        .iter()
+        .filter(|f| f.name != "[unknown]")
+        .take(4)
+        .map(|f| format!("{} {:.1}", f.name, f.self_us_per_op))
+        .collect();
+    format!(
+        "profile: {:.1} us/op in {} samples; kernel {:.0}%, locks {:.0}%, I/O {:.0}%, network {:.0}%, engine {:.0}%, unresolved {:.0}%; top self us/op: {}",
+        p.cpu_us_per_op,
+        p.samples,
+        100.0 * p.kernel_share,
+        100.0 * p.lock_share,
+        100.0 * p.io_share,
+        100.0 * p.network_share,
+        100.0 * p.engine_share,
+        100.0 * p.unresolved_share,
+        top.join(", ")
+    )
+}
+
+impl Profiler {
+    /// Stop sampling and read the profile; `ops` are the run's operations.
+    pub fn stop(mut self, ops: u64) -> Result<ServerProfile, String> {
+        // SIGINT: perf writes its file out and exits.
+        unsafe {
+            libc::kill(self.child.id() as libc::pid_t, libc::SIGINT);
+        }
+        let status = self.child.wait().map_err(|e| format!("perf record: {e}"))?;
+        let mut err = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            let _ = e.read_to_string(&mut err);
+        }
+        let out = Command::new(perf_binary())
+            .args([
+                "script",
+                "--no-inline",
+                "-F",
+                "comm,pid,tid,period,ip,sym,dso",
+                "-i",
+            ])
+            .arg(&self.file)
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output();
+        let _ = std::fs::remove_file(&self.file);
+        let out = out.map_err(|e| format!("perf script: {e}"))?;
+        if !out.status.success() || out.stdout.is_empty() {
+            let first = err.lines().map(str::trim).find(|l| !l.is_empty());
+            return Err(format!(
+                "perf recorded nothing ({status}{})",
+                first.map(|l| format!(": {l}")).unwrap_or_default()
+            ));
+        }
+        let samples = parse_script(&String::from_utf8_lossy(&out.stdout));
+        Ok(summarize(&samples, self.hz, ops))
+    }
+}
+
+impl Drop for Profiler {
+    fn drop(&mut self) {
+        // A run that failed between start and stop: no perf left behind.
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+        let _ = std::fs::remove_file(&self.file);
+    }
+}
+
+/// One sample: its period (ns of CPU) and its frames, leaf first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    pub period_ns: u64,
+    pub frames: Vec<Frame>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frame {
+    pub sym: String,
+    pub module: String,
+}
+
+/// `perf script -F comm,pid,tid,period,ip,sym,dso`: a header line per sample
+/// (`comm pid/tid period`), then one indented line per frame (`addr sym (dso)`), then a blank.
+pub fn parse_script(text: &str) -> Vec<Sample> {
+    let mut out = Vec::new();
+    let mut cur: Option<Sample> = None;
+    for line in text.lines() {
+        if line.trim().is_empty() {
+            out.extend(cur.take());
+            continue;
+        }
+        if !line.starts_with(char::is_whitespace) {
+            out.extend(cur.take());
+            let period_ns = line
+                .split_whitespace()
+                .last()
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(0);
+            cur = Some(Sample {
+                period_ns,
+                frames: Vec::new(),
+            });
+            continue;
+        }
+        let Some(s) = cur.as_mut() else { continue };
+        let rest = line.trim();
+        let rest = rest.split_once(char::is_whitespace).map_or("", |(_, r)| r);
+        let (sym, dso) = match rest.rfind(" (") {
+            Some(i) if rest.ends_with(')') => (&rest[..i], &rest[i + 2..rest.len() - 1]),
+            _ => (rest, ""),
+        };
+        s.frames.push(Frame {
+            sym: short_name(sym),
+            module: module_name(dso),
+        });
+    }
+    out.extend(cur);
+    out
+}
+
+/// `f(int, char*)` → `f`; `f+0x1a` → `f`; no `;` (the folded format's separator).
+fn short_name(sym: &str) -> String {
+    let mut s = sym.trim();
+    if let Some(i) = s.rfind("+0x") {
+        s = &s[..i];
+    }
+    if s.ends_with(')') && !s.starts_with('(') {
+        // The argument list: from the `(` matching the last `)`.
+        let mut depth = 0;
+        for (i, c) in s.char_indices().rev() {
+            match c {
+                ')' => depth += 1,
+                '(' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        if i > 0 && !s[..i].ends_with("operator") {
+                            s = &s[..i];
+                        }
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    s.replace(';', ":")
+}
+
+fn module_name(dso: &str) -> String {
+    if dso.contains("kernel.kallsyms") || dso.starts_with("[kernel") {
+        return "[kernel]".into();
+    }
+    dso.rsplit('/').next().unwrap_or(dso).to_string()
+}
+
+/// Substrings of frames that mean waiting for or taking a lock (futexes, pthread mutexes,
+/// InnoDB's srw/ssux locks and spin loop, PostgreSQL's LWLocks and spinlocks).
+const LOCK_MARKS: &[&str] = &[
+    "futex",
+    "pthread_mutex_lock",
+    "pthread_rwlock",
+    "__lll_lock",
+    "srw_lock",
+    "srw_mutex",
+    "ssux_lock",
+    "sux_lock",
+    "ut_delay",
+    "LWLockAcquire",
+    "s_lock",
+    "spin_wait",
+    "safe_mutex",
+    "inline_mysql_mutex",
+];
+
+/// Frames of file I/O: its system calls, the page cache and the file systems.
+const IO_MARKS: &[&str] = &[
+    "sys_pread",
+    "sys_pwrite",
+    "sys_preadv",
+    "sys_pwritev",
+    "sys_fsync",
+    "sys_fdatasync",
+    "sys_sync_file_range",
+    "sys_io_submit",
+    "sys_io_getevents",
+    "io_uring",
+    "filemap_",
+    "ext4_",
+    "xfs_",
+    "btrfs_",
+    "iomap_",
+    "blk_",
+];
+
+/// Frames of the network: socket calls and the TCP/Unix stacks.
+const NET_MARKS: &[&str] = &[
+    "sys_recv",
+    "sys_send",
+    "sock_",
+    "tcp_",
+    "unix_stream",
+    "inet_",
+    "__sys_recv",
+    "__sys_send",
+];
+
+/// The storage engines' own code, by name prefix: InnoDB, MyISAM and the key cache, Aria,
+/// MyRocks and RocksDB, and PostgreSQL's heap, B-tree and buffer manager.
+const ENGINE_PREFIXES: &[&str] = &[
+    "btr_",
+    "buf_",
+    "row_",
+    "page_",
+    "mtr_",
+    "lock_",
+    "trx_",
+    "fil_",
+    "log_",
+    "dict_",
+    "rec_",
+    "cmp_",
+    "fsp_",
+    "ibuf_",
+    "ha_innobase",
+    "mi_",
+    "_mi_",
+    "ha_myisam",
+    "key_cache",
+    "simple_key_cache",
+    "keycache",
+    "maria_",
+    "_ma_",
+    "ha_maria",
+    "pagecache",
+    "rocksdb::",
+    "myrocks::",
+    "heap_",
+    "heapgetpage",
+    "_bt_",
+    "bt",
+    "ReadBuffer",
+    "BufferAlloc",
+    "index_",
+    "ExecIndex",
+];
+
+fn is_engine(f: &Frame) -> bool {
+    f.module.contains("ha_rocksdb")
+        || f.module.contains("ha_tokudb")
+        || ENGINE_PREFIXES.iter().any(|p| {
+            f.sym.starts_with(p)
+                // `bt` alone is PostgreSQL's btgettuple & co., not every name starting "bt".
+                && (*p != "bt" || f.sym.starts_with("btget") || f.sym.starts_with("btbeginscan"))
+        })
+}
+
+fn marked(frames: &[Frame], marks: &[&str]) -> bool {
+    frames
+        .iter()
+        .any(|f| marks.iter().any(|m| f.sym.contains(m)))
+}
+
+/// The system call a stack is under: its outermost `__x64_sys_NAME` (or `__do_sys_NAME`).
+fn syscall_of(frames: &[Frame]) -> Option<String> {
+    frames.iter().rev().find_map(|f| {
+        ["__x64_sys_", "__do_sys_", "__arm64_sys_", "__se_sys_"]
+            .iter()
+            .find_map(|p| f.sym.strip_prefix(p))
+            .map(str::to_string)
+    })
+}
+
+fn frame_key(f: &Frame) -> (String, String) {
+    if f.sym == "[unknown]" || f.sym.is_empty() {
+        // Unnamed code counted per binary: "[unknown]" in mariadbd says more than one total.
+        ("[unknown]".into(), f.module.clone())
+    } else {
+        (f.sym.clone(), f.module.clone())
+    }
+}
+
+/// The profile of a run's samples: per-op figures over `ops` operations.
+pub fn summarize(samples: &[Sample], hz: u32, ops: u64) -> ServerProfile {
+    let total_ns: u64 = samples.iter().map(|s| s.period_ns).sum();
+    let per_op = |ns: u64| ns as f64 / 1e3 / ops.max(1) as f64;
+    let share = |ns: u64| ns as f64 / total_ns.max(1) as f64;
+    let mut self_ns: HashMap<(String, String), u64> = HashMap::new();
+    let mut incl_ns: HashMap<(String, String), u64> = HashMap::new();
+    let mut sys_ns: HashMap<String, u64> = HashMap::new();
+    let mut stacks: HashMap<String, u64> = HashMap::new();
+    let (mut kernel, mut lock, mut io, mut net, mut engine, mut unresolved) = (0, 0, 0, 0, 0, 0);
+    for s in samples {
+        let p = s.period_ns;
+        if let Some(leaf) = s.frames.first() {
+            *self_ns.entry(frame_key(leaf)).or_default() += p;
+            kernel += u64::from(leaf.module == "[kernel]") * p;
+            engine += u64::from(is_engine(leaf)) * p;
+            unresolved += u64::from(leaf.sym == "[unknown]") * p;
+        }
+        let mut seen = HashSet::new();
+        for f in &s.frames {
+            let k = frame_key(f);
+            if seen.insert(k.clone()) {
+                *incl_ns.entry(k).or_default() += p;
+            }
+        }
+        lock += u64::from(marked(&s.frames, LOCK_MARKS)) * p;
+        io += u64::from(marked(&s.frames, IO_MARKS)) * p;
+        net += u64::from(marked(&s.frames, NET_MARKS)) * p;
+        if let Some(sc) = syscall_of(&s.frames) {
+            *sys_ns.entry(sc).or_default() += p;
+        }
+        let folded: Vec<&str> = s.frames.iter().rev().map(|f| f.sym.as_str()).collect();
+        *stacks.entry(folded.join(";")).or_default() += 1;
+    }
+    let mut by_self: Vec<_> = self_ns.iter().collect();
+    by_self.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let mut by_incl: Vec<_> = incl_ns.iter().collect();
+    by_incl.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let mut keys: Vec<&(String, String)> = Vec::new();
+    for k in by_self
+        .iter()
+        .take(TOP_FUNCTIONS)
+        .chain(by_incl.iter().take(TOP_FUNCTIONS / 2))
+        .map(|(k, _)| *k)
+    {
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let mut functions: Vec<ProfileFunction> = keys
+        .into_iter()
+        .map(|k| {
+            let sf = self_ns.get(k).copied().unwrap_or(0);
+            ProfileFunction {
+                name: k.0.clone(),
+                module: k.1.clone(),
+                self_us_per_op: per_op(sf),
+                inclusive_us_per_op: per_op(incl_ns.get(k).copied().unwrap_or(0)),
+                self_share: share(sf),
+            }
+        })
+        .collect();
+    functions.sort_by(|a, b| {
+        b.self_us_per_op
+            .total_cmp(&a.self_us_per_op)
+            .then(b.inclusive_us_per_op.total_cmp(&a.inclusive_us_per_op))
+    });
+    let mut syscalls: Vec<ProfileSyscall> = sys_ns
+        .into_iter()
+        .map(|(name, ns)| ProfileSyscall {
+            name,
+            us_per_op: per_op(ns),
+            share: share(ns),
+        })
+        .collect();
+    syscalls.sort_by(|a, b| {
+        b.us_per_op
+            .total_cmp(&a.us_per_op)
+            .then(a.name.cmp(&b.name))
+    });
+    syscalls.truncate(TOP_FUNCTIONS / 2);
+    let mut folded: Vec<FoldedStack> = stacks
+        .into_iter()
+        .map(|(stack, samples)| FoldedStack { stack, samples })
+        .collect();
+    folded.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.stack.cmp(&b.stack)));
+    if folded.len() > TOP_STACKS {
+        let other: u64 = folded[TOP_STACKS..].iter().map(|f| f.samples).sum();
+        folded.truncate(TOP_STACKS);
+        folded.push(FoldedStack {
+            stack: "[other stacks]".into(),
+            samples: other,
+        });
+    }
+    ServerProfile {
+        hz,
+        samples: samples.len() as u64,
+        cpu_s: total_ns as f64 / 1e9,
+        cpu_us_per_op: per_op(total_ns),
+        kernel_share: share(kernel),
+        lock_share: share(lock),
+        io_share: share(io),
+        network_share: share(net),
+        engine_share: share(engine),
+        unresolved_share: share(unresolved),
+        functions,
+        syscalls,
+        folded,
+    }
+}
+
+/// The functions whose self time per operation differs most between two profiles, largest
+/// difference first: (name, µs/op in `a`, µs/op in `b`). A function absent from one side's
+/// top list counts 0 there (below that side's cut).
+pub fn differing_functions(
+    a: &ServerProfile,
+    b: &ServerProfile,
+    n: usize,
+) -> Vec<(String, f64, f64)> {
+    let mut m: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+    for f in &a.functions {
+        m.entry(f.name.clone()).or_default().0 += f.self_us_per_op;
+    }
+    for f in &b.functions {
+        m.entry(f.name.clone()).or_default().1 += f.self_us_per_op;
+    }
+    let mut v: Vec<(String, f64, f64)> = m.into_iter().map(|(k, (x, y))| (k, x, y)).collect();
+    v.sort_by(|x, y| {
+        (y.2 - y.1)
+            .abs()
+            .total_cmp(&(x.2 - x.1).abs())
+            .then(x.0.cmp(&y.0))
+    });
+    v.truncate(n);
+    v
+}
+
+/// The mean of several runs' profiles (a point's runs, a cell's passes): per-op figures and
+/// shares averaged, functions matched by name and module.
+pub fn mean(ps: &[&ServerProfile]) -> Option<ServerProfile> {
+    let first = ps.first()?;
+    if ps.len() == 1 {
+        return Some((*first).clone());
+    }
+    let k = ps.len() as f64;
+    let avg = |f: fn(&ServerProfile) -> f64| ps.iter().map(|p| f(p)).sum::<f64>() / k;
+    let mut funcs: BTreeMap<(String, String), ProfileFunction> = BTreeMap::new();
+    for p in ps {
+        for f in &p.functions {
+            let e = funcs
+                .entry((f.name.clone(), f.module.clone()))
+                .or_insert_with(|| ProfileFunction {
+                    name: f.name.clone(),
+                    module: f.module.clone(),
+                    ..Default::default()
+                });
+            e.self_us_per_op += f.self_us_per_op / k;
+            e.inclusive_us_per_op += f.inclusive_us_per_op / k;
+            e.self_share += f.self_share / k;
+        }
+    }
+    let mut functions: Vec<ProfileFunction> = funcs.into_values().collect();
+    functions.sort_by(|a, b| b.self_us_per_op.total_cmp(&a.self_us_per_op));
+    let mut stacks: BTreeMap<&str, u64> = BTreeMap::new();
+    for p in ps {
+        for s in &p.folded {
+            *stacks.entry(&s.stack).or_default() += s.samples;
+        }
+    }
+    let mut folded: Vec<FoldedStack> = stacks
+        .into_iter()
+        .map(|(s, n)| FoldedStack {
+            stack: s.to_string(),
+            samples: n,
+        })
+        .collect();
+    folded.sort_by_key(|f| std::cmp::Reverse(f.samples));
+    Some(ServerProfile {
+        hz: first.hz,
+        samples: ps.iter().map(|p| p.samples).sum(),
+        cpu_s: ps.iter().map(|p| p.cpu_s).sum(),
+        cpu_us_per_op: avg(|p| p.cpu_us_per_op),
+        kernel_share: avg(|p| p.kernel_share),
+        lock_share: avg(|p| p.lock_share),
+        io_share: avg(|p| p.io_share),
+        network_share: avg(|p| p.network_share),
+        engine_share: avg(|p| p.engine_share),
+        unresolved_share: avg(|p| p.unresolved_share),
+        functions,
+        syscalls: first.syscalls.clone(),
+        folded,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SCRIPT: &str = "mariadbd 100/101    2000000 \n\
+\t    55d0 MYSQLparse(THD*, void*) (/usr/sbin/mariadbd)\n\
+\t    55e0 dispatch_command+0x10 (/usr/sbin/mariadbd)\n\
+\t    55f0 do_command (/usr/sbin/mariadbd)\n\
+\n\
+mariadbd 100/102    2000000 \n\
+\tffffffff81 copy_page ([kernel.kallsyms])\n\
+\tffffffff82 filemap_read ([kernel.kallsyms])\n\
+\tffffffff83 __x64_sys_pread64 ([kernel.kallsyms])\n\
+\t    7f00 __libc_pread64 (/usr/lib/x86_64-linux-gnu/libc.so.6)\n\
+\t    5600 mi_read_datadict (/usr/sbin/mariadbd)\n\
+\t    55f0 do_command (/usr/sbin/mariadbd)\n\
+\n\
+mariadbd 100/102    2000000 \n\
+\tffffffff84 futex_wait ([kernel.kallsyms])\n\
+\tffffffff85 __x64_sys_futex ([kernel.kallsyms])\n\
+\n\
+mariadbd 100/103    2000000 \n\
+\t    9999 [unknown] (/usr/sbin/mariadbd)\n\
+\n";
+
+    #[test]
+    fn parses_perf_script_and_shares() {
+        let s = parse_script(SCRIPT);
+        assert_eq!(s.len(), 4);
+        assert_eq!(s[0].frames[0].sym, "MYSQLparse");
+        assert_eq!(s[0].frames[1].sym, "dispatch_command");
+        assert_eq!(s[1].frames[0].module, "[kernel]");
+        let p = summarize(&s, 499, 4);
+        assert_eq!(p.samples, 4);
+        assert!((p.cpu_s - 0.008).abs() < 1e-12);
+        assert!((p.cpu_us_per_op - 2000.0).abs() < 1e-9);
+        assert!((p.kernel_share - 0.5).abs() < 1e-12);
+        assert!((p.io_share - 0.25).abs() < 1e-12);
+        assert!((p.lock_share - 0.25).abs() < 1e-12);
+        assert!((p.unresolved_share - 0.25).abs() < 1e-12);
+        let dc = p.functions.iter().find(|f| f.name == "do_command").unwrap();
+        assert_eq!(dc.self_us_per_op, 0.0);
+        assert!((dc.inclusive_us_per_op - 1000.0).abs() < 1e-9);
+        assert_eq!(p.syscalls[0].name, "futex");
+        assert!(p
+            .folded
+            .iter()
+            .any(|f| f.stack == "do_command;dispatch_command;MYSQLparse" && f.samples == 1));
+    }
+
+    #[test]
+    fn differing_functions_largest_first() {
+        let f = |name: &str, us: f64| ProfileFunction {
+            name: name.into(),
+            self_us_per_op: us,
+            ..Default::default()
+        };
+        let a = ServerProfile {
+            functions: vec![f("x", 1.0), f("y", 5.0)],
+            ..Default::default()
+        };
+        let b = ServerProfile {
+            functions: vec![f("x", 4.0), f("z", 0.5)],
+            ..Default::default()
+        };
+        let d = differing_functions(&a, &b, 2);
+        assert_eq!(d[0].0, "y");
+        assert_eq!(d[1], ("x".to_string(), 1.0, 4.0));
+    }
+
+    #[test]
+    fn missing_perf_says_why() {
+        std::env::set_var("ENGINEBENCH_PERF", "/nonexistent/perf");
+        let e = start(std::process::id(), 99).err().unwrap();
+        std::env::remove_var("ENGINEBENCH_PERF");
+        assert!(e.contains("cannot run /nonexistent/perf"), "{e}");
+        assert!(!e.contains('\n'));
+    }
+}

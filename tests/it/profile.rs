@@ -1,0 +1,225 @@
+//! `--profile-server`: a point-select run against a real MariaDB samples the server with perf,
+//! names its query path among the top functions, and the profile's CPU per operation agrees
+//! with the server CPU the run measured from /proc; without perf the run goes on and says why.
+
+use serde_json::Value as Json;
+
+use crate::common::*;
+
+fn point_select(
+    dir: &std::path::Path,
+    url: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (Out, Json) {
+    let mut args = vec![
+        "run",
+        "oltp_point_select",
+        "--target",
+        url,
+        "--threads",
+        "2",
+        "--warmup",
+        "1s",
+        "--duration",
+        "4s",
+        "--runs",
+        "1",
+        "--table-size",
+        "1000",
+        "--format",
+        "json",
+    ];
+    args.extend(extra);
+    let out = eb_env(dir, &args, env);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: Json = serde_json::from_str(&out.stdout).expect("json result");
+    assert_schema_valid(&doc);
+    (out, doc)
+}
+
+#[test]
+fn mariadb_point_select_profile() {
+    let Some(base) = server_url("EB_TEST_MYSQL_URL") else {
+        return;
+    };
+    let _g = server_lock();
+    let url = fresh_db(&base, "eb_it_profile");
+    let dir = tempdir();
+    let (out, doc) = point_select(dir.path(), &url, &["--profile-server"], &[]);
+    let run = &doc["points"][0]["runs"][0];
+    let p = &run["server_profile"];
+    assert!(p.is_object(), "no profile: {}", out.stderr);
+    assert_eq!(p["hz"], 199);
+    let names: Vec<&str> = p["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    // The server's query path: its parser, its dispatcher or the handler interface.
+    let query_path = [
+        "MYSQLparse",
+        "dispatch_command",
+        "mysql_execute_command",
+        "handler::",
+        "ha_innobase::",
+        "JOIN::",
+        "Prepared_statement::",
+        "mysql_parse",
+        "do_command",
+        "lex_",
+    ];
+    assert!(
+        names
+            .iter()
+            .any(|n| query_path.iter().any(|q| n.contains(q))),
+        "{names:?}"
+    );
+    let profiled = p["cpu_us_per_op"].as_f64().unwrap();
+    let measured = run["server_process"]["cpu_us_per_op"].as_f64().unwrap();
+    let ratio = profiled / measured;
+    assert!(
+        (0.9..=1.1).contains(&ratio),
+        "profile {profiled:.1} us/op vs /proc {measured:.1} us/op ({ratio:.3})"
+    );
+    for k in [
+        "kernel_share",
+        "lock_share",
+        "io_share",
+        "network_share",
+        "engine_share",
+        "unresolved_share",
+    ] {
+        let v = p[k].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&v), "{k} {v}");
+    }
+    assert!(p["kernel_share"].as_f64().unwrap() > 0.05, "{p}");
+    assert!(!p["folded"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn mariadb_profile_without_perf_says_why() {
+    let Some(base) = server_url("EB_TEST_MYSQL_URL") else {
+        return;
+    };
+    let _g = server_lock();
+    let url = fresh_db(&base, "eb_it_profile_noperf");
+    let dir = tempdir();
+    let (out, doc) = point_select(
+        dir.path(),
+        &url,
+        &["--profile-server"],
+        &[("ENGINEBENCH_PERF", "/nonexistent/perf")],
+    );
+    let why: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("--profile-server: not profiling"))
+        .collect();
+    assert_eq!(why.len(), 1, "{}", out.stderr);
+    assert!(why[0].contains("/nonexistent/perf"), "{}", why[0]);
+    let run = &doc["points"][0]["runs"][0];
+    assert!(run["server_profile"].is_null());
+    assert!(run["server_process"]["cpu_us_per_op"].as_f64().unwrap() > 0.0);
+}
+
+/// A suite of two cells on the test MariaDB (by URL), InnoDB and MyISAM, with
+/// `--profile-server`: the claim comparing them lists the server functions that differ most,
+/// and its folded "why" on the page holds the flame graphs, which the browser shows without a
+/// script error or an outside request.
+#[test]
+fn claim_shows_the_functions_that_differ_and_flame_graphs() {
+    let Some(base) = server_url("EB_TEST_MYSQL_URL") else {
+        return;
+    };
+    let _g = server_lock();
+    let url = fresh_db(&base, "eb_it_profile_claim");
+    let dir = tempdir();
+    let plan = format!(
+        r#"
+name = "profile-claim"
+[[servers]]
+url = "{url}"
+name = "mariadb"
+
+[[sections]]
+name = "read"
+workload = "micro-read"
+engines = ["InnoDB", "MyISAM"]
+threads = [2]
+[sections.run]
+queries = ["READ_KEY_POINT"]
+table_size = 2000
+warmup = "500ms"
+duration = "1500ms"
+# Two runs: a claim decides nothing from one value, and leaves its evidence out.
+runs = 2
+
+[[claims]]
+id = "P1"
+says = "READ_KEY_POINT: InnoDB faster than MyISAM"
+section = "read"
+metric = "ops_per_s"
+operation = "READ_KEY_POINT"
+a = {{ engine = "InnoDB" }}
+b = {{ engine = "MyISAM" }}
+expect = "a > b"
+"#
+    );
+    std::fs::write(dir.path().join("plan.toml"), plan).unwrap();
+    let out = eb(
+        dir.path(),
+        &[
+            "suite",
+            "plan.toml",
+            "--results-dir",
+            "s",
+            "--profile-server",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let s = dir.path().join("s");
+    // The test machine is seldom quiet and a disturbed run leaves a claim without evidence:
+    // the flags are cleared on disk and the suite, with nothing left to run, evaluates again.
+    for cell in std::fs::read_dir(&s).unwrap().flatten() {
+        for run in std::fs::read_dir(cell.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let path = run.path().join("result.json");
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            let mut doc: Json = serde_json::from_str(&text).unwrap();
+            for p in doc["points"].as_array_mut().unwrap() {
+                for r in p["runs"].as_array_mut().unwrap() {
+                    assert!(r["server_profile"].is_object(), "{path:?} not profiled");
+                    r["disturbed"] = false.into();
+                }
+            }
+            std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
+        }
+    }
+    let again = eb(dir.path(), &["suite", "plan.toml", "--results-dir", "s"]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    let claims: Json =
+        serde_json::from_str(&std::fs::read_to_string(s.join("claims.json")).unwrap()).unwrap();
+    let functions = claims[0]["functions"].as_array().expect("functions");
+    assert!(!functions.is_empty(), "{claims:#}");
+    assert!(functions[0]["a_us_per_op"].is_number());
+    let html = std::fs::read_to_string(s.join("report.html")).unwrap();
+    assert_eq!(
+        html.matches("class=\"flame\"").count(),
+        3,
+        "two cells and their difference"
+    );
+    if let Some(bin) = crate::report::chromium() {
+        let work = tempdir();
+        let seen = crate::report::browse(&bin, &s.join("report.html"), work.path());
+        assert!(seen.console.is_empty(), "console: {:?}", seen.console);
+        assert!(seen.page_requests.is_empty(), "{:?}", seen.page_requests);
+        assert!(seen.dom.contains("class=\"flame\""));
+    }
+}
