@@ -250,6 +250,9 @@ pub fn run(argv: &WorkloadArgv, reg: &Registry) -> Result<ExitCode> {
 }
 
 pub fn report(a: &ReportArgs, reg: &Registry) -> Result<ExitCode> {
+    if a.trend {
+        return crate::catalog_commands::trend(a, reg);
+    }
     let owners = reg.owners();
     let docs = a
         .results
@@ -299,6 +302,7 @@ pub fn report(a: &ReportArgs, reg: &Registry) -> Result<ExitCode> {
 
 /// `merge RESULT...`: the shards of one fleet run as one result (and its page).
 pub fn merge(a: &crate::cli::MergeArgs, reg: &Registry) -> Result<ExitCode> {
+    let catalog = a.catalog.location()?;
     let owners = reg.owners();
     let inputs = a
         .results
@@ -336,6 +340,7 @@ pub fn merge(a: &crate::cli::MergeArgs, reg: &Registry) -> Result<ExitCode> {
         fleet.run_id,
         path.display()
     );
+    crate::catalog::record_file(&catalog, &path, &owners);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -351,7 +356,15 @@ pub fn compare(a: &CompareArgs, reg: &Registry) -> Result<ExitCode> {
         .transpose()
         .map_err(Error::usage)?;
     let owners = reg.owners();
-    let (da, db) = (report::load(&a.a, &owners)?, report::load(&a.b, &owners)?);
+    let (da, db) = match (&a.baseline, &a.b) {
+        (Some(spec), _) => crate::catalog_commands::baseline(a, spec, &owners)?,
+        (None, Some(b)) => (report::load(&a.a, &owners)?, report::load(b, &owners)?),
+        (None, None) => {
+            return Err(Error::usage(
+                "compare needs two results, or one and --baseline catalog:last=N",
+            ))
+        }
+    };
     let rows = report::compare::compare(&da, &db);
     if rows.is_empty() {
         return Err(Error::usage(

@@ -282,6 +282,8 @@ async fn listen_queue_warning(
 
 /// `enginebench run`: the whole lifecycle of one run of `cfg`'s workload.
 pub fn run(a: &RunArgs, mut cfg: RunConfig, reg: &Registry) -> Result<ExitCode> {
+    // A --catalog that cannot name one is refused before anything runs.
+    a.catalog.location()?;
     if let Some(text) = cfg.workload_spec.preview() {
         print!("{text}");
         return Ok(ExitCode::SUCCESS);
@@ -586,7 +588,7 @@ fn run_on(
         let notes = NodeInfo::mark_exited(&mut h.doc.target.nodes, &c.dead_nodes());
         h.doc.notes.extend(notes);
     }
-    finish(&mut h, outcome, a.format, reg)
+    finish(&mut h, outcome, a.format, &a.catalog, reg)
 }
 
 /// Status and exit code from the outcome; the result is on disk before anything is printed.
@@ -594,6 +596,7 @@ fn finish(
     h: &mut Harness,
     outcome: Result<()>,
     format: RunFormat,
+    catalog: &crate::cli::CatalogArgs,
     reg: &Registry,
 ) -> Result<ExitCode> {
     let spec = &h.cfg.target_spec;
@@ -671,6 +674,11 @@ fn finish(
         RunFormat::Jsonl => {}
     }
     eprintln!("result: {}", h.path.display());
+    // After the result is complete on disk: the catalog gets the final file, and a catalog
+    // that cannot be written costs the run nothing (one line says why).
+    if let Ok(loc) = catalog.location() {
+        crate::catalog::record_file(&loc, &h.path, &owners);
+    }
     let exit = match &outcome {
         Ok(()) => code_u8,
         Err(e) => e.exit_code(),
