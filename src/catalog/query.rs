@@ -98,7 +98,7 @@ impl Filter {
         for (k, v) in &self.settings {
             if pg {
                 r(
-                    "(r.settings::jsonb ->> ?) = ?",
+                    "(r.settings::jsonb ->> CAST(? AS TEXT)) = CAST(? AS TEXT)",
                     vec![k.as_str().into(), v.as_str().into()],
                 );
             } else {

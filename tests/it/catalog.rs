@@ -620,3 +620,67 @@ fn postgres_catalog() {
     );
     assert_eq!(o.code, 1, "{}\n{}", o.stdout, o.stderr);
 }
+
+/// A 3-shard fleet against the private PostgreSQL, recording into one SQLite catalog at once,
+/// then its merge: three shard results and the merged one are catalogued, each marked.
+#[test]
+fn fleet_shards_and_their_merge_are_recorded() {
+    let Some(base) = server_url("EB_TEST_PG_TCP_URL") else {
+        return;
+    };
+    let url = crate::common::fresh_db(&base, "eb_catalog_fleet");
+    let d = tempdir();
+    let cat = d.path().join("catalog.db");
+    let cat = cat.to_str().unwrap();
+    let o = with_catalog(
+        d.path(),
+        cat,
+        &["prepare", "oltp_point_select", "--target", &url, "--table-size", "2000"],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let kids: Vec<_> = (0..3)
+        .map(|i| {
+            std::process::Command::new(crate::common::BIN)
+                .args([
+                    "run", "oltp_point_select", "--target", &url, "--table-size", "2000",
+                    "--threads", "1", "--warmup", "0", "--runs", "1", "--duration", "1",
+                    "--shard", &format!("{i}/3"), "--run-id", "cat3", "--results-dir",
+                    d.path().join(format!("s{i}")).to_str().unwrap(),
+                ])
+                .current_dir(d.path())
+                .env("ENGINEBENCH_CATALOG", cat)
+                .env_remove("ENGINEBENCH_RUN_ID")
+                .env_remove("ENGINEBENCH_TARGET")
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for k in kids {
+        let o = k.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success() && err.contains("catalog: result #"), "{err}");
+    }
+    let files: Vec<String> = (0..3)
+        .map(|i| {
+            crate::common::result_file(&d.path().join(format!("s{i}")))
+                .to_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let mut args = vec!["merge"];
+    args.extend(files.iter().map(String::as_str));
+    args.extend(["-o", "merged"]);
+    let o = with_catalog(d.path(), cat, &args);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stderr.contains("catalog: result #4"), "{}", o.stderr);
+    let rows = json(&with_catalog(d.path(), cat, &["history", "--format", "json"]));
+    let mut fleets: Vec<String> = rows
+        .iter()
+        .map(|r| r["fleet"].as_str().unwrap_or("-").to_string())
+        .collect();
+    fleets.sort();
+    assert_eq!(fleets, ["merge of 3", "shard 0/3", "shard 1/3", "shard 2/3"]);
+}
