@@ -54,7 +54,8 @@ pub enum Command {
     /// 127.0.0.1, own socket; no systemd).
     Server(ServerArgs),
     /// Run a plan: a matrix of servers/profiles x engines x thread counts from a TOML file, one
-    /// result folder per cell; re-running skips the cells already complete.
+    /// result folder per cell; re-running resumes (the sections with unfinished cells are run
+    /// again whole: see --passes).
     Suite(SuiteArgs),
     /// Redo one of the classic storage-engine reports with one command: its built-in plan
     /// (servers, workloads, formats, thread counts), then its claims checked against the
@@ -376,11 +377,15 @@ pub struct ReproduceArgs {
     #[arg(required_unless_present = "list")]
     pub name: Option<String>,
     /// The report's matrix scaled down to minutes (each report within about 20 minutes on
-    /// 2 cores); without it the plan's full scale runs (hours; the estimate is printed first).
-    #[arg(long)]
+    /// 2 cores): the same as --scale quick; without either the plan's full scale runs (hours;
+    /// the estimate is printed first).
+    #[arg(long, conflicts_with = "scale")]
     pub quick: bool,
+    #[command(flatten)]
+    pub suite: SuiteRunArgs,
     /// Folder of the results (one sub-folder per cell). Default:
-    /// enginebench-results/suite-<name>[-quick]; running again resumes.
+    /// enginebench-results/suite-<name>[-quick|-standard]; running again resumes (see
+    /// --passes for which cells a resumed run measures again).
     #[arg(long, value_name = "DIR")]
     pub results_dir: Option<String>,
     /// List the reproductions and exit.
@@ -402,16 +407,49 @@ pub struct ReproduceArgs {
 pub struct SuiteArgs {
     /// The plan (TOML), e.g. plans/read-2007.toml.
     pub plan: String,
-    /// Use the plan's [quick] values: the same matrix scaled down to minutes.
-    #[arg(long)]
+    /// Use the plan's [quick] values: the same matrix scaled down to minutes (the same as
+    /// --scale quick).
+    #[arg(long, conflicts_with = "scale")]
     pub quick: bool,
-    /// Folder of the suite's results (one sub-folder per cell). Default: enginebench-results/suite-<plan name>[-quick].
+    #[command(flatten)]
+    pub suite: SuiteRunArgs,
+    /// Folder of the suite's results (one sub-folder per cell). Default:
+    /// enginebench-results/suite-<plan name>[-quick|-standard]; running again resumes (see
+    /// --passes for which cells a resumed run measures again).
     #[arg(long, value_name = "DIR")]
     pub results_dir: Option<String>,
     /// Give every cell's run `--metrics-addr HOST:PORT` (the cells run one after another, so
     /// they share the address).
     #[arg(long, value_name = "HOST:PORT")]
     pub metrics_addr: Option<String>,
+}
+
+/// How `suite` and `reproduce` run a plan's matrix.
+#[derive(Debug, Clone, Args)]
+pub struct SuiteRunArgs {
+    /// The plan's scale: full (its own values), standard (its [standard] values) or quick
+    /// (its [quick] values). A scale the plan has no values for is refused.
+    #[arg(long, value_enum, value_name = "SCALE")]
+    pub scale: Option<crate::suite::plan::Scale>,
+    /// Run the whole matrix this many times (1 or 2). Pass 2 runs the cells in reverse order
+    /// on freshly started servers, its results under DIR/pass-2/; the claims pool both passes.
+    /// A cell whose run was disturbed by other processes is run again at once, on the same
+    /// server, up to 3 tries. Resuming: when a pass runs again some unfinished cells of a
+    /// section on a server, it runs again every cell of that section on that server (the old
+    /// results are set aside as resumed-*): the cells a claim compares are then all measured
+    /// on one server process, never a fresh one against warm ones.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=2))]
+    pub passes: u32,
+}
+
+impl SuiteRunArgs {
+    /// The scale asked for, `--quick` included.
+    pub fn scale(&self, quick: bool) -> crate::suite::plan::Scale {
+        match (quick, self.scale) {
+            (true, _) => crate::suite::plan::Scale::Quick,
+            (false, s) => s.unwrap_or_default(),
+        }
+    }
 }
 
 /// Flags of `run` that start a private server or describe the server behind --target.
@@ -617,6 +655,12 @@ pub struct RunArgs {
     /// Warm-up before the measured runs of each point, not recorded (e.g. 180s, 3m; 0 for none).
     #[arg(long, value_name = "DURATION")]
     pub warmup: Option<String>,
+
+    /// A measurement is flagged `disturbed` when other processes on the host used more than
+    /// this many CPUs during it (1.0 is one whole CPU); a suite runs a disturbed cell again.
+    /// A negative bound flags every measurement (to try a suite's re-runs).
+    #[arg(long, value_name = "CPUS", default_value_t = crate::harness::DISTURBED_CPUS, allow_negative_numbers = true)]
+    pub disturbed_above: f64,
 
     /// Length of each measured run (e.g. 60s). sysbench's --time N (seconds) is an alias.
     #[arg(long, value_name = "DURATION", aliases = ["time", "maxtime"])]

@@ -90,11 +90,11 @@ pub fn values(data: &[u8]) {
     }
 }
 
-/// Plan files (TOML), with and without `--quick`; an accepted plan must yield its cells.
+/// Plan files (TOML), at every `--scale`; an accepted plan must yield its cells.
 pub fn plan(data: &[u8]) {
     let s = String::from_utf8_lossy(data);
-    for quick in [false, true] {
-        match crate::suite::Plan::from_text(&s, "fuzz.toml", quick) {
+    for scale in crate::suite::plan::Scale::ALL {
+        match crate::suite::Plan::from_text(&s, "fuzz.toml", scale) {
             Ok(p) => {
                 let cells = p.cells();
                 assert!(!cells.is_empty(), "plan accepted with no cells: {s:?}");

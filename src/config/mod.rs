@@ -106,6 +106,8 @@ pub struct RunConfig {
     pub reconnect: bool,
     /// `--connect-timeout`: how long refused connects are retried while a session opens.
     pub connect_timeout_s: f64,
+    /// `--disturbed-above`: other processes' CPUs over which a measurement is `disturbed`.
+    pub disturbed_above_cpus: f64,
     /// `--metrics-addr`: where the live metrics endpoint listens (HOST:PORT).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metrics_addr: Option<String>,
@@ -460,6 +462,11 @@ impl RunConfig {
                 extra_percentiles.push(p);
             }
         }
+        if !a.disturbed_above.is_finite() {
+            return Err(Error::usage(
+                "--disturbed-above: give a number of CPUs, e.g. 0.1",
+            ));
+        }
         let connect_timeout = flag("--connect-timeout", parse::duration(&a.connect_timeout))?;
         if connect_timeout < Duration::from_millis(100) {
             return Err(Error::usage("--connect-timeout: must be at least 100ms"));
@@ -528,6 +535,7 @@ impl RunConfig {
             query_timeout_s: query_timeout,
             reconnect: a.reconnect,
             connect_timeout_s: connect_timeout.as_secs_f64(),
+            disturbed_above_cpus: a.disturbed_above,
             metrics_addr: a.metrics_addr.clone(),
             fleet,
         })

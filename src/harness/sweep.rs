@@ -17,7 +17,8 @@ use crate::runner::{
 };
 use crate::workload::Workload;
 
-/// Other processes using more than this many CPUs during a run flag it `disturbed`.
+/// Other processes using more than this many CPUs during a run flag it `disturbed` (the
+/// default of `run --disturbed-above`).
 pub const DISTURBED_CPUS: f64 = 0.10;
 
 /// Say how long opening the connections took when it is worth knowing (many connections, or
@@ -135,6 +136,7 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                 merged.add(&res.hist);
                 let open_loop = open_loop_record(pacing, &res, &mut merged_response);
                 let mut rec = record(r, &res, (proc0, proc1), busy1 - busy0);
+                rec.disturbed = rec.host_cpu.others_cpus > cfg.disturbed_above_cpus;
                 rec.started_at_unix_s = started;
                 if let Some((response, schedule)) = open_loop {
                     rec.response_us = Some(response);

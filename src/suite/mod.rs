@@ -5,7 +5,10 @@
 //! server's cells (engines and thread counts share it, as in the reports); each cell is one
 //! `enginebench run` child process pointed at it (`--target URL --server-pid PID`), so every
 //! cell's result is a normal, schema-checked result file. A cell counts as finished when its
-//! folder holds a result whose status is `complete`; re-running the suite skips those.
+//! folder holds as many `complete` results as its section's `repeats`; a disturbed run is run
+//! again in place; `--passes 2` runs the matrix again in reverse order on fresh servers.
+//! Re-running the suite resumes, measuring again whole the sections it must resume (see
+//! `pass_todo`).
 //! Ctrl-C: the suite forwards one SIGINT to the running cell (which writes what it measured),
 //! stops the server and exits 130; running it again resumes.
 
@@ -18,40 +21,156 @@ use std::time::Duration;
 pub mod claims;
 pub mod plan;
 
-pub use plan::{Cell, Plan, ServerEntry};
+pub use plan::{Cell, Plan, Scale, ServerEntry};
 
 use crate::cli::SuiteArgs;
 use crate::error::{Error, Failure, Result};
+use crate::report::{Owners, ResultDoc};
 use crate::runner::interrupt;
 use crate::server::{capture, Server, ServerSpec};
 
-/// The status of the result in a cell's folder, if any.
-fn cell_status(dir: &Path) -> Option<String> {
-    let rd = std::fs::read_dir(dir).ok()?;
-    for e in rd.flatten() {
-        let p = e.path().join("result.json");
-        if let Ok(text) = std::fs::read_to_string(&p) {
-            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
-                return v["status"].as_str().map(str::to_string);
+/// Attempts of one run of a cell whose runs other processes disturbed: the first and two
+/// more on the same warm server, before the suite keeps the last and moves on.
+const ATTEMPTS: u32 = 3;
+
+/// Prefixes of result folders the suite set aside inside a cell's folder: an attempt that
+/// was disturbed (and run again), and a result of a server process that a resumed run
+/// replaced (its section was measured again on one process). Claims do not read them; they
+/// stay for whoever wants to look.
+const SET_ASIDE: [&str; 2] = ["disturbed-", "resumed-"];
+
+/// The folder of a pass's cells: pass 1 at the top (as before passes, so older results
+/// resume), pass N in `pass-N/`.
+pub fn pass_dir(out_dir: &Path, pass: u32) -> PathBuf {
+    if pass <= 1 {
+        out_dir.to_path_buf()
+    } else {
+        out_dir.join(format!("pass-{pass}"))
+    }
+}
+
+/// The result folders a cell keeps for its claims, oldest first (a run names its folder by
+/// its start time).
+fn kept_results(cell_dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(cell_dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            !SET_ASIDE.iter().any(|pre| name.starts_with(pre)) && p.join("result.json").exists()
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// A result folder's status (`complete`, `partial`, `failed`), if its result reads.
+fn result_status(result_dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(result_dir.join("result.json")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    v["status"].as_str().map(str::to_string)
+}
+
+/// How many complete results a cell's folder keeps.
+fn complete_results(cell_dir: &Path) -> usize {
+    kept_results(cell_dir)
+        .iter()
+        .filter(|p| result_status(p).as_deref() == Some("complete"))
+        .count()
+}
+
+/// Every result a cell keeps, of passes 1 to `passes`: what its claims read.
+pub fn cell_docs(out_dir: &Path, cell: &Cell, passes: u32, owners: Owners) -> Vec<claims::CellDoc> {
+    let mut out = Vec::new();
+    for pass in 1..=passes {
+        for p in kept_results(&pass_dir(out_dir, pass).join(&cell.name)) {
+            if let Ok(doc) = crate::report::load(&p.join("result.json"), owners) {
+                out.push(claims::CellDoc { pass, doc });
             }
         }
     }
-    None
+    out
 }
 
-fn cell_result(dir: &Path) -> Option<serde_json::Value> {
-    for e in std::fs::read_dir(dir).ok()?.flatten() {
-        let p = e.path().join("result.json");
-        if let Ok(text) = std::fs::read_to_string(&p) {
-            return serde_json::from_str(&text).ok();
+/// Whether other processes disturbed a result: a run flagged so, or a measurement that a
+/// workload keeps in its own sections (sql-bench's operations, iiBench's windows). Some(the
+/// most CPUs others used in a run, when runs say it).
+fn disturbance(doc: &ResultDoc, owners: Owners) -> Option<Option<f64>> {
+    let runs: Vec<f64> = doc
+        .points
+        .iter()
+        .flat_map(|p| &p.runs)
+        .filter(|r| r.disturbed)
+        .map(|r| r.host_cpu.others_cpus)
+        .collect();
+    let parts: usize = owners.iter().map(|o| o.disturbed_parts(doc)).sum();
+    if runs.is_empty() && parts == 0 {
+        return None;
+    }
+    Some(runs.into_iter().reduce(f64::max))
+}
+
+/// Move a result folder aside within its cell folder (`PREFIX<name>`); a name taken already
+/// gets a number.
+fn set_aside(result_dir: &Path, prefix: &str) -> std::io::Result<()> {
+    let name = result_dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("result");
+    let parent = result_dir.parent().unwrap_or(Path::new("."));
+    for n in 0..1000 {
+        let to = if n == 0 {
+            parent.join(format!("{prefix}{name}"))
+        } else {
+            parent.join(format!("{prefix}{name}-{n}"))
+        };
+        if !to.exists() {
+            return std::fs::rename(result_dir, to);
         }
     }
-    None
+    Err(std::io::Error::other("too many set-aside results"))
+}
+
+/// The cells a pass runs, in plan order: its unfinished cells, and with them every other cell
+/// of the same section on the same server. A resumed pass starts the server again, and a
+/// claim compares cells of one section: measured again together, they are never a fresh
+/// server's cells against a warm one's. Cells of other sections are kept.
+fn pass_todo<'c>(plan: &Plan, cells: &'c [Cell], dir: &Path, pass: u32) -> Vec<&'c Cell> {
+    let unfinished =
+        |c: &Cell| complete_results(&dir.join(&c.name)) < plan.sections[c.section].repeats as usize;
+    let mut groups: Vec<(usize, usize)> = Vec::new();
+    for c in cells.iter().filter(|c| unfinished(c)) {
+        if !groups.contains(&(c.section, c.server)) {
+            groups.push((c.section, c.server));
+        }
+    }
+    let todo: Vec<&Cell> = cells
+        .iter()
+        .filter(|c| groups.contains(&(c.section, c.server)))
+        .collect();
+    for &(section, server) in &groups {
+        let again = todo
+            .iter()
+            .filter(|c| (c.section, c.server) == (section, server) && !unfinished(c))
+            .count();
+        if again > 0 {
+            let label = &plan.sections[section].name;
+            eprintln!(
+                "suite: pass {pass}: section {} on {} has unfinished cells: its {again} complete cell(s) run again too, on the same server process (their results are set aside as resumed-*)",
+                if label.is_empty() { &plan.sections[section].workload } else { label },
+                plan.servers[server].name()
+            );
+        }
+    }
+    todo
 }
 
 /// The suite's HTML page: the claims table first, then the cells of one (section, server,
 /// variant, engine), which differ only in their thread count, merged into one series named
-/// after the cell group.
+/// after the cell group. Each cell shows pass 1's first complete result.
 fn write_report(cells: &[Cell], out_dir: &Path, owners: crate::report::Owners, claims_html: &str) {
     let mut groups: Vec<(String, crate::report::ResultDoc)> = Vec::new();
     for c in cells {
@@ -83,18 +202,18 @@ fn write_report(cells: &[Cell], out_dir: &Path, owners: crate::report::Owners, c
     }
 }
 
-fn cell_dir_result(dir: &Path, owners: crate::report::Owners) -> Option<crate::report::ResultDoc> {
-    for e in std::fs::read_dir(dir).ok()?.flatten() {
-        let p = e.path().join("result.json");
-        if p.exists() {
-            return crate::report::load(&p, owners).ok();
-        }
-    }
-    None
+fn cell_dir_result(dir: &Path, owners: Owners) -> Option<ResultDoc> {
+    let kept = kept_results(dir);
+    let first = kept
+        .iter()
+        .find(|p| result_status(p).as_deref() == Some("complete"))
+        .or(kept.first())?;
+    crate::report::load(&first.join("result.json"), owners).ok()
 }
 
 enum CellEnd {
-    Complete,
+    /// The run ended well: its result folder.
+    Complete(PathBuf),
     Failed(String),
     Interrupted,
 }
@@ -166,7 +285,8 @@ pub fn reproduce(
         eprintln!("wrote {path}: edit it, then run `enginebench suite {path}`");
         return Ok(ExitCode::SUCCESS);
     }
-    let plan = Plan::from_text(text, &format!("{name} (built in)"), a.quick)?;
+    let scale = a.suite.scale(a.quick);
+    let plan = Plan::from_text(text, &format!("{name} (built in)"), scale)?;
     if a.dry_run {
         let cells = plan.cells();
         for c in &cells {
@@ -177,9 +297,12 @@ pub fn reproduce(
     }
     run_plan(
         &plan,
-        a.quick,
-        a.results_dir.as_deref(),
-        a.metrics_addr.as_deref(),
+        &Options {
+            scale,
+            passes: a.suite.passes,
+            results_dir: a.results_dir.as_deref(),
+            metrics_addr: a.metrics_addr.as_deref(),
+        },
         reg,
     )
 }
@@ -240,33 +363,40 @@ fn threads_flag(reg: &crate::workload::Registry, workload: &str, threads: usize)
 }
 
 pub fn run(a: &SuiteArgs, reg: &crate::workload::Registry) -> Result<ExitCode> {
-    let plan = Plan::load(&a.plan, a.quick)?;
+    let scale = a.suite.scale(a.quick);
+    let plan = Plan::load(&a.plan, scale)?;
     run_plan(
         &plan,
-        a.quick,
-        a.results_dir.as_deref(),
-        a.metrics_addr.as_deref(),
+        &Options {
+            scale,
+            passes: a.suite.passes,
+            results_dir: a.results_dir.as_deref(),
+            metrics_addr: a.metrics_addr.as_deref(),
+        },
         reg,
     )
 }
 
-/// Run a parsed plan's cells that are not complete yet, then write the summary (claims first)
-/// and the page from every cell's result.
-pub fn run_plan(
-    plan: &Plan,
-    quick: bool,
-    results_dir: Option<&str>,
-    metrics_addr: Option<&str>,
-    reg: &crate::workload::Registry,
-) -> Result<ExitCode> {
-    if let Some(addr) = metrics_addr {
+/// How a plan is run (from `suite` or `reproduce`).
+pub struct Options<'a> {
+    pub scale: Scale,
+    /// 1 or 2: pass 2 runs the matrix again, in reverse order, on freshly started servers.
+    pub passes: u32,
+    pub results_dir: Option<&'a str>,
+    pub metrics_addr: Option<&'a str>,
+}
+
+/// Run a parsed plan's cells that are not complete yet, pass after pass, then write the
+/// summary (claims first) and the page from every cell's results.
+pub fn run_plan(plan: &Plan, o: &Options, reg: &crate::workload::Registry) -> Result<ExitCode> {
+    if let Some(addr) = o.metrics_addr {
         crate::live::metrics::check_addr(addr)?;
     }
-    let out_dir = PathBuf::from(results_dir.map(str::to_string).unwrap_or_else(|| {
+    let out_dir = PathBuf::from(o.results_dir.map(str::to_string).unwrap_or_else(|| {
         format!(
             "enginebench-results/suite-{}{}",
             plan.name,
-            if quick { "-quick" } else { "" }
+            o.scale.table().map(|t| format!("-{t}")).unwrap_or_default()
         )
     }));
     std::fs::create_dir_all(&out_dir)
@@ -274,146 +404,62 @@ pub fn run_plan(
     interrupt::install();
     let cells = plan.cells();
     eprintln!("{}", estimate(plan, &cells, reg));
-    let todo: Vec<&Cell> = cells
-        .iter()
-        .filter(|c| cell_status(&out_dir.join(&c.name)).as_deref() != Some("complete"))
-        .collect();
-    eprintln!(
-        "suite {}: {} cell(s), {} already complete, {} to run; results in {}",
-        plan.name,
-        cells.len(),
-        cells.len() - todo.len(),
-        todo.len(),
-        out_dir.display()
-    );
-    let exe = std::env::current_exe()
-        .map_err(|e| Error::usage(format!("cannot find the enginebench binary: {e}")))?;
-    let mut failed = Vec::new();
-    let mut interrupted = false;
-    let started = std::time::Instant::now();
-    let mut done = 0usize;
-    'servers: for si in 0..plan.servers.len() {
-        let mine: Vec<&&Cell> = todo.iter().filter(|c| c.server == si).collect();
-        if mine.is_empty() {
-            continue;
+    let owners = reg.owners();
+    let mut suite = Suite {
+        plan,
+        reg,
+        owners: &owners,
+        exe: std::env::current_exe()
+            .map_err(|e| Error::usage(format!("cannot find the enginebench binary: {e}")))?,
+        metrics_addr: o.metrics_addr,
+        failed: Vec::new(),
+        started: std::time::Instant::now(),
+        done: 0,
+        total: 0,
+    };
+    // Every pass's cells are known before the first runs, so that the time left counts them.
+    let mut passes = Vec::new();
+    for pass in 1..=o.passes {
+        let dir = pass_dir(&out_dir, pass);
+        let mut todo = pass_todo(plan, &cells, &dir, pass);
+        if pass > 1 {
+            // The other order: a cell's neighbour (and what it left in the caches) changes.
+            todo.reverse();
         }
-        let entry = &plan.servers[si];
-        let mut server = match (&entry.server, &entry.url) {
-            (Some(kind), _) => {
-                let spec = ServerSpec::parse(kind, &entry.opts, None, false)?;
-                eprintln!("suite: starting {kind} for {} cell(s)", mine.len());
-                match Server::start(&spec) {
-                    Ok(s) => Running::Managed(s),
-                    Err(e) if matches!(e.failure, Failure::Interrupted(_)) => {
-                        interrupted = true;
-                        break 'servers;
-                    }
-                    Err(e) => {
-                        failed.push(format!("{kind}: {}", e.message));
-                        continue;
-                    }
-                }
-            }
-            (None, url) => Running::Existing {
-                url: url.clone().unwrap_or_default(),
-                name: entry.name(),
+        eprintln!(
+            "suite {}{}: {} cell(s), {} already complete, {} to run; results in {}",
+            plan.name,
+            if o.passes > 1 {
+                format!(" pass {pass} of {}", o.passes)
+            } else {
+                String::new()
             },
-        };
-        for cell in mine {
-            if interrupt::signal().is_some() {
-                interrupted = true;
-                break 'servers;
-            }
-            if !server.alive() {
-                failed.push(format!("{}: the {} is gone", cell.name, server.describe()));
-                continue;
-            }
-            let dir = out_dir.join(&cell.name);
-            // An unfinished cell starts over.
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir)
-                .map_err(|e| Error::usage(format!("{}: {e}", dir.display())))?;
-            let section = &plan.sections[cell.section];
-            let mut args: Vec<String> = vec!["run".into(), section.workload.clone()];
-            // An existing server's URL goes through the environment: a password in it stays
-            // out of the process list.
-            let mut env_target = None;
-            match &server {
-                Running::Managed(s) => args.extend([
-                    "--target".into(),
-                    s.url.clone(),
-                    "--server-pid".into(),
-                    s.pid.to_string(),
-                    "--server-label".into(),
-                    entry.server.clone().unwrap_or_default(),
-                ]),
-                Running::Existing { url, name } => {
-                    env_target = Some(url.clone());
-                    args.extend(["--server-label".into(), name.clone()]);
-                }
-            }
-            args.extend(threads_flag(reg, &section.workload, cell.threads));
-            args.extend([
-                "--results-dir".into(),
-                dir.display().to_string(),
-                // stdout is not kept; table keeps the cell's progress lines on a terminal.
-                "--format".into(),
-                "table".into(),
-            ]);
-            if let Some(addr) = metrics_addr {
-                args.extend(["--metrics-addr".into(), addr.to_string()]);
-            }
-            if let Some(e) = &cell.engine {
-                args.extend(["--engine".into(), e.clone()]);
-            }
-            args.extend(plan.cell_flags(cell)?);
-            let eta = (done > 0).then(|| {
-                let per = started.elapsed().as_secs_f64() / done as f64;
-                format!(
-                    ", about {} left",
-                    humantime::format_duration(Duration::from_secs(
-                        (per * (todo.len() - done) as f64) as u64
-                    ))
-                )
-            });
-            eprintln!(
-                "suite: cell {} of {}: {}{}",
-                done + 1,
-                todo.len(),
-                cell.name,
-                eta.unwrap_or_default()
-            );
-            let end = run_cell(&exe, &args, env_target.as_deref(), &dir);
-            done += 1;
-            match end {
-                CellEnd::Complete => {}
-                CellEnd::Interrupted => {
-                    interrupted = true;
-                    break 'servers;
-                }
-                CellEnd::Failed(why) => {
-                    eprintln!("suite: cell {} failed: {why}", cell.name);
-                    failed.push(format!("{}: {why}", cell.name));
-                }
-            }
-        }
-        if let Running::Managed(mut s) = server {
-            eprintln!("suite: stopping the {}", s.describe());
-            s.stop()?;
+            cells.len(),
+            cells.len() - todo.len(),
+            todo.len(),
+            dir.display()
+        );
+        suite.total += todo
+            .iter()
+            .map(|c| plan.sections[c.section].repeats as usize)
+            .sum::<usize>();
+        passes.push((pass, dir, todo));
+    }
+    let mut interrupted = false;
+    for (pass, dir, todo) in &passes {
+        if suite.run_pass(*pass, dir, todo)? {
+            interrupted = true;
+            break;
         }
     }
-    let owners = reg.owners();
-    let doc_of = |c: &Cell| {
-        cell_dir_result(&out_dir.join(&c.name), &owners)
-            .map(|doc| vec![claims::CellDoc { pass: 1, doc }])
-            .unwrap_or_default()
-    };
+    let failed = std::mem::take(&mut suite.failed);
+    let doc_of = |c: &Cell| cell_docs(&out_dir, c, o.passes, &owners);
     let evals = claims::evaluate_all(plan, &cells, &doc_of, &owners);
     if !evals.is_empty() {
         let text = serde_json::to_string_pretty(&evals).unwrap_or_default();
         let _ = crate::report::json::write_text_atomic(&out_dir.join("claims.json"), &text);
     }
-    let summary = summarize(plan, &cells, &out_dir, &evals);
+    let summary = summarize(plan, &cells, &out_dir, o.passes, &evals);
     let path = out_dir.join("summary.md");
     let _ = crate::report::json::write_text_atomic(&path, &summary);
     print!("{summary}");
@@ -433,9 +479,215 @@ pub fn run_plan(
     Ok(ExitCode::SUCCESS)
 }
 
+/// A plan while it runs: what every cell needs, the failures so far and the progress.
+struct Suite<'a> {
+    plan: &'a Plan,
+    reg: &'a crate::workload::Registry,
+    owners: Owners<'a>,
+    exe: PathBuf,
+    metrics_addr: Option<&'a str>,
+    failed: Vec<String>,
+    started: std::time::Instant,
+    /// Runs done and to do (a cell of N repeats is N runs), for the time left.
+    done: usize,
+    total: usize,
+}
+
+impl Suite<'_> {
+    /// One pass over `todo` (grouped by server: each server is started for its cells and
+    /// stopped after them). True when interrupted.
+    fn run_pass(&mut self, pass: u32, dir: &Path, todo: &[&Cell]) -> Result<bool> {
+        for mine in todo.chunk_by(|a, b| a.server == b.server) {
+            let entry = &self.plan.servers[mine[0].server];
+            let mut server = match (&entry.server, &entry.url) {
+                (Some(kind), _) => {
+                    let spec = ServerSpec::parse(kind, &entry.opts, None, false)?;
+                    eprintln!("suite: starting {kind} for {} cell(s)", mine.len());
+                    match Server::start(&spec) {
+                        Ok(s) => Running::Managed(s),
+                        Err(e) if matches!(e.failure, Failure::Interrupted(_)) => return Ok(true),
+                        Err(e) => {
+                            self.failed.push(format!("{kind}: {}", e.message));
+                            continue;
+                        }
+                    }
+                }
+                (None, url) => Running::Existing {
+                    url: url.clone().unwrap_or_default(),
+                    name: entry.name(),
+                },
+            };
+            let mut interrupted = false;
+            for cell in mine {
+                if interrupt::signal().is_some() || self.run_cell(pass, dir, cell, &mut server)? {
+                    interrupted = true;
+                    break;
+                }
+            }
+            if let Running::Managed(mut s) = server {
+                eprintln!("suite: stopping the {}", s.describe());
+                s.stop()?;
+            }
+            if interrupted {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// A cell's repeats, each run again in place while other processes disturb it (at most
+    /// ATTEMPTS tries). True when interrupted.
+    fn run_cell(
+        &mut self,
+        pass: u32,
+        pass_dir: &Path,
+        cell: &Cell,
+        server: &mut Running,
+    ) -> Result<bool> {
+        let dir = pass_dir.join(&cell.name);
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| Error::usage(format!("{}: {e}", dir.display())))?;
+        // The cell starts over: what it measured before was on another server process (set
+        // aside), or did not end well (removed).
+        for old in kept_results(&dir) {
+            if result_status(&old).as_deref() == Some("complete") {
+                set_aside(&old, "resumed-")
+                    .map_err(|e| Error::usage(format!("{}: {e}", old.display())))?;
+            } else {
+                let _ = std::fs::remove_dir_all(&old);
+            }
+        }
+        let (args, env_target) = self.cell_args(cell, server, &dir)?;
+        let repeats = self.plan.sections[cell.section].repeats;
+        for repeat in 1..=repeats {
+            for attempt in 1..=ATTEMPTS {
+                if interrupt::signal().is_some() {
+                    return Ok(true);
+                }
+                if !server.alive() {
+                    self.failed
+                        .push(format!("{}: the {} is gone", cell.name, server.describe()));
+                    return Ok(false);
+                }
+                if attempt == 1 {
+                    self.announce(pass, cell, repeat, repeats);
+                }
+                let end = run_child(&self.exe, &args, env_target.as_deref(), &dir);
+                if attempt == 1 {
+                    self.done += 1;
+                }
+                let result = match end {
+                    CellEnd::Complete(result) => result,
+                    CellEnd::Interrupted => return Ok(true),
+                    CellEnd::Failed(why) => {
+                        eprintln!("suite: cell {} failed: {why}", cell.name);
+                        self.failed.push(format!("{}: {why}", cell.name));
+                        return Ok(false);
+                    }
+                };
+                let disturbed = crate::report::load(&result.join("result.json"), self.owners)
+                    .ok()
+                    .and_then(|doc| disturbance(&doc, self.owners));
+                let Some(others) = disturbed else {
+                    break;
+                };
+                let others = others
+                    .map(|c| format!("others used {c:.2} CPU"))
+                    .unwrap_or_else(|| "others used the CPU".into());
+                if attempt == ATTEMPTS {
+                    eprintln!(
+                        "suite: cell {}: run disturbed ({others}) {ATTEMPTS} times; the last is kept (the claims comparing it say not measured)",
+                        cell.name
+                    );
+                    break;
+                }
+                set_aside(&result, "disturbed-")
+                    .map_err(|e| Error::usage(format!("{}: {e}", result.display())))?;
+                eprintln!(
+                    "suite: cell {}: run disturbed ({others}), again in place (try {} of {ATTEMPTS})",
+                    cell.name,
+                    attempt + 1
+                );
+            }
+        }
+        Ok(false)
+    }
+
+    fn announce(&self, pass: u32, cell: &Cell, repeat: u32, repeats: u32) {
+        let eta = (self.done > 0).then(|| {
+            let per = self.started.elapsed().as_secs_f64() / self.done as f64;
+            format!(
+                ", about {} left",
+                humantime::format_duration(Duration::from_secs(
+                    (per * (self.total - self.done) as f64) as u64
+                ))
+            )
+        });
+        let which = match (pass, repeats) {
+            (1, 1) => String::new(),
+            (p, 1) => format!(" (pass {p})"),
+            (1, n) => format!(" (repeat {repeat} of {n})"),
+            (p, n) => format!(" (pass {p}, repeat {repeat} of {n})"),
+        };
+        eprintln!(
+            "suite: cell {} of {}: {}{which}{}",
+            self.done + 1,
+            self.total,
+            cell.name,
+            eta.unwrap_or_default()
+        );
+    }
+
+    /// The cell's `enginebench run` arguments, and an existing server's URL for the
+    /// environment (a password in it stays out of the process list).
+    fn cell_args(
+        &self,
+        cell: &Cell,
+        server: &Running,
+        dir: &Path,
+    ) -> Result<(Vec<String>, Option<String>)> {
+        let section = &self.plan.sections[cell.section];
+        let entry = &self.plan.servers[cell.server];
+        let mut args: Vec<String> = vec!["run".into(), section.workload.clone()];
+        let mut env_target = None;
+        match server {
+            Running::Managed(s) => args.extend([
+                "--target".into(),
+                s.url.clone(),
+                "--server-pid".into(),
+                s.pid.to_string(),
+                "--server-label".into(),
+                entry.server.clone().unwrap_or_default(),
+            ]),
+            Running::Existing { url, name } => {
+                env_target = Some(url.clone());
+                args.extend(["--server-label".into(), name.clone()]);
+            }
+        }
+        args.extend(threads_flag(self.reg, &section.workload, cell.threads));
+        args.extend([
+            "--results-dir".into(),
+            dir.display().to_string(),
+            // stdout is not kept; table keeps the cell's progress lines on a terminal.
+            "--format".into(),
+            "table".into(),
+        ]);
+        if let Some(addr) = self.metrics_addr {
+            args.extend(["--metrics-addr".into(), addr.to_string()]);
+        }
+        if let Some(e) = &cell.engine {
+            args.extend(["--engine".into(), e.clone()]);
+        }
+        args.extend(self.plan.cell_flags(cell)?);
+        Ok((args, env_target))
+    }
+}
+
 /// Run one cell as a child `enginebench run`, in its own process group: a Ctrl-C reaches only
 /// the suite, which forwards exactly one SIGINT (two would end the child before it saves).
-fn run_cell(exe: &Path, args: &[String], target: Option<&str>, dir: &Path) -> CellEnd {
+/// The run's result is the folder it made in `dir`.
+fn run_child(exe: &Path, args: &[String], target: Option<&str>, dir: &Path) -> CellEnd {
+    let before = kept_results(dir);
     let mut c = Command::new(exe);
     c.args(args).stdin(Stdio::null()).stdout(Stdio::null());
     if let Some(t) = target {
@@ -460,10 +712,12 @@ fn run_cell(exe: &Path, args: &[String], target: Option<&str>, dir: &Path) -> Ce
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    match (status.code(), cell_status(dir).as_deref()) {
-        (Some(0), Some("complete")) => CellEnd::Complete,
+    let made = kept_results(dir).into_iter().find(|p| !before.contains(p));
+    let st = made.as_deref().and_then(result_status);
+    match (status.code(), st.as_deref(), made) {
+        (Some(0), Some("complete"), Some(result)) => CellEnd::Complete(result),
         _ if forwarded || interrupt::signal().is_some() => CellEnd::Interrupted,
-        (code, st) => CellEnd::Failed(format!(
+        (code, st, _) => CellEnd::Failed(format!(
             "exit {} (result status {})",
             code.map(|c| c.to_string())
                 .unwrap_or_else(|| "by signal".into()),
@@ -483,6 +737,7 @@ pub fn summarize(
     plan: &Plan,
     cells: &[Cell],
     out_dir: &Path,
+    passes: u32,
     evals: &[claims::Evaluation],
 ) -> String {
     let workloads: Vec<&str> = plan.sections.iter().map(|s| s.workload.as_str()).collect();
@@ -495,59 +750,82 @@ pub fn summarize(
     // Settings per server name (first result of each server).
     let mut settings: BTreeMap<String, (BTreeMap<String, String>, Vec<String>)> = BTreeMap::new();
     for c in cells {
-        let dir = out_dir.join(&c.name);
-        let Some(doc) = cell_result(&dir) else {
+        // One row per kept result (every pass and repeat), named so when there are several.
+        let mut results = Vec::new();
+        for pass in 1..=passes {
+            for (i, p) in kept_results(&pass_dir(out_dir, pass).join(&c.name))
+                .into_iter()
+                .enumerate()
+            {
+                results.push((pass, i + 1, p));
+            }
+        }
+        if results.is_empty() {
             s.push_str(&format!("| {} | not run | | | | | | | | |\n", c.name));
             continue;
-        };
-        let status = doc["status"].as_str().unwrap_or("?");
-        let server_key = format!(
-            "{}{}",
-            plan.servers[c.server].name(),
-            c.engine
-                .as_deref()
-                .map(|e| format!(" {e}"))
-                .unwrap_or_default()
-        );
-        if let Some(m) = doc["target"]["settings"].as_object() {
-            settings.entry(server_key).or_insert_with(|| {
-                (
-                    m.iter()
-                        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
-                        .collect(),
-                    doc["target"]["settings_non_default"]
-                        .as_array()
-                        .map(|a| {
-                            a.iter()
-                                .filter_map(|x| x.as_str().map(String::from))
-                                .collect()
-                        })
-                        .unwrap_or_default(),
-                )
-            });
         }
-        let points = doc["points"].as_array().cloned().unwrap_or_default();
-        if points.is_empty() {
-            s.push_str(&format!("| {} | {status} | | | | | | | | |\n", c.name));
-        }
-        for p in points {
-            let a = &p["aggregate"];
-            let opt = |v: Option<f64>, scale: f64, digits: usize| {
-                v.map(|x| format!("{:.*}", digits, x * scale))
-                    .unwrap_or_else(|| "–".into())
+        let several = passes > 1 || plan.sections[c.section].repeats > 1;
+        for (pass, n, path) in results {
+            let label = if several {
+                format!("{} (pass {pass}, #{n})", c.name)
+            } else {
+                c.name.clone()
             };
-            s.push_str(&format!(
-                "| {} | {status} | {} | {} | {:.0} | {} | {} | {} | {} | {} |\n",
-                c.name,
-                p["operation"].as_str().unwrap_or(""),
-                p["threads"],
-                f(&a["ops_per_s_max"]).unwrap_or(0.0),
-                a["latency_us"]["p95_us"],
-                opt(f(&a["client_cpu_us_per_op_median"]), 1.0, 1),
-                opt(f(&a["server_cpu_us_per_op_median"]), 1.0, 1),
-                opt(f(&a["client_cpu_share_median"]), 100.0, 0) + "%",
-                a["disturbed_runs"],
-            ));
+            let Some(doc) = std::fs::read_to_string(path.join("result.json"))
+                .ok()
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            else {
+                continue;
+            };
+            let status = doc["status"].as_str().unwrap_or("?");
+            let server_key = format!(
+                "{}{}",
+                plan.servers[c.server].name(),
+                c.engine
+                    .as_deref()
+                    .map(|e| format!(" {e}"))
+                    .unwrap_or_default()
+            );
+            if let Some(m) = doc["target"]["settings"].as_object() {
+                settings.entry(server_key).or_insert_with(|| {
+                    (
+                        m.iter()
+                            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
+                            .collect(),
+                        doc["target"]["settings_non_default"]
+                            .as_array()
+                            .map(|a| {
+                                a.iter()
+                                    .filter_map(|x| x.as_str().map(String::from))
+                                    .collect()
+                            })
+                            .unwrap_or_default(),
+                    )
+                });
+            }
+            let points = doc["points"].as_array().cloned().unwrap_or_default();
+            if points.is_empty() {
+                s.push_str(&format!("| {} | {status} | | | | | | | | |\n", label));
+            }
+            for p in points {
+                let a = &p["aggregate"];
+                let opt = |v: Option<f64>, scale: f64, digits: usize| {
+                    v.map(|x| format!("{:.*}", digits, x * scale))
+                        .unwrap_or_else(|| "–".into())
+                };
+                s.push_str(&format!(
+                    "| {} | {status} | {} | {} | {:.0} | {} | {} | {} | {} | {} |\n",
+                    label,
+                    p["operation"].as_str().unwrap_or(""),
+                    p["threads"],
+                    f(&a["ops_per_s_max"]).unwrap_or(0.0),
+                    a["latency_us"]["p95_us"],
+                    opt(f(&a["client_cpu_us_per_op_median"]), 1.0, 1),
+                    opt(f(&a["server_cpu_us_per_op_median"]), 1.0, 1),
+                    opt(f(&a["client_cpu_share_median"]), 100.0, 0) + "%",
+                    a["disturbed_runs"],
+                ));
+            }
         }
     }
     if settings.len() > 1 {

@@ -57,16 +57,56 @@ pub struct Variant {
     pub run: BTreeMap<String, toml::Value>,
 }
 
-/// Values that replace a section's with `--quick`.
+/// The scale a plan runs at: its full matrix, or the values of its `[quick]` or `[standard]`
+/// tables (the same shape) laid over it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Scale {
+    /// The plan's own values: the report's matrix (hours).
+    #[default]
+    Full,
+    /// `[quick]` / `[sections.quick]`: minutes.
+    Quick,
+    /// `[standard]` / `[sections.standard]`: between the two (at most about 2 hours).
+    Standard,
+}
+
+impl Scale {
+    pub const ALL: [Scale; 3] = [Scale::Full, Scale::Quick, Scale::Standard];
+
+    /// The name of the plan's table (and of the flag's value); none for the full scale.
+    pub fn table(self) -> Option<&'static str> {
+        match self {
+            Scale::Full => None,
+            Scale::Quick => Some("quick"),
+            Scale::Standard => Some("standard"),
+        }
+    }
+}
+
+/// Callers written before `--scale` pass `--quick` as a bool (the claims' tests, the fuzzer).
+impl From<bool> for Scale {
+    fn from(quick: bool) -> Scale {
+        if quick {
+            Scale::Quick
+        } else {
+            Scale::Full
+        }
+    }
+}
+
+/// Values that replace a section's at a smaller scale (`[sections.quick]`,
+/// `[sections.standard]`).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct QuickSection {
+pub struct ScaledSection {
     #[serde(default)]
     pub engines: Option<Vec<String>>,
     #[serde(default)]
     pub threads: Option<Vec<usize>>,
     #[serde(default)]
     pub variants: Option<Vec<Variant>>,
+    #[serde(default)]
+    pub repeats: Option<u32>,
     /// Merged over `run` (keys here win).
     #[serde(default)]
     pub run: BTreeMap<String, toml::Value>,
@@ -94,27 +134,62 @@ pub struct Section {
     /// Names of the servers this section runs on (default: every server of the plan).
     #[serde(default)]
     pub servers: Vec<String>,
+    /// How many times each cell's `run` is done, each its own result (default 1): a metric
+    /// measured once per run (load time, sizes, sql-bench totals) then has a spread.
+    #[serde(default = "one_repeat")]
+    pub repeats: u32,
     #[serde(default)]
-    pub quick: Option<QuickSection>,
+    pub quick: Option<ScaledSection>,
+    #[serde(default)]
+    pub standard: Option<ScaledSection>,
+}
+
+impl Section {
+    fn scaled(&self, scale: Scale) -> Option<&ScaledSection> {
+        match scale {
+            Scale::Full => None,
+            Scale::Quick => self.quick.as_ref(),
+            Scale::Standard => self.standard.as_ref(),
+        }
+    }
+}
+
+fn one_repeat() -> u32 {
+    1
 }
 
 fn one_thread() -> Vec<usize> {
     vec![1]
 }
 
-/// `--quick` values of the whole plan.
+/// `[quick]` / `[standard]` values of the whole plan.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Quick {
+pub struct Scaled {
     #[serde(default)]
     pub servers: Option<Vec<ServerEntry>>,
-    /// One-workload plans: the section's quick values at the top.
+    /// One-workload plans: the section's scaled values at the top.
     #[serde(default)]
     pub engines: Option<Vec<String>>,
     #[serde(default)]
     pub threads: Option<Vec<usize>>,
     #[serde(default)]
+    pub repeats: Option<u32>,
+    #[serde(default)]
     pub run: BTreeMap<String, toml::Value>,
+}
+
+impl Scaled {
+    /// The one-workload form: the top-level values as the section's.
+    fn section(&self) -> ScaledSection {
+        ScaledSection {
+            engines: self.engines.clone(),
+            threads: self.threads.clone(),
+            variants: None,
+            repeats: self.repeats,
+            run: self.run.clone(),
+        }
+    }
 }
 
 /// The plan file as written.
@@ -141,15 +216,29 @@ struct RawPlan {
     run: BTreeMap<String, toml::Value>,
     #[serde(default)]
     variants: Vec<Variant>,
+    #[serde(default = "one_repeat")]
+    repeats: u32,
     #[serde(default)]
     sections: Vec<Section>,
     #[serde(default)]
     claims: Vec<Claim>,
     #[serde(default)]
-    quick: Option<Quick>,
+    quick: Option<Scaled>,
+    #[serde(default)]
+    standard: Option<Scaled>,
 }
 
-/// A parsed, checked plan (with `--quick` applied when asked).
+impl RawPlan {
+    fn scaled(&self, scale: Scale) -> Option<&Scaled> {
+        match scale {
+            Scale::Full => None,
+            Scale::Quick => self.quick.as_ref(),
+            Scale::Standard => self.standard.as_ref(),
+        }
+    }
+}
+
+/// A parsed, checked plan (with `--quick` or `--scale` applied when asked).
 #[derive(Debug, Clone)]
 pub struct Plan {
     pub name: String,
@@ -185,6 +274,9 @@ impl Cell {
     }
 }
 
+/// More repeats of one cell than this are a typo, not a plan (each is a whole `run`).
+const MAX_REPEATS: u32 = 20;
+
 /// `run` flags that the suite sets per cell.
 const FORBIDDEN: &[&str] = &[
     "target",
@@ -201,14 +293,15 @@ const FORBIDDEN: &[&str] = &[
 ];
 
 impl Plan {
-    pub fn load(path: &str, quick: bool) -> Result<Plan> {
+    pub fn load(path: &str, scale: Scale) -> Result<Plan> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::usage(format!("cannot read plan {path}: {e}")))?;
-        Self::from_text(&text, path, quick)
+        Self::from_text(&text, path, scale)
     }
 
     /// Parse and validate a plan's text (`path` only names it in errors); also the fuzz entry.
-    pub fn from_text(text: &str, path: &str, quick: bool) -> Result<Plan> {
+    pub fn from_text(text: &str, path: &str, scale: impl Into<Scale>) -> Result<Plan> {
+        let scale = scale.into();
         let raw: RawPlan = toml::from_str(text).map_err(|e| {
             Error::usage(format!(
                 "plan {path}: {}",
@@ -217,17 +310,17 @@ impl Plan {
         })?;
         // Claims are checked against the full matrix: a quick run lacks some cells (the
         // report's highest thread counts), and its claims on them say `not measured`.
-        let full = Self::from_raw(raw.clone(), path, false)?;
+        let full = Self::from_raw(raw.clone(), path, Scale::Full)?;
         full.validate(path, true)?;
-        if !quick {
+        if scale == Scale::Full {
             return Ok(full);
         }
-        let plan = Self::from_raw(raw, path, true)?;
+        let plan = Self::from_raw(raw, path, scale)?;
         plan.validate(path, false)?;
         Ok(plan)
     }
 
-    fn from_raw(mut raw: RawPlan, path: &str, quick: bool) -> Result<Plan> {
+    fn from_raw(mut raw: RawPlan, path: &str, scale: Scale) -> Result<Plan> {
         let single = raw.workload.is_some();
         let mut sections = std::mem::take(&mut raw.sections);
         match (raw.workload.take(), sections.is_empty()) {
@@ -239,12 +332,9 @@ impl Plan {
                 run: std::mem::take(&mut raw.run),
                 variants: std::mem::take(&mut raw.variants),
                 servers: Vec::new(),
-                quick: raw.quick.as_ref().map(|q| QuickSection {
-                    engines: q.engines.clone(),
-                    threads: q.threads.clone(),
-                    variants: None,
-                    run: q.run.clone(),
-                }),
+                repeats: raw.repeats,
+                quick: raw.quick.as_ref().map(Scaled::section),
+                standard: raw.standard.as_ref().map(Scaled::section),
             }),
             (Some(_), false) => {
                 return Err(Error::usage(format!(
@@ -261,9 +351,10 @@ impl Plan {
                     || !raw.threads.is_empty()
                     || !raw.run.is_empty()
                     || !raw.variants.is_empty()
+                    || raw.repeats != 1
                 {
                     return Err(Error::usage(format!(
-                        "plan {path}: with [[sections]], engines, threads, run and variants belong to each section"
+                        "plan {path}: with [[sections]], engines, threads, run, variants and repeats belong to each section"
                     )));
                 }
             }
@@ -273,19 +364,26 @@ impl Plan {
                 s.name = s.workload.clone();
             }
         }
-        let mut servers = raw.servers;
-        if quick {
-            let any_quick = raw.quick.is_some() || sections.iter().any(|s| s.quick.is_some());
-            if !any_quick {
+        let mut servers = std::mem::take(&mut raw.servers);
+        if let Some(table) = scale.table() {
+            let top = raw.scaled(scale);
+            if top.is_none() && sections.iter().all(|s| s.scaled(scale).is_none()) {
                 return Err(Error::usage(format!(
-                    "--quick: plan {path} has no [quick] values"
+                    "--{}: plan {path} has no [{table}] values",
+                    if scale == Scale::Quick {
+                        "quick".to_string()
+                    } else {
+                        format!("scale {table}")
+                    }
                 )));
             }
-            if let Some(s) = raw.quick.as_ref().and_then(|q| q.servers.clone()) {
+            if let Some(s) = top.and_then(|q| q.servers.clone()) {
                 servers = s;
             }
             for s in &mut sections {
-                let Some(q) = s.quick.clone() else { continue };
+                let Some(q) = s.scaled(scale).cloned() else {
+                    continue;
+                };
                 if let Some(e) = q.engines {
                     s.engines = e;
                 }
@@ -294,6 +392,9 @@ impl Plan {
                 }
                 if let Some(v) = q.variants {
                     s.variants = v;
+                }
+                if let Some(r) = q.repeats {
+                    s.repeats = r;
                 }
                 s.run.extend(q.run);
             }
@@ -379,6 +480,12 @@ impl Plan {
                 return Err(bad(format!("two sections are named '{}'", s.name)));
             }
             section_names.push(s.name.clone());
+            if !(1..=MAX_REPEATS).contains(&s.repeats) {
+                return Err(bad(format!(
+                    "section {label}: repeats = {} (give 1 to {MAX_REPEATS})",
+                    s.repeats
+                )));
+            }
             if s.threads.is_empty() || s.threads.contains(&0) {
                 return Err(bad(format!(
                     "section {label}: needs thread counts, each at least 1"
@@ -582,6 +689,37 @@ table_size = "2k"
         let q = Plan::from_text(text, "p.toml", true).unwrap();
         assert_eq!(q.cells().len(), 4);
         assert_eq!(q.sections[0].run["table_size"].as_str(), Some("2k"));
+        assert_eq!(q.sections[0].repeats, 1);
+        // No [standard] table: --scale standard is refused, naming it.
+        let m = Plan::from_text(text, "p.toml", Scale::Standard)
+            .unwrap_err()
+            .message;
+        assert!(
+            m.contains("--scale standard: plan p.toml has no [standard] values"),
+            "{m}"
+        );
+        // [standard] has [quick]'s shape and is laid over the full plan the same way;
+        // repeats come from the top (one-workload form) or the scale's table.
+        let standard = text
+            .replace("threads = [1, 4, 16]\n", "threads = [1, 4, 16]\nrepeats = 2\n")
+            .replace(
+                "[quick]\n",
+                "[standard]\nthreads = [4]\nrepeats = 3\n[standard.run]\ntable_size = \"100k\"\n[quick]\n",
+            );
+        let full = Plan::from_text(&standard, "p.toml", Scale::Full).unwrap();
+        assert_eq!(full.sections[0].repeats, 2);
+        let st = Plan::from_text(&standard, "p.toml", Scale::Standard).unwrap();
+        assert_eq!(st.sections[0].threads, [4]);
+        assert_eq!(st.sections[0].repeats, 3);
+        assert_eq!(st.sections[0].run["table_size"].as_str(), Some("100k"));
+        assert_eq!(st.cells().len(), 3);
+        let q = Plan::from_text(&standard, "p.toml", Scale::Quick).unwrap();
+        assert_eq!(q.sections[0].repeats, 2);
+        let zero = standard.replace("repeats = 3", "repeats = 0");
+        let m = Plan::from_text(&zero, "p.toml", Scale::Standard)
+            .unwrap_err()
+            .message;
+        assert!(m.contains("repeats = 0 (give 1 to 20)"), "{m}");
         let forbidden = "name='x'\nworkload='micro-read'\nthreads=[1]\nservers=[{server='mariadb'}]\n[run]\nthreads='1'\n";
         assert!(Plan::from_text(forbidden, "p.toml", false).is_err());
     }
@@ -605,6 +743,9 @@ threads = [2]
 name = "lb"
 workload = "linkbench"
 servers = ["mariadb-small"]
+repeats = 3
+[sections.standard]
+repeats = 2
 "#;
         let p = Plan::from_text(text, "p.toml", false).unwrap();
         let names: Vec<String> = p.cells().into_iter().map(|c| c.name).collect();
@@ -629,6 +770,13 @@ servers = ["mariadb-small"]
         );
         let q = Plan::from_text(text, "p.toml", true).unwrap();
         assert_eq!(q.cells().len(), 2 + 1 + 2);
+        assert_eq!(q.sections[1].repeats, 3);
+        // A section's [sections.standard] alone makes the plan's standard scale.
+        let st = Plan::from_text(text, "p.toml", Scale::Standard).unwrap();
+        assert_eq!(
+            (st.sections[0].threads.len(), st.sections[1].repeats),
+            (2, 2)
+        );
         // Bad plans: one line each, never the password.
         let bad = |t: &str| Plan::from_text(t, "p.toml", false).unwrap_err().message;
         let m = bad(&text.replace(

@@ -73,13 +73,11 @@ expect = "a > b"
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stderr.contains("estimate: "), "{}", out.stderr);
     let s = dir.path().join("s");
+    // The cell's kept result (a disturbed attempt that the suite ran again is set aside).
     let result_of = |cell: &str| {
-        std::fs::read_dir(s.join(cell))
-            .unwrap()
-            .flatten()
-            .map(|e| e.path().join("result.json"))
-            .find(|p| p.exists())
-            .unwrap()
+        s.join(cell)
+            .join(&result_folders(&s.join(cell)).0[0])
+            .join("result.json")
     };
     assert!(result_of("sb-sqlite-default-t1").exists());
     let (open, held) = (
@@ -152,7 +150,9 @@ expect = "a > b"
         "{summary}"
     );
     assert!(
-        summary.contains("1 hold, 1 do not hold, 1 not measured"),
+        summary.contains(
+            "1 hold, 0 hold in direction but not in size, 1 do not hold, 1 not measured, 0 undecidable here (2 of 3 decided)"
+        ),
         "{summary}"
     );
     let html = std::fs::read_to_string(s.join("report.html")).unwrap();
@@ -200,6 +200,8 @@ metric = "ops_per_s"
 a = {}
 b = {}
 expect = "a ~ b"
+min_ratio = 0.9
+max_ratio = 1.1
 "#;
     for (change, want) in [
         (
@@ -230,6 +232,10 @@ expect = "a ~ b"
                 "workload = \"oltp_point_select\"\nrun = { warehouses = 3 }",
             ),
             "--warehouses does not apply to oltp_point_select",
+        ),
+        (
+            ("min_ratio = 0.9\nmax_ratio = 1.1", ""),
+            "expect = \"a ~ b\" needs a band",
         ),
     ] {
         std::fs::write(dir.path().join("p.toml"), base.replace(change.0, change.1)).unwrap();
@@ -379,4 +385,260 @@ fn the_reproductions_servers_start() {
             );
         }
     }
+}
+
+/// A plan of SQLite cells (an existing server by URL, nothing to start): `sections` in TOML,
+/// the server named `sqlite`.
+fn sqlite_plan(dir: &std::path::Path, sections: &str) -> std::path::PathBuf {
+    let db = dir.join("bench.db");
+    let plan = format!(
+        "name = \"runner-test\"\n[[servers]]\nurl = \"sqlite://{}\"\nname = \"sqlite\"\n{sections}",
+        db.display()
+    );
+    let path = dir.join("plan.toml");
+    std::fs::write(&path, plan).unwrap();
+    path
+}
+
+/// Short point-select runs; `disturbed_above` high so that a busy test machine does not make
+/// the suite run cells again (one test sets it low on purpose).
+const QUICK_RUN: &str =
+    "[sections.run]\ntable_size = 200\nwarmup = \"0\"\nduration = \"200ms\"\nruns = 1\n";
+
+/// The result folders of a cell folder: (kept, set aside), by name.
+fn result_folders(cell: &std::path::Path) -> (Vec<String>, Vec<String>) {
+    let mut names: Vec<String> = std::fs::read_dir(cell)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().join("result.json").exists())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .partition(|n| !n.starts_with("disturbed-") && !n.starts_with("resumed-"))
+}
+
+fn docs_of(
+    plan: &std::path::Path,
+    out: &std::path::Path,
+    cell: &str,
+    passes: u32,
+) -> Vec<enginebench::suite::claims::CellDoc> {
+    let plan =
+        enginebench::suite::Plan::load(plan.to_str().unwrap(), enginebench::suite::Scale::Full)
+            .unwrap();
+    let reg = enginebench::workload::Registry::default();
+    let owners = reg.owners();
+    let cell = plan.cells().into_iter().find(|c| c.name == cell).unwrap();
+    enginebench::suite::cell_docs(out, &cell, passes, &owners)
+}
+
+/// `repeats = 3`: the cell's run is done three times, each its own result folder, and the
+/// claims read all three.
+#[test]
+fn repeats_leave_one_result_each() {
+    let dir = tempdir();
+    let plan = sqlite_plan(
+        dir.path(),
+        &format!("[[sections]]\nname = \"ps\"\nworkload = \"oltp_point_select\"\nrepeats = 3\n{QUICK_RUN}disturbed_above = 100\n"),
+    );
+    let out = eb(dir.path(), &["suite", "plan.toml", "--results-dir", "s"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("(repeat 3 of 3)"), "{}", out.stderr);
+    let s = dir.path().join("s");
+    let (kept, aside) = result_folders(&s.join("ps-sqlite-default-t1"));
+    assert_eq!((kept.len(), aside.len()), (3, 0), "{kept:?} {aside:?}");
+    let docs = docs_of(&plan, &s, "ps-sqlite-default-t1", 1);
+    assert_eq!(docs.len(), 3);
+    assert!(docs.iter().all(|d| d.pass == 1));
+    let summary = std::fs::read_to_string(s.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("| ps-sqlite-default-t1 (pass 1, #3) | complete |"),
+        "{summary}"
+    );
+    // Complete: running again runs nothing.
+    let again = eb(dir.path(), &["suite", "plan.toml", "--results-dir", "s"]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(again.stderr.contains("0 to run"), "{}", again.stderr);
+}
+
+/// A run flagged disturbed is run again in place, at most 3 tries in all; the disturbed
+/// attempts are set aside (the claims do not read them) and the last one is kept.
+#[test]
+fn a_disturbed_run_is_run_again_in_place() {
+    let dir = tempdir();
+    // A negative bound flags every run: the test needs no noisy machine.
+    let plan = sqlite_plan(
+        dir.path(),
+        &format!("[[sections]]\nname = \"ps\"\nworkload = \"oltp_point_select\"\n{QUICK_RUN}disturbed_above = -1\n"),
+    );
+    let out = eb(dir.path(), &["suite", "plan.toml", "--results-dir", "s"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for want in [
+        "suite: cell ps-sqlite-default-t1: run disturbed (others used ",
+        "again in place (try 2 of 3)",
+        "again in place (try 3 of 3)",
+        "disturbed (others used ",
+        "3 times; the last is kept",
+    ] {
+        assert!(out.stderr.contains(want), "{want}: {}", out.stderr);
+    }
+    let s = dir.path().join("s");
+    let (kept, aside) = result_folders(&s.join("ps-sqlite-default-t1"));
+    assert_eq!((kept.len(), aside.len()), (1, 2), "{kept:?} {aside:?}");
+    assert!(
+        aside.iter().all(|n| n.starts_with("disturbed-")),
+        "{aside:?}"
+    );
+    let docs = docs_of(&plan, &s, "ps-sqlite-default-t1", 1);
+    assert_eq!(docs.len(), 1);
+    assert!(docs[0].doc.points[0].runs[0].disturbed);
+}
+
+/// Resuming: a section with an unfinished cell is measured again whole (its complete cells'
+/// results set aside as resumed-*), other sections are kept.
+#[test]
+fn a_resumed_plan_runs_the_sections_cells_again() {
+    let dir = tempdir();
+    sqlite_plan(
+        dir.path(),
+        &format!(
+            "[[sections]]\nname = \"ps\"\nworkload = \"oltp_point_select\"\nvariants = [{{ name = \"a\" }}, {{ name = \"b\" }}]\n{QUICK_RUN}disturbed_above = 100\n\
+             [[sections]]\nname = \"other\"\nworkload = \"oltp_point_select\"\n{QUICK_RUN}disturbed_above = 100\n"
+        ),
+    );
+    let out = eb(dir.path(), &["suite", "plan.toml", "--results-dir", "s"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let s = dir.path().join("s");
+    let folders = |cell: &str| result_folders(&s.join(cell));
+    let (a, b, other) = (
+        folders("ps-sqlite-a-default-t1").0,
+        folders("ps-sqlite-b-default-t1").0,
+        folders("other-sqlite-default-t1").0,
+    );
+    assert_eq!((a.len(), b.len(), other.len()), (1, 1, 1));
+    let b_started = read_json(
+        &s.join("ps-sqlite-b-default-t1")
+            .join(&b[0])
+            .join("result.json"),
+    )["started_at"]
+        .clone();
+    // Cell a is lost (as when a run was interrupted): a resumes, and b, which a claim
+    // compares with a, is measured again beside it.
+    std::fs::remove_dir_all(s.join("ps-sqlite-a-default-t1").join(&a[0])).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let again = eb(dir.path(), &["suite", "plan.toml", "--results-dir", "s"]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(
+        again.stderr.contains("1 already complete, 2 to run"),
+        "{}",
+        again.stderr
+    );
+    assert!(
+        again.stderr.contains(
+            "section ps on sqlite has unfinished cells: its 1 complete cell(s) run again too"
+        ),
+        "{}",
+        again.stderr
+    );
+    let (b_kept, b_aside) = folders("ps-sqlite-b-default-t1");
+    assert_eq!(b_aside, [format!("resumed-{}", b[0])]);
+    assert_eq!(b_kept.len(), 1);
+    let b_new = read_json(
+        &s.join("ps-sqlite-b-default-t1")
+            .join(&b_kept[0])
+            .join("result.json"),
+    );
+    assert_ne!(b_new["started_at"], b_started, "b was measured again");
+    assert_eq!(folders("ps-sqlite-a-default-t1").0.len(), 1);
+    // The other section is kept as it was.
+    assert_eq!(folders("other-sqlite-default-t1"), (other, vec![]));
+}
+
+/// `--passes 2`: the second pass runs the matrix again in reverse order, under pass-2/, and
+/// the claims read both passes.
+#[test]
+fn a_second_pass_runs_in_reverse_order() {
+    let dir = tempdir();
+    let plan = sqlite_plan(
+        dir.path(),
+        &format!("[[sections]]\nname = \"ps\"\nworkload = \"oltp_point_select\"\nvariants = [{{ name = \"a\" }}, {{ name = \"b\" }}]\n{QUICK_RUN}disturbed_above = 100\n"),
+    );
+    let out = eb(
+        dir.path(),
+        &["suite", "plan.toml", "--results-dir", "s", "--passes", "2"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("pass 2 of 2: 2 cell(s), 0 already complete, 2 to run"),
+        "{}",
+        out.stderr
+    );
+    let s = dir.path().join("s");
+    // When each cell's result was last written: the cells run one after the other.
+    let written = |pass_dir: &std::path::Path, cell: &str| {
+        let kept = result_folders(&pass_dir.join(cell)).0;
+        assert_eq!(kept.len(), 1, "{cell}: {kept:?}");
+        std::fs::metadata(pass_dir.join(cell).join(&kept[0]).join("result.json"))
+            .unwrap()
+            .modified()
+            .unwrap()
+    };
+    let (a1, b1) = (
+        written(&s, "ps-sqlite-a-default-t1"),
+        written(&s, "ps-sqlite-b-default-t1"),
+    );
+    let p2 = s.join("pass-2");
+    let (a2, b2) = (
+        written(&p2, "ps-sqlite-a-default-t1"),
+        written(&p2, "ps-sqlite-b-default-t1"),
+    );
+    assert!(a1 < b1 && b1 < b2 && b2 < a2, "{a1:?} {b1:?} {b2:?} {a2:?}");
+    let docs = docs_of(&plan, &s, "ps-sqlite-a-default-t1", 2);
+    let passes: Vec<u32> = docs.iter().map(|d| d.pass).collect();
+    assert_eq!(passes, [1, 2]);
+    // Resuming a complete two-pass suite runs nothing.
+    let again = eb(
+        dir.path(),
+        &["suite", "plan.toml", "--results-dir", "s", "--passes", "2"],
+    );
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(!again.stderr.contains("suite: cell "), "{}", again.stderr);
+}
+
+/// `--scale`, `--quick` and `--passes` refuse what they cannot do, with one line and exit 2.
+#[test]
+fn scale_and_passes_are_checked() {
+    let dir = tempdir();
+    sqlite_plan(
+        dir.path(),
+        &format!("[[sections]]\nname = \"ps\"\nworkload = \"oltp_point_select\"\n{QUICK_RUN}"),
+    );
+    for (args, want) in [
+        (
+            vec!["--scale", "standard"],
+            "--scale standard: plan plan.toml has no [standard] values",
+        ),
+        (
+            vec!["--quick"],
+            "--quick: plan plan.toml has no [quick] values",
+        ),
+        (vec!["--quick", "--scale", "full"], "cannot be used with"),
+        (vec!["--passes", "3"], "3 is not in 1..=2"),
+        (vec!["--scale", "huge"], "invalid value 'huge'"),
+    ] {
+        let mut argv = vec!["suite", "plan.toml", "--results-dir", "s"];
+        argv.extend(args);
+        let out = eb(dir.path(), &argv);
+        assert_eq!(out.code, 2, "{want}: {}", out.stderr);
+        assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+        assert!(out.stderr.contains(want), "{want}: {}", out.stderr);
+    }
+    let out = eb(
+        dir.path(),
+        &["reproduce", "read-2007", "--scale", "quick", "--dry-run"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
 }

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use crate::config::RunConfig;
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Error, Result};
-use crate::harness::{delta, host_cpu, server_process, Harness, DISTURBED_CPUS};
+use crate::harness::{delta, host_cpu, server_process, Harness};
 use crate::live::{PhaseInfo, PhaseKind};
 use crate::measure::proc::{self, ProcSample};
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};
@@ -553,7 +553,7 @@ impl State {
                 .filter(|s| client_s + s > 0.0)
                 .map(|s| client_s / (client_s + s)),
             server_process,
-            disturbed: host_cpu.others_cpus > DISTURBED_CPUS,
+            disturbed: host_cpu.others_cpus > cfg.disturbed_above_cpus,
             host_cpu,
             intervals,
             workers_lost: self.workers_lost,

@@ -424,7 +424,8 @@ pub fn measure(spec: &Spec, h: &mut Harness) -> Result<()> {
                 longest_stall_start_s: stall_at,
             };
             eprint!("{}", render_one(&tl));
-            let rec = record(&m, proc0, proc1, busy1 - busy0);
+            let mut rec = record(&m, proc0, proc1, busy1 - busy0);
+            rec.disturbed = rec.host_cpu.others_cpus > h.cfg.disturbed_above_cpus;
             let runs = vec![rec];
             let aggregate = Aggregate::of(&runs, m.hist.summary());
             let table_sizes = rt.block_on(crate::server::capture::table_sizes(h.conn()?));
