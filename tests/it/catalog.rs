@@ -635,16 +635,39 @@ fn fleet_shards_and_their_merge_are_recorded() {
     let o = with_catalog(
         d.path(),
         cat,
-        &["prepare", "oltp_point_select", "--target", &url, "--table-size", "2000"],
+        &[
+            "prepare",
+            "oltp_point_select",
+            "--target",
+            &url,
+            "--table-size",
+            "2000",
+        ],
     );
     assert_eq!(o.code, 0, "{}", o.stderr);
     let kids: Vec<_> = (0..3)
         .map(|i| {
             std::process::Command::new(crate::common::BIN)
                 .args([
-                    "run", "oltp_point_select", "--target", &url, "--table-size", "2000",
-                    "--threads", "1", "--warmup", "0", "--runs", "1", "--duration", "1",
-                    "--shard", &format!("{i}/3"), "--run-id", "cat3", "--results-dir",
+                    "run",
+                    "oltp_point_select",
+                    "--target",
+                    &url,
+                    "--table-size",
+                    "2000",
+                    "--threads",
+                    "1",
+                    "--warmup",
+                    "0",
+                    "--runs",
+                    "1",
+                    "--duration",
+                    "1",
+                    "--shard",
+                    &format!("{i}/3"),
+                    "--run-id",
+                    "cat3",
+                    "--results-dir",
                     d.path().join(format!("s{i}")).to_str().unwrap(),
                 ])
                 .current_dir(d.path())
@@ -660,7 +683,10 @@ fn fleet_shards_and_their_merge_are_recorded() {
     for k in kids {
         let o = k.wait_with_output().unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
-        assert!(o.status.success() && err.contains("catalog: result #"), "{err}");
+        assert!(
+            o.status.success() && err.contains("catalog: result #"),
+            "{err}"
+        );
     }
     let files: Vec<String> = (0..3)
         .map(|i| {
@@ -676,11 +702,18 @@ fn fleet_shards_and_their_merge_are_recorded() {
     let o = with_catalog(d.path(), cat, &args);
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert!(o.stderr.contains("catalog: result #4"), "{}", o.stderr);
-    let rows = json(&with_catalog(d.path(), cat, &["history", "--format", "json"]));
+    let rows = json(&with_catalog(
+        d.path(),
+        cat,
+        &["history", "--format", "json"],
+    ));
     let mut fleets: Vec<String> = rows
         .iter()
         .map(|r| r["fleet"].as_str().unwrap_or("-").to_string())
         .collect();
     fleets.sort();
-    assert_eq!(fleets, ["merge of 3", "shard 0/3", "shard 1/3", "shard 2/3"]);
+    assert_eq!(
+        fleets,
+        ["merge of 3", "shard 0/3", "shard 1/3", "shard 2/3"]
+    );
 }
