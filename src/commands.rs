@@ -385,7 +385,10 @@ pub fn compare(a: &CompareArgs, reg: &Registry) -> Result<ExitCode> {
     if differ.len() > 20 {
         eprintln!("node settings: {} more differ", differ.len() - 20);
     }
-    let labels = report::html::labels(&[da.clone(), db.clone()]);
+    let mut labels = report::html::labels(&[da.clone(), db.clone()]);
+    if let Some(spec) = &a.baseline {
+        labels[0] = format!("the pooled runs of {spec}");
+    }
     match a.format {
         CompareFormat::Table => {
             print!(

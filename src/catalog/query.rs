@@ -285,7 +285,7 @@ impl Catalog {
 /// `history`'s table: one line per point, the spread of its runs beside the mean.
 pub fn table(rows: &[HistoryRow]) -> String {
     let mut out = format!(
-        "{:>6}  {:<20} {:<8} {:<14} {:<24} {:>7}  {:<24} {:<10} {:<14} {:>4} {:>12} {:>7} {:>9} {:>9}  {}\n",
+        "{:>6}  {:<20} {:<8} {:<14} {:<24} {:>7}  {:<18} {:<12} {:<14} {:>4} {:>12} {:>7} {:>9} {:>9}  {}\n",
         "id", "started", "status", "workload", "operation", "threads", "target", "engine", "host",
         "runs", "ops/s", "±sd", "p99 µs", "cpu µs/op", "notes"
     );
@@ -305,7 +305,7 @@ pub fn table(rows: &[HistoryRow]) -> String {
             notes.push(r.options.clone());
         }
         let line = format!(
-            "{:>6}  {:<20} {:<8} {:<14} {:<24} {:>7}  {:<24} {:<10} {:<14} {:>4} {:>12} {:>7} {:>9} {:>9}  {}",
+            "{:>6}  {:<20} {:<8} {:<14} {:<24} {:>7}  {:<18} {:<12} {:<14} {:>4} {:>12} {:>7} {:>9} {:>9}  {}",
             r.id,
             r.started_at,
             r.status,
@@ -387,9 +387,15 @@ fn num(v: Option<f64>, decimals: usize) -> String {
         .unwrap_or_else(|| "-".into())
 }
 
-/// A server version's first word (MariaDB's is long: 10.11.6-MariaDB-0+deb12u1-log).
+/// A server version's number (MariaDB's is long: 10.11.6-MariaDB-0+deb12u1-log; SQLite's and
+/// PostgreSQL's start with their name: SQLite 3.50.2).
 pub fn short_version(v: &str) -> &str {
-    v.split([' ', '-']).next().unwrap_or(v)
+    let mut words = v.split([' ', '-']);
+    words
+        .clone()
+        .find(|w| w.starts_with(|c: char| c.is_ascii_digit()))
+        .or_else(|| words.next())
+        .unwrap_or(v)
 }
 
 #[cfg(test)]
@@ -407,5 +413,8 @@ mod tests {
         assert!(Filter::since("yesterday-ish").is_err());
         assert!(Filter::setting("a=1").is_ok());
         assert!(Filter::setting("=1").is_err());
+        assert_eq!(short_version("10.11.6-MariaDB-0+deb12u1-log"), "10.11.6");
+        assert_eq!(short_version("SQLite 3.50.2"), "3.50.2");
+        assert_eq!(short_version("PostgreSQL 16.4 (Debian 16.4-1)"), "16.4");
     }
 }
