@@ -509,8 +509,10 @@ fn trend_page_of_twenty_results_opens_clean_and_marks_the_setting_change() {
             assert_eq!(body.matches("class=\"pt\"").count(), 20);
             assert!(body.contains("class=\"change\""), "the change is drawn");
         }
+        // Two charts of thin lines on white fill a third of a 1366 x 1800 window (1.5 % of
+        // its pixels inked, measured; 5 % at 390 px): a blank page has none.
         let ink = crate::report::inked_share(&seen.screenshot);
-        assert!(ink > 0.02, "blank screenshot at {width}");
+        assert!(ink > 0.005, "blank screenshot at {width}: {ink}");
     }
 }
 
