@@ -25,7 +25,10 @@ use crate::runner::interrupt;
 use crate::server::{capture, cluster::Cluster, Server};
 use crate::workload::{PrepareCx, Registry, Workload};
 
-pub use sweep::{delta, host_cpu, record, report_connect, server_process, DISTURBED_CPUS};
+pub use sweep::{
+    delta, disturbed, disturbed_above, host_cpu, record, report_connect, server_process,
+    HostSample, DISTURBED_CPUS, OTHERS_RESOLUTION_S,
+};
 
 /// What a workload's run shape works with: the configuration, the admin connection, the
 /// loader's options and the result being written.

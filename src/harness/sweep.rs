@@ -7,7 +7,7 @@ use super::Harness;
 use crate::error::{Error, Result};
 use crate::live::{PhaseInfo, PhaseKind};
 use crate::measure::proc::{self, ProcSample};
-use crate::measure::LatencyHist;
+use crate::measure::{CpuTimes, LatencyHist};
 use crate::report::{
     Aggregate, ClientCpu, HostCpu, KindRecord, NodeRecord, OpenLoop, PhaseSummary, Point,
     ReplicationRecord, ReplicationSample, RunRecord, ServerProcess,
@@ -20,6 +20,62 @@ use crate::workload::Workload;
 /// Other processes using more than this many CPUs during a run flag it `disturbed` (the
 /// default of `run --disturbed-above`).
 pub const DISTURBED_CPUS: f64 = 0.10;
+
+/// Others' CPU seconds that the host sampler cannot tell from its own rounding: /proc/stat and
+/// /proc/PID/stat count in clock ticks (10 ms at USER_HZ 100), and others' share is a
+/// difference of several such counters (five host fields, the server's four and its children's),
+/// so over a short span (a sql-bench operation of 50 ms, a small iiBench window) a few ticks
+/// of rounding alone would read as more than `DISTURBED_CPUS`.
+pub const OTHERS_RESOLUTION_S: f64 = 0.05;
+
+/// Whether other processes' CPU over a measurement of `elapsed_s` disturbed it: more than
+/// `DISTURBED_CPUS` on average, and more CPU seconds than the sampler's rounding.
+pub fn disturbed(others_cpus: f64, elapsed_s: f64) -> bool {
+    disturbed_above(others_cpus, elapsed_s, DISTURBED_CPUS)
+}
+
+/// `disturbed` with the bound of `run --disturbed-above` (a negative bound flags every
+/// measurement: a way to try what a suite does with disturbed runs on a quiet machine).
+pub fn disturbed_above(others_cpus: f64, elapsed_s: f64, bound: f64) -> bool {
+    bound < 0.0 || (others_cpus > bound && others_cpus * elapsed_s > OTHERS_RESOLUTION_S)
+}
+
+/// One sample of what `host_cpu` compares, for a workload that measures spans of its own
+/// shape (a sql-bench operation, a compression load, an iiBench window): the host's busy CPU,
+/// this process's CPU and the server's, and when.
+#[derive(Debug, Clone, Copy)]
+pub struct HostSample {
+    pub at: std::time::Instant,
+    pub busy_s: f64,
+    pub client: CpuTimes,
+    /// The server process tree (when its pid is known and it is alive).
+    pub server: Option<ProcSample>,
+}
+
+impl HostSample {
+    pub fn now(server_pid: Option<u32>) -> HostSample {
+        HostSample {
+            at: std::time::Instant::now(),
+            busy_s: proc::host_busy_s(),
+            client: CpuTimes::now(),
+            server: server_pid.and_then(ProcSample::of_tree),
+        }
+    }
+
+    /// What other processes used from `earlier` to this sample.
+    pub fn host_cpu_since(&self, earlier: &HostSample) -> HostCpu {
+        let server_s = match (earlier.server, self.server) {
+            (Some(a), Some(b)) => Some((b.cpu_s() - a.cpu_s()).max(0.0)),
+            _ => None,
+        };
+        host_cpu(
+            self.busy_s - earlier.busy_s,
+            self.client.since(earlier.client).total_s(),
+            server_s,
+            self.at.duration_since(earlier.at).as_secs_f64(),
+        )
+    }
+}
 
 /// Say how long opening the connections took when it is worth knowing (many connections, or
 /// refused attempts retried).
@@ -136,7 +192,11 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                 merged.add(&res.hist);
                 let open_loop = open_loop_record(pacing, &res, &mut merged_response);
                 let mut rec = record(r, &res, (proc0, proc1), busy1 - busy0);
-                rec.disturbed = rec.host_cpu.others_cpus > cfg.disturbed_above_cpus;
+                rec.disturbed = disturbed_above(
+                    rec.host_cpu.others_cpus,
+                    rec.elapsed_s,
+                    cfg.disturbed_above_cpus,
+                );
                 rec.started_at_unix_s = started;
                 if let Some((response, schedule)) = open_loop {
                     rec.response_us = Some(response);
@@ -313,7 +373,7 @@ pub fn record(
             .map(|sv| client_s / (client_s + sv)),
         server_process,
         // Noise guard: others using > 10 % of one CPU may have taken CPU from the run.
-        disturbed: host_cpu.others_cpus > DISTURBED_CPUS,
+        disturbed: disturbed(host_cpu.others_cpus, elapsed_s),
         host_cpu,
         workers_lost: res.workers_lost,
         interrupted: res.interrupted,
@@ -500,4 +560,22 @@ fn open_loop_record(
             max_lag_us: sched.max_lag.as_micros() as u64,
         },
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn disturbed_needs_share_and_seconds() {
+        // 0.5 CPU over 10 s: disturbed; over 50 ms its 25 ms are within the ticks' rounding.
+        assert!(disturbed(0.5, 10.0));
+        assert!(!disturbed(0.5, 0.05));
+        // Below the share, however long.
+        assert!(!disturbed(0.09, 1000.0));
+        let a = HostSample::now(None);
+        let b = HostSample::now(None);
+        let h = b.host_cpu_since(&a);
+        assert!(h.others_s >= 0.0 && h.others_cpus >= 0.0);
+    }
 }

@@ -69,7 +69,7 @@ svg.chart{display:block;width:100%;height:auto;background:#fff;border:1px solid 
 .xt{font-size:12px;text-anchor:middle}.yt{font-size:12px;text-anchor:end}.xl,.yl{font-size:13px;text-anchor:middle}\
 .lg{font-size:12px}.grid{stroke:#eee}.frame{fill:none;stroke:#999}.note{color:#555;font-size:13px}\
 .warn{color:#a00}details{margin:6px 0}summary{cursor:pointer;overflow-wrap:anywhere}\
-table.sum td,table.claims td{overflow-wrap:anywhere;vertical-align:top}.claims .holds{color:#060}.claims .fails{color:#a00}.claims .unmeasured{color:#666}.claims .direction{color:#850}.claims tr.why td{border-top:0;font-size:.9em}.claims pre{white-space:pre-wrap;max-height:24em;overflow:auto}.sum .sig{color:#a00}.sum .ns{color:#555}code{overflow-wrap:anywhere}\
+table.sum td,table.claims td{overflow-wrap:anywhere;vertical-align:top}.claims .holds{color:#060}.claims .fails{color:#a00}.claims td{text-align:left}.claims .unmeasured{color:#666}.claims .direction{color:#850}.claims tr.why td{border-top:0;font-size:.9em}.claims pre{white-space:pre-wrap;max-height:24em;overflow:auto}.sum .sig{color:#a00}.sum .ns{color:#555}code{overflow-wrap:anywhere}\
 @media (max-width:600px){body{padding:8px}h1{font-size:1.25em}td,th{padding:2px 4px}table{font-size:12px}}";
 
 /// Render the report for one or more results; each owner adds its sections.

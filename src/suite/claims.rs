@@ -979,6 +979,18 @@ impl Claim {
             };
             eval.pairs.push(pair);
         }
+        // What the claim needs is read from every result of the cells it selects, whether
+        // they decided anything or not (a disturbed cell still says how many cores it had).
+        for &t in &threads {
+            for sel in [&self.a, &self.b] {
+                if sel.value.is_some() {
+                    continue;
+                }
+                if let Ok(c) = select(plan, cells, si, sel, t) {
+                    seen_docs.extend(doc_of(c).into_iter().map(|d| d.doc));
+                }
+            }
+        }
         let refs: Vec<&ResultDoc> = seen_docs.iter().collect();
         if let Some(why) = self.undecidable(&refs, &threads) {
             eval.outcome = Outcome::Undecidable;

@@ -334,7 +334,7 @@ pub fn estimate(plan: &Plan, cells: &[Cell], reg: &crate::workload::Registry) ->
             })
             .and_then(|cfg| cfg.workload_spec.planned(&cfg));
         match planned {
-            Some(d) => total += d,
+            Some(d) => total += d * plan.sections[c.section].repeats,
             None if !untimed.contains(&s.workload) => untimed.push(s.workload.clone()),
             None => {}
         }
@@ -571,6 +571,13 @@ impl Suite<'_> {
                 }
                 if attempt == 1 {
                     self.announce(pass, cell, repeat, repeats);
+                }
+                // Each repeat draws its own data (another seed), so that a workload loads it
+                // again and a load time, measured once per run, gets a spread; a seed the plan
+                // sets is kept.
+                let mut args = args.clone();
+                if repeats > 1 && !args.iter().any(|a| a == "--seed") {
+                    args.extend(["--seed".into(), repeat.to_string()]);
                 }
                 let end = run_child(&self.exe, &args, env_target.as_deref(), &dir);
                 if attempt == 1 {

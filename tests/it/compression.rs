@@ -82,6 +82,12 @@ fn check_common(doc: &Json) {
         assert!(s > 0.0, "{f}");
         assert!((f["size_ratio"].as_f64().unwrap() - s / raw).abs() < 1e-9);
         assert!(f["load_s"].as_f64().unwrap() > 0.0);
+        // Other processes' CPU over the load and over the size measurement.
+        for part in ["load", "size"] {
+            let others = f[format!("{part}_others_cpus")].as_f64().unwrap();
+            assert!(others >= 0.0, "{f}");
+            assert!(f[format!("{part}_disturbed")].is_boolean(), "{f}");
+        }
         assert!(f["read_write_ops_per_s"].as_f64().unwrap() > 0.0, "{f}");
         let p = doc["points"]
             .as_array()

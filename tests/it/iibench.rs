@@ -77,6 +77,9 @@ fn check_curve(doc: &Json, with_server: bool) {
     assert_eq!(logical, ROWS * 42);
     for w in windows {
         assert!(w["rows_per_s"].as_f64().unwrap() > 0.0);
+        // Other processes' CPU over every window, and its flag.
+        assert!(w["others_cpus"].as_f64().unwrap() >= 0.0, "{w}");
+        assert!(w["disturbed"].is_boolean(), "{w}");
     }
     let wear = &ii["wear"];
     assert!(wear["disk_after"]["allocated_bytes"].as_u64().unwrap() > 0);

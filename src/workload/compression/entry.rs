@@ -152,6 +152,7 @@ impl Workload for Spec {
                 f,
                 report.raw_bytes,
                 &h.load,
+                h.server_pid,
             ))?;
             h.doc.load.extend(loaded.load);
             let available = loaded.result.available;

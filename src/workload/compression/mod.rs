@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::db::{Conn, DbResult, Dbms, StmtId, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
+use crate::harness::{disturbed, HostSample};
 use crate::load::{self, LoadOptions, LoadStats};
 use crate::runner::{Driver, Step};
 use crate::workload::rng::Rng;
@@ -175,6 +176,28 @@ pub struct FormatResult {
     pub read_write_ops_per_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_write_threads: Option<usize>,
+    /// CPUs other processes used on this host during the load (1.0: one whole CPU); absent
+    /// when it did not load, and in results made before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_others_cpus: Option<f64>,
+    /// They disturbed the load (`harness::disturbed`).
+    #[serde(default)]
+    pub load_disturbed: bool,
+    /// The same over the size measurement (ANALYZE, the forced flush, the size read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_others_cpus: Option<f64>,
+    #[serde(default)]
+    pub size_disturbed: bool,
+}
+
+impl FormatResult {
+    /// Which of its measurements other processes disturbed ("load", "size"), for the tables.
+    pub fn disturbed_parts(&self) -> Vec<&'static str> {
+        [("load", self.load_disturbed), ("size", self.size_disturbed)]
+            .into_iter()
+            .filter_map(|(n, d)| d.then_some(n))
+            .collect()
+    }
 }
 
 /// The result's `compression` section.
@@ -228,11 +251,17 @@ fn unavailable(f: &Format, why: String) -> FormatResult {
         flush_s: None,
         read_write_ops_per_s: None,
         read_write_threads: None,
+        load_others_cpus: None,
+        load_disturbed: false,
+        size_others_cpus: None,
+        size_disturbed: false,
     }
 }
 
 /// Create the format's table (dropping an old one), load the rows, force them to disk and
-/// measure the size. A format the server refuses is returned as not available.
+/// measure the size, each with what other processes used on the host meanwhile
+/// (`server_pid`: the server's CPU is its own, not others'). A format the server refuses is
+/// returned as not available.
 pub async fn load_format(
     conn: &mut Conn,
     target: &TargetSpec,
@@ -240,6 +269,7 @@ pub async fn load_format(
     f: &Format,
     raw_bytes: u64,
     opts: &LoadOptions,
+    server_pid: Option<u32>,
 ) -> Result<Loaded> {
     let t = f.table();
     conn.execute(&format!("DROP TABLE IF EXISTS {t}"))
@@ -318,7 +348,9 @@ pub async fn load_format(
         None
     };
     let measured = async {
+        let h0 = HostSample::now(server_pid);
         let stats = load::load(target, &src, spec.rows, opts)?;
+        let h1 = HostSample::now(server_pid);
         // Statistics only (ANALYZE): a VACUUM on PostgreSQL would not change the heap's size
         // after a pure load, and the CHECKPOINT comes with the size measurement.
         let analyze = match conn.dbms() {
@@ -328,10 +360,13 @@ pub async fn load_format(
         conn.query(&analyze).await.ctx(format!("analyzing {t}"))?;
         let t0 = Instant::now();
         let size = measure_size(conn, f).await?;
-        Ok::<_, Error>((stats, size, t0.elapsed().as_secs_f64()))
+        let flush_s = t0.elapsed().as_secs_f64();
+        let h2 = HostSample::now(server_pid);
+        let others = (others(&h0, &h1), others(&h1, &h2));
+        Ok::<_, Error>((stats, size, flush_s, others))
     }
     .await;
-    let (stats, size, flush_s) = match measured {
+    let (stats, size, flush_s, (load_others, size_others)) = match measured {
         Ok(m) => m,
         Err(e) => {
             // Put the server's global setting back before giving up.
@@ -373,10 +408,21 @@ pub async fn load_format(
             flush_s: Some(flush_s),
             read_write_ops_per_s: None,
             read_write_threads: None,
+            load_others_cpus: Some(load_others.0),
+            load_disturbed: load_others.1,
+            size_others_cpus: Some(size_others.0),
+            size_disturbed: size_others.1,
         },
         load: Some(stats),
         restore,
     })
+}
+
+/// Others' CPUs from `a` to `b`, and whether they disturbed that span.
+fn others(a: &HostSample, b: &HostSample) -> (f64, bool) {
+    let elapsed_s = b.at.duration_since(a.at).as_secs_f64();
+    let c = b.host_cpu_since(a).others_cpus;
+    (c, disturbed(c, elapsed_s))
 }
 
 /// MariaDB's page-compression counters: (pages compressed, bytes saved, page size).
@@ -588,17 +634,26 @@ pub fn render(r: &CompressionReport) -> String {
             continue;
         }
         let num = |v: Option<f64>, p: usize| v.map_or("-".to_string(), |x| format!("{x:.p$}"));
+        let parts = f.disturbed_parts();
         let _ = writeln!(
             out,
-            "{:<26} {:>10} {:>7} {:>8} {:>10} {:>12}  {}",
+            "{:<26} {:>10} {:>7} {:>8} {:>10} {:>12}  {}{}",
             f.format,
             num(f.size_bytes.map(|b| b as f64 / 1e6), 2),
             num(f.size_ratio, 3),
             num(f.load_s, 2),
             num(f.load_rows_per_s, 0),
             num(f.read_write_ops_per_s, 0),
-            f.size_method.as_deref().unwrap_or("-")
+            f.size_method.as_deref().unwrap_or("-"),
+            if parts.is_empty() {
+                String::new()
+            } else {
+                format!("  DISTURBED ({})", parts.join(", "))
+            }
         );
+    }
+    if r.formats.iter().any(|f| !f.disturbed_parts().is_empty()) {
+        out.push_str("DISTURBED: other processes used more than 0.1 CPU during that measurement (load_others_cpus, size_others_cpus in the JSON)\n");
     }
     out
 }

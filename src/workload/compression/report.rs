@@ -36,12 +36,7 @@ impl SectionOwner for Report {
         metric: &str,
         _op: Option<&str>,
     ) -> Option<crate::report::MetricValues> {
-        let (m, format) = metric.split_once(':')?;
-        let r: CompressionReport = doc.section(NAME)?;
-        let f = r
-            .formats
-            .iter()
-            .find(|f| f.format == format && f.available)?;
+        let (m, f) = claimed(doc, metric)?;
         let v = match m {
             "compression.size_bytes" => f.size_bytes? as f64,
             "compression.size_ratio" => f.size_ratio?,
@@ -49,6 +44,27 @@ impl SectionOwner for Report {
             _ => return None,
         };
         Some(crate::report::MetricValues::Once(v))
+    }
+
+    /// Sizes: the size measurement's flag; the load time: the load's. Unknown in results
+    /// made before they were measured.
+    fn claim_disturbed(&self, doc: &ResultDoc, metric: &str, _op: Option<&str>) -> Option<bool> {
+        let (m, f) = claimed(doc, metric)?;
+        match m {
+            "compression.size_bytes" | "compression.size_ratio" => {
+                f.size_others_cpus.map(|_| f.size_disturbed)
+            }
+            "compression.load_s" => f.load_others_cpus.map(|_| f.load_disturbed),
+            _ => None,
+        }
+    }
+
+    /// Disturbed loads and size measurements of every format (the read/write runs are the
+    /// points' own).
+    fn disturbed_parts(&self, doc: &ResultDoc) -> usize {
+        doc.section::<CompressionReport>(NAME).map_or(0, |r| {
+            r.formats.iter().map(|f| f.disturbed_parts().len()).sum()
+        })
     }
 
     fn html(&self, results: &[Labeled]) -> String {
@@ -71,6 +87,17 @@ impl SectionOwner for Report {
     fn upgrade_v1(&self, doc: &mut Value) {
         crate::report::move_into(doc, "compression", "sections", NAME);
     }
+}
+
+/// A claim's metric name and the measured format it names (`compression.load_s:innodb`).
+fn claimed<'m>(doc: &ResultDoc, metric: &'m str) -> Option<(&'m str, FormatResult)> {
+    let (m, format) = metric.split_once(':')?;
+    let r: CompressionReport = doc.section(NAME)?;
+    let f = r
+        .formats
+        .into_iter()
+        .find(|f| f.format == format && f.available)?;
+    Some((m, f))
 }
 
 /// A result's label with its compression table, for the results that have one.
@@ -146,7 +173,7 @@ fn section(h: &mut String, rs: &[Of]) {
             c.seed
         );
     }
-    h.push_str("<p class=note>Size: allocated bytes on disk after a forced flush (how each was measured is in the table) divided by the raw bytes of the rows; below the dashed line the format is smaller than the raw data. Load: rows per second of the parallel load. Read/write: median ops/s of the short mixed run on the format's table at its highest thread count.</p><div class=charts>");
+    h.push_str("<p class=note>Size: allocated bytes on disk after a forced flush (how each was measured is in the table) divided by the raw bytes of the rows; below the dashed line the format is smaller than the raw data. Load: rows per second of the parallel load. Read/write: median ops/s of the short mixed run on the format's table at its highest thread count. Disturbed: other processes used more than 0.1 CPU during the format's load or its size measurement.</p><div class=charts>");
     let charts = [
         BarChart {
             title: "On-disk size ÷ raw size per format".into(),
@@ -196,6 +223,7 @@ fn tables(rs: &[Of]) -> Vec<Table> {
             ("load_rows_per_s", "load rows/s"),
             ("read_write_ops_per_s", "r/w ops/s"),
             ("read_write_threads", "r/w threads"),
+            ("disturbed", "disturbed"),
             ("not_available_because", "not available because"),
         ],
     );
@@ -215,6 +243,10 @@ fn tables(rs: &[Of]) -> Vec<Table> {
                 Cell::opt(f.read_write_ops_per_s, 0),
                 f.read_write_threads
                     .map_or(Cell::Empty, |n| Cell::Int(n as u64)),
+                match f.disturbed_parts() {
+                    p if p.is_empty() => Cell::Empty,
+                    p => Cell::text(p.join(", ")),
+                },
                 if f.available {
                     Cell::Empty
                 } else {
@@ -224,4 +256,86 @@ fn tables(rs: &[Of]) -> Vec<Table> {
         }
     }
     vec![t]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn format(name: &str, load: Option<(f64, bool)>, size: Option<(f64, bool)>) -> FormatResult {
+        FormatResult {
+            format: name.into(),
+            engine: "InnoDB".into(),
+            definition: String::new(),
+            available: true,
+            reason: None,
+            server_options: None,
+            rows: Some(1000),
+            load_s: Some(2.0),
+            load_rows_per_s: Some(500.0),
+            size_bytes: Some(65536),
+            size_method: Some("files_allocated".into()),
+            server_reported_bytes: None,
+            size_ratio: Some(0.5),
+            flush_s: Some(0.1),
+            pages_compressed: None,
+            page_compression_saved_bytes: None,
+            page_compressed_ratio: None,
+            read_write_ops_per_s: None,
+            read_write_threads: None,
+            load_others_cpus: load.map(|l| l.0),
+            load_disturbed: load.is_some_and(|l| l.1),
+            size_others_cpus: size.map(|s| s.0),
+            size_disturbed: size.is_some_and(|s| s.1),
+        }
+    }
+
+    fn doc(formats: Vec<FormatResult>) -> ResultDoc {
+        let mut d = ResultDoc::default();
+        d.set_section(
+            NAME,
+            &CompressionReport {
+                rows: 1000,
+                seed: 1,
+                raw_bytes: 131072,
+                raw_bytes_per_row: 131.072,
+                formats,
+            },
+        );
+        d
+    }
+
+    #[test]
+    fn claims_read_the_load_or_the_size_flag() {
+        let d = doc(vec![
+            format("innodb", Some((0.8, true)), Some((0.0, false))),
+            format("innodb-page-lz4", Some((0.0, false)), Some((0.9, true))),
+            format("aria", None, None),
+        ]);
+        let r = Report;
+        let dis = |m: &str| r.claim_disturbed(&d, m, None);
+        assert_eq!(dis("compression.load_s:innodb"), Some(true));
+        assert_eq!(dis("compression.size_bytes:innodb"), Some(false));
+        assert_eq!(dis("compression.size_ratio:innodb"), Some(false));
+        assert_eq!(dis("compression.load_s:innodb-page-lz4"), Some(false));
+        assert_eq!(dis("compression.size_ratio:innodb-page-lz4"), Some(true));
+        // Made before the measure; a format not in the result; no format named.
+        assert_eq!(dis("compression.load_s:aria"), None);
+        assert_eq!(dis("compression.load_s:rocksdb"), None);
+        assert_eq!(dis("compression.load_s"), None);
+        assert_eq!(r.disturbed_parts(&d), 2);
+        let c: CompressionReport = d.section(NAME).unwrap();
+        let t = super::super::render(&c);
+        assert!(
+            t.contains("DISTURBED (load)") && t.contains("DISTURBED (size)"),
+            "{t}"
+        );
+        let quiet = doc(vec![format(
+            "innodb",
+            Some((0.0, false)),
+            Some((0.0, false)),
+        )]);
+        assert_eq!(r.disturbed_parts(&quiet), 0);
+        assert!(!super::super::render(&quiet.section(NAME).unwrap()).contains("DISTURBED"));
+    }
 }

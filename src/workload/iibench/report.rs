@@ -57,11 +57,7 @@ impl SectionOwner for Report {
         metric: &str,
         op: Option<&str>,
     ) -> Option<crate::report::MetricValues> {
-        let ii: IibenchResult = doc
-            .points
-            .iter()
-            .filter(|p| op.is_none_or(|o| p.operation.eq_ignore_ascii_case(o)))
-            .find_map(|p| p.section(NAME))?;
+        let (_, ii) = claimed(doc, op)?;
         // The rate at either end of the curve: three full windows, each a sample, so that the
         // claim sees the spread of the rate there (one window alone has none).
         let full: Vec<f64> = ii
@@ -91,6 +87,40 @@ impl SectionOwner for Report {
         Some(crate::report::MetricValues::Once(v))
     }
 
+    /// The flags of the windows the end rates read (unknown in results made before windows
+    /// were checked); the run's for the whole-run metrics.
+    fn claim_disturbed(&self, doc: &ResultDoc, metric: &str, op: Option<&str>) -> Option<bool> {
+        let (p, ii) = claimed(doc, op)?;
+        match metric {
+            // The windows the end rates read (see claim_value).
+            "iibench.last_window_rows_per_s" | "iibench.first_window_rows_per_s" => {
+                let full: Vec<&Window> = ii.windows.iter().filter(|w| !w.partial).collect();
+                let k = full.len().min(END_WINDOWS);
+                let read = if metric.contains("last") {
+                    &full[full.len() - k..]
+                } else {
+                    &full[..k]
+                };
+                read.iter()
+                    .all(|w| w.others_cpus.is_some())
+                    .then(|| read.iter().any(|w| w.disturbed))
+            }
+            m if self.claim_metrics().iter().any(|(n, _)| *n == m) => {
+                (!p.runs.is_empty()).then(|| p.runs.iter().any(|r| r.disturbed))
+            }
+            _ => None,
+        }
+    }
+
+    /// Disturbed windows of every iiBench point (the runs are the points' own).
+    fn disturbed_parts(&self, doc: &ResultDoc) -> usize {
+        doc.points
+            .iter()
+            .filter_map(|p| p.section::<IibenchResult>(NAME))
+            .map(|ii| ii.windows.iter().filter(|w| w.disturbed).count())
+            .sum()
+    }
+
     fn html(&self, results: &[Labeled]) -> String {
         let mut h = String::new();
         section(&mut h, results);
@@ -109,8 +139,21 @@ impl SectionOwner for Report {
     }
 }
 
+/// The point a claim reads (the first iiBench point of its operation) and its section.
+fn claimed<'d>(doc: &'d ResultDoc, op: Option<&str>) -> Option<(&'d Point, IibenchResult)> {
+    doc.points
+        .iter()
+        .filter(|p| op.is_none_or(|o| p.operation.eq_ignore_ascii_case(o)))
+        .find_map(|p| Some((p, p.section(NAME)?)))
+}
+
 /// Windows read as samples of the rate at the start or the end of the curve (claims).
 const END_WINDOWS: usize = 3;
+
+/// The window behind `last_window_rows_per_s` in the tables: the last one that is not partial.
+fn last_full(ii: &IibenchResult) -> Option<&Window> {
+    ii.windows.iter().rev().find(|w| !w.partial)
+}
 
 /// Points plotted per line at most: longer curves are merged in runs of consecutive windows
 /// (rows and time added, so a merged point's rate is exact for its span).
@@ -196,7 +239,7 @@ fn section(h: &mut String, rs: &[Labeled]) {
     if cs.is_empty() {
         return;
     }
-    h.push_str("<h2>iiBench: insert rate vs rows inserted</h2><p class=note>Rows per second of each window of rows against the rows inserted so far (the window ends there), one line per result; a short last window is left out. Long curves are drawn with consecutive windows merged (at most 300 points per line); the CSV (<code>--format csv --table iibench-windows</code>) has every window. Bytes written are the server process's writes (/proc/PID/io) during the window, so they lag the inserts that caused them (flushes, compaction).</p><div class=charts>");
+    h.push_str("<h2>iiBench: insert rate vs rows inserted</h2><p class=note>Rows per second of each window of rows against the rows inserted so far (the window ends there), one line per result; a short last window is left out. Long curves are drawn with consecutive windows merged (at most 300 points per line); the CSV (<code>--format csv --table iibench-windows</code>) has every window. Bytes written are the server process's writes (/proc/PID/io) during the window, so they lag the inserts that caused them (flushes, compaction). Disturbed: other processes used more than 0.1 CPU during the run or the window.</p><div class=charts>");
     let line = |f: &dyn Fn(&Span) -> Option<f64>| -> Vec<Series> {
         cs.iter()
             .map(|(name, _, ii)| Series {
@@ -265,6 +308,7 @@ fn tables(rs: &[Labeled]) -> Vec<Table> {
             ("space_amplification", "space amp."),
             ("queries_per_s", "queries/s"),
             ("query_p99_us", "query p99 µs"),
+            ("disturbed", "disturbed"),
         ],
     );
     let mut win = Table::new(
@@ -283,6 +327,8 @@ fn tables(rs: &[Labeled]) -> Vec<Table> {
             ("written_bytes_per_row", "written B/row"),
             ("write_amplification", "write amp."),
             ("partial", "partial"),
+            ("others_cpus", "others' CPUs"),
+            ("disturbed", "disturbed"),
         ],
     );
     for (name, p, ii) in curves(rs) {
@@ -300,6 +346,7 @@ fn tables(rs: &[Labeled]) -> Vec<Table> {
             Cell::opt(w.space_amplification, 2),
             Cell::opt(q.map(|q| q.queries_per_s), 1),
             q.map_or(Cell::Empty, |q| Cell::Int(q.latency_us.p99_us)),
+            disturbed_cell(p, &ii),
         ]);
         for x in &ii.windows {
             win.rows.push(vec![
@@ -316,8 +363,155 @@ fn tables(rs: &[Labeled]) -> Vec<Table> {
                 Cell::opt(x.written_bytes_per_row, 1),
                 Cell::opt(x.write_amplification, 2),
                 Cell::text(if x.partial { "yes" } else { "no" }),
+                Cell::opt(x.others_cpus, 2),
+                Cell::text(if x.disturbed { "yes" } else { "" }),
             ]);
         }
     }
     vec![sum, win]
+}
+
+/// The summary's mark: which of the point's measurements other processes disturbed.
+fn disturbed_cell(p: &Point, ii: &IibenchResult) -> Cell {
+    let mut parts = Vec::new();
+    if p.runs.iter().any(|r| r.disturbed) {
+        parts.push("run".to_string());
+    }
+    if last_full(ii).is_some_and(|w| w.disturbed) {
+        parts.push("last window".into());
+    }
+    let n = ii.windows.iter().filter(|w| w.disturbed).count();
+    if n > 0 {
+        parts.push(format!("{n} of {} windows", ii.windows.len()));
+    }
+    if parts.is_empty() {
+        Cell::Empty
+    } else {
+        Cell::text(parts.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::RunRecord;
+
+    fn window(rows_end: u64, others_cpus: Option<f64>, partial: bool) -> Window {
+        Window {
+            rows_end,
+            rows: 1000,
+            batches: 10,
+            errors: 0,
+            t_s: rows_end as f64 / 1000.0,
+            elapsed_s: 1.0,
+            rows_per_s: 1000.0,
+            latency_us: Default::default(),
+            logical_bytes: 32_000,
+            queries: 0,
+            queries_per_s: 0.0,
+            server_written_bytes: None,
+            written_bytes_per_row: None,
+            write_amplification: None,
+            partial,
+            others_cpus,
+            disturbed: others_cpus.is_some_and(|c| crate::harness::disturbed(c, 1.0)),
+        }
+    }
+
+    fn doc(windows: Vec<Window>, run_disturbed: bool) -> ResultDoc {
+        let mut p = Point {
+            operation: "insert".into(),
+            runs: vec![RunRecord {
+                disturbed: run_disturbed,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        p.set_section(
+            NAME,
+            &IibenchResult {
+                rows: 3000,
+                batches: 30,
+                rows_per_commit: 100,
+                window_rows: 1000,
+                elapsed_s: 3.0,
+                rows_per_s: 1000.0,
+                logical_bytes: 96_000,
+                last_window_rows_per_s: Some(1000.0),
+                windows,
+                queries: None,
+                wear: Default::default(),
+                deletes: None,
+            },
+        );
+        ResultDoc {
+            points: vec![p],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn last_window_has_its_own_flag() {
+        // The second window disturbed; the last three full ones quiet; a partial one after
+        // them disturbed (not one the end rate reads).
+        let d = doc(
+            vec![
+                window(1000, Some(0.0), false),
+                window(2000, Some(0.9), false),
+                window(3000, Some(0.0), false),
+                window(4000, Some(0.0), false),
+                window(5000, Some(0.02), false),
+                window(5100, Some(0.5), true),
+            ],
+            true,
+        );
+        let r = Report;
+        let dis = |m: &str| r.claim_disturbed(&d, m, None);
+        assert_eq!(dis("iibench.last_window_rows_per_s"), Some(false));
+        // The start rate reads the first three full windows, the second of them disturbed.
+        assert_eq!(dis("iibench.first_window_rows_per_s"), Some(true));
+        // Whole-run metrics: the run's flag.
+        assert_eq!(dis("iibench.rows_per_s"), Some(true));
+        assert_eq!(dis("iibench.written_bytes_per_row"), Some(true));
+        assert_eq!(dis("iibench.nope"), None);
+        assert_eq!(
+            r.claim_disturbed(&d, "iibench.rows_per_s", Some("select")),
+            None
+        );
+        assert_eq!(r.disturbed_parts(&d), 2);
+
+        let last = doc(
+            vec![
+                window(1000, Some(0.0), false),
+                window(2000, Some(0.9), false),
+            ],
+            false,
+        );
+        assert_eq!(
+            r.claim_disturbed(&last, "iibench.last_window_rows_per_s", None),
+            Some(true)
+        );
+        assert_eq!(
+            r.claim_disturbed(&last, "iibench.rows_per_s", None),
+            Some(false)
+        );
+        let ls = Labeled {
+            label: "a".into(),
+            doc: &last,
+        };
+        let t = tables(std::slice::from_ref(&ls));
+        assert!(
+            matches!(t[0].rows[0].last(), Some(Cell::Text(s)) if s == "last window, 1 of 2 windows"),
+            "{:?}",
+            t[0].rows[0]
+        );
+
+        // Windows made before they were checked: unknown.
+        let old = doc(vec![window(1000, None, false)], false);
+        assert_eq!(
+            r.claim_disturbed(&old, "iibench.last_window_rows_per_s", None),
+            None
+        );
+        assert_eq!(r.disturbed_parts(&old), 0);
+    }
 }

@@ -78,6 +78,13 @@ pub struct Window {
     pub write_amplification: Option<f64>,
     /// True for the last window when it holds fewer than window_rows rows.
     pub partial: bool,
+    /// CPUs other processes used on this host from the previous window's end to this one's
+    /// (1.0: one whole CPU); absent in results made before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_cpus: Option<f64>,
+    /// They disturbed the window's rate (`harness::disturbed`).
+    #[serde(default)]
+    pub disturbed: bool,
 }
 
 /// The query threads over the whole run.

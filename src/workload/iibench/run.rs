@@ -22,7 +22,9 @@ use std::time::{Duration, Instant};
 use crate::config::RunConfig;
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Error, Result};
-use crate::harness::{delta, host_cpu, server_process, Harness};
+use crate::harness::{
+    delta, disturbed, disturbed_above, host_cpu, server_process, Harness, HostSample,
+};
 use crate::live::{PhaseInfo, PhaseKind};
 use crate::measure::proc::{self, ProcSample};
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};
@@ -104,7 +106,13 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
     let deadline = spec.max_time.map(|d| t0 + d);
     let interval = cfg.report_interval();
 
-    let mut st = State::new(cfg, spec, t0, proc0);
+    let start = HostSample {
+        at: t0,
+        busy_s: busy0,
+        client: cpu0,
+        server: proc0,
+    };
+    let mut st = State::new(cfg, spec, start);
     st.started = started.map(|_| crate::fleet::now_unix_s());
     let (live, w) = (h.live.clone(), cfg.workload_spec.clone());
     let (ran, qres) = std::thread::scope(|s| {
@@ -384,7 +392,9 @@ struct State {
     next_boundary: u64,
     w: Open,
     window_queries0: u64,
-    window_proc: Option<ProcSample>,
+    /// The host, this process and the server when the open window started: its server writes
+    /// and what other processes used during it are counted from here.
+    window_start: HostSample,
     interval: Duration,
     intervals: Vec<IntervalSample>,
     /// A fleet's shard: when the run started (seconds since the epoch).
@@ -392,10 +402,10 @@ struct State {
 }
 
 impl State {
-    fn new(cfg: &RunConfig, spec: &Spec, t0: Instant, proc0: Option<ProcSample>) -> State {
+    fn new(cfg: &RunConfig, spec: &Spec, start: HostSample) -> State {
         State {
-            t0,
-            last_end: t0,
+            t0: start.at,
+            last_end: start.at,
             rows: 0,
             batches: 0,
             statements: 0,
@@ -410,7 +420,7 @@ impl State {
             next_boundary: spec.window_rows,
             w: Open::default(),
             window_queries0: 0,
-            window_proc: proc0,
+            window_start: start,
             interval: cfg.report_interval(),
             intervals: Vec::new(),
             started: None,
@@ -450,12 +460,15 @@ impl State {
     }
 
     fn close_window(&mut self, pid: Option<u32>, shared: &Shared, partial: bool) {
-        let p = pid.and_then(ProcSample::of_tree);
+        let now = HostSample::now(pid);
+        // Others' CPU over the window's whole span (its phases and the gaps between them).
+        let others = now.host_cpu_since(&self.window_start).others_cpus;
+        let span_s = now.at.duration_since(self.window_start.at).as_secs_f64();
         let w = std::mem::take(&mut self.w);
         let elapsed_s = w.elapsed.as_secs_f64().max(1e-9);
         let queries_now = shared.queries.load(std::sync::atomic::Ordering::Relaxed);
         let queries = queries_now - self.window_queries0;
-        let written = match (self.window_proc, p) {
+        let written = match (self.window_start.server, now.server) {
             (Some(a), Some(b)) => Some(b.write_bytes.saturating_sub(a.write_bytes)),
             _ => None,
         };
@@ -475,9 +488,11 @@ impl State {
             written_bytes_per_row: written.map(|b| b as f64 / w.rows.max(1) as f64),
             write_amplification: written.map(|b| b as f64 / w.logical.max(1) as f64),
             partial,
+            others_cpus: Some(others),
+            disturbed: disturbed(others, span_s),
         };
         eprintln!(
-            "iibench rows {:>12}  last {} rows: {:>10.0} rows/s{}{}",
+            "iibench rows {:>12}  last {} rows: {:>10.0} rows/s{}{}{}",
             win.rows_end,
             win.rows,
             win.rows_per_s,
@@ -488,11 +503,16 @@ impl State {
                 format!("  {:.0} queries/s", win.queries_per_s)
             } else {
                 String::new()
+            },
+            if win.disturbed {
+                format!("  DISTURBED (others {others:.2} CPU)")
+            } else {
+                String::new()
             }
         );
         self.windows.push(win);
         self.window_queries0 = queries_now;
-        self.window_proc = p;
+        self.window_start = now;
     }
 
     /// The point as measured so far (`fin`: the totals after the run, when it has ended;
@@ -553,7 +573,7 @@ impl State {
                 .filter(|s| client_s + s > 0.0)
                 .map(|s| client_s / (client_s + s)),
             server_process,
-            disturbed: host_cpu.others_cpus > cfg.disturbed_above_cpus,
+            disturbed: disturbed_above(host_cpu.others_cpus, elapsed_s, cfg.disturbed_above_cpus),
             host_cpu,
             intervals,
             workers_lost: self.workers_lost,

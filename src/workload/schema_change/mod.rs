@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::RunConfig;
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Error, Result};
-use crate::harness::{host_cpu, server_process, Harness, DISTURBED_CPUS};
+use crate::harness::{disturbed, host_cpu, server_process, Harness};
 use crate::measure::proc::{self, ProcSample};
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};
 use crate::report::{Aggregate, ClientCpu, Point, RunRecord};
@@ -423,9 +423,14 @@ pub fn measure(spec: &Spec, h: &mut Harness) -> Result<()> {
                 longest_stall_s: stall,
                 longest_stall_start_s: stall_at,
             };
-            eprint!("{}", render_one(&tl));
             let mut rec = record(&m, proc0, proc1, busy1 - busy0);
-            rec.disturbed = rec.host_cpu.others_cpus > h.cfg.disturbed_above_cpus;
+            rec.disturbed = crate::harness::disturbed_above(
+                rec.host_cpu.others_cpus,
+                rec.elapsed_s,
+                h.cfg.disturbed_above_cpus,
+            );
+            let others = rec.disturbed.then_some(rec.host_cpu.others_cpus);
+            eprint!("{}", render_one(&tl, others));
             let runs = vec![rec];
             let aggregate = Aggregate::of(&runs, m.hist.summary());
             let table_sizes = rt.block_on(crate::server::capture::table_sizes(h.conn()?));
@@ -604,7 +609,7 @@ fn record(m: &Measured, p0: Option<ProcSample>, p1: Option<ProcSample>, busy_s: 
             .filter(|s| client_s + s > 0.0)
             .map(|s| client_s / (client_s + s)),
         server_process,
-        disturbed: host_cpu.others_cpus > DISTURBED_CPUS,
+        disturbed: disturbed(host_cpu.others_cpus, m.elapsed_s),
         host_cpu,
         intervals: m.intervals.clone(),
         workers_lost: m.lost_workers,
@@ -614,11 +619,20 @@ fn record(m: &Measured, p0: Option<ProcSample>, p1: Option<ProcSample>, busy_s: 
     }
 }
 
-pub(crate) fn render_one(t: &Timeline) -> String {
+/// `disturbed`: what other processes used (CPUs) when they disturbed the timeline's run.
+pub(crate) fn render_one(t: &Timeline, disturbed: Option<f64>) -> String {
     use std::fmt::Write;
     let mut out = format!(
-        "{:<22} {:>3} thr  {:<8} {}  stall {:.1} s at {:.1} s\n",
-        t.algorithm, t.threads, t.engine, t.status, t.longest_stall_s, t.longest_stall_start_s
+        "{:<22} {:>3} thr  {:<8} {}  stall {:.1} s at {:.1} s{}\n",
+        t.algorithm,
+        t.threads,
+        t.engine,
+        t.status,
+        t.longest_stall_s,
+        t.longest_stall_start_s,
+        disturbed
+            .map(|c| format!("  DISTURBED (others {c:.2} CPU)"))
+            .unwrap_or_default()
     );
     for d in &t.ddl {
         let what = if d.statement.contains(" ADD ") {

@@ -48,9 +48,30 @@ impl SectionOwner for Report {
         Some(crate::report::MetricValues::Once(v))
     }
 
+    /// The run behind the timeline the claim reads (the first of its algorithm).
+    fn claim_disturbed(&self, doc: &ResultDoc, metric: &str, op: Option<&str>) -> Option<bool> {
+        if !self.claim_metrics().iter().any(|(n, _)| *n == metric) {
+            return None;
+        }
+        let tls: Vec<Timeline> = doc.section(NAME)?;
+        let tl = tls
+            .iter()
+            .find(|t| op.is_none_or(|o| t.algorithm.eq_ignore_ascii_case(o)))?;
+        run_disturbed(doc, tl)
+    }
+
+    /// Timelines whose run was disturbed.
+    fn disturbed_parts(&self, doc: &ResultDoc) -> usize {
+        doc.section::<Vec<Timeline>>(NAME).map_or(0, |tls| {
+            tls.iter()
+                .filter(|t| run_disturbed(doc, t) == Some(true))
+                .count()
+        })
+    }
+
     fn terminal(&self, doc: &ResultDoc, _pick: Pick) -> String {
         doc.section::<Vec<Timeline>>(NAME)
-            .map(|t| render(&t))
+            .map(|t| render(doc, &t))
             .unwrap_or_default()
     }
 
@@ -62,6 +83,19 @@ impl SectionOwner for Report {
     fn upgrade_v1(&self, doc: &mut Value) {
         crate::report::move_into(doc, "schema_change", "sections", NAME);
     }
+}
+
+/// The point that holds a timeline's run (its throughput series and CPU).
+fn point_of<'d>(doc: &'d ResultDoc, t: &Timeline) -> Option<&'d Point> {
+    doc.points
+        .iter()
+        .find(|p| p.operation == t.algorithm && p.threads == t.threads)
+}
+
+/// Whether the timeline's run was disturbed (None: its point is missing).
+fn run_disturbed(doc: &ResultDoc, t: &Timeline) -> Option<bool> {
+    let p = point_of(doc, t)?;
+    (!p.runs.is_empty()).then(|| p.runs.iter().any(|r| r.disturbed))
 }
 
 /// For the HTML throughput chart: each DDL of the point's timeline as a box from its start to
@@ -97,11 +131,97 @@ fn ddl_markers(doc: &ResultDoc, p: &Point) -> Vec<Series> {
         .collect()
 }
 
-/// The terminal summary of every timeline.
-fn render(ts: &[Timeline]) -> String {
+/// The terminal summary of every timeline, each marked when its run was disturbed.
+fn render(doc: &ResultDoc, ts: &[Timeline]) -> String {
     let mut out = String::from("\nschema-change timelines (DDL issued while the workload runs)\n");
     for t in ts {
-        out.push_str(&super::render_one(t));
+        let others = point_of(doc, t)
+            .and_then(|p| p.runs.iter().find(|r| r.disturbed))
+            .map(|r| r.host_cpu.others_cpus);
+        out.push_str(&super::render_one(t, others));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{HostCpu, RunRecord};
+
+    fn timeline(algorithm: &str, threads: usize) -> Timeline {
+        Timeline {
+            algorithm: algorithm.into(),
+            threads,
+            engine: "InnoDB".into(),
+            during: "oltp_insert".into(),
+            table_rows: 1000,
+            before_s: 1.0,
+            after_s: 1.0,
+            elapsed_s: 3.0,
+            status: "complete".into(),
+            ddl: vec![super::super::DdlEvent {
+                statement: "ALTER TABLE sbtest1 ADD COLUMN eb_added INT".into(),
+                start_s: 1.0,
+                end_s: 1.5,
+                duration_s: 0.5,
+                ok: true,
+                error: None,
+                baseline_ops_per_s: 100.0,
+                during_ops_per_s: 50.0,
+                lost_ops: 25.0,
+                lost_fraction: 0.5,
+                max_latency_us: 1000,
+            }],
+            longest_stall_s: 0.2,
+            longest_stall_start_s: 1.1,
+        }
+    }
+
+    fn point(algorithm: &str, threads: usize, others_cpus: f64) -> Point {
+        Point {
+            workload: NAME.into(),
+            operation: algorithm.into(),
+            threads,
+            runs: vec![RunRecord {
+                host_cpu: HostCpu {
+                    others_cpus,
+                    ..Default::default()
+                },
+                disturbed: crate::harness::disturbed(others_cpus, 3.0),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn claims_read_their_timelines_run() {
+        let mut d = ResultDoc {
+            points: vec![point("instant", 4, 0.02), point("copy", 4, 0.6)],
+            ..Default::default()
+        };
+        // "inplace" has no point (a result cut short): unknown.
+        d.set_section(
+            NAME,
+            &vec![
+                timeline("instant", 4),
+                timeline("copy", 4),
+                timeline("inplace", 4),
+            ],
+        );
+        let r = Report;
+        let dis = |m: &str, op: &str| r.claim_disturbed(&d, m, Some(op));
+        assert_eq!(dis("schema_change.ddl_s", "instant"), Some(false));
+        assert_eq!(dis("schema_change.ddl_s", "COPY"), Some(true));
+        assert_eq!(dis("schema_change.longest_stall_s", "copy"), Some(true));
+        assert_eq!(dis("schema_change.ddl_s", "inplace"), None);
+        assert_eq!(dis("schema_change.nope", "copy"), None);
+        assert_eq!(r.disturbed_parts(&d), 1);
+        let t = r.terminal(&d, Pick::Median);
+        let copy = t.lines().find(|l| l.starts_with("copy")).unwrap();
+        assert!(copy.contains("DISTURBED (others 0.60 CPU)"), "{t}");
+        assert!(!t
+            .lines()
+            .any(|l| l.starts_with("instant") && l.contains("DISTURBED")));
+    }
 }

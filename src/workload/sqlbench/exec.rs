@@ -2,13 +2,12 @@
 //! meter that can pause around untimed setup. Also the result records of the sqlbench section.
 
 use std::collections::BTreeMap;
-use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
 use super::Spec;
 use crate::db::{Conn, DbError, DbResult, Dbms, ErrorClass, StmtId, TargetSpec, Value};
-use crate::measure::proc::ProcSample;
+use crate::harness::{disturbed, host_cpu, HostSample};
 use crate::measure::{CpuTimes, ErrorCounts};
 
 /// What happened to one operation.
@@ -61,6 +60,14 @@ pub struct OpResult {
     /// Server status counters that moved over the whole operation (timed and untimed parts).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub server_counters: BTreeMap<String, f64>,
+    /// CPUs other processes used on this host over the timed part (1.0: one whole CPU);
+    /// absent when it did not run, and in results made before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_cpus: Option<f64>,
+    /// Other processes used enough CPU over the timed part to have slowed it
+    /// (`harness::disturbed`: more than 0.1 CPU and more than the sampler's rounding).
+    #[serde(default)]
+    pub disturbed: bool,
 }
 
 /// Sums over the operations that ran.
@@ -76,12 +83,25 @@ pub struct Totals {
     pub ops_not_supported: usize,
     pub ops_failed: usize,
     pub ops_not_run: usize,
+    /// CPUs other processes used over the timed parts of the operations that ran (their
+    /// seconds over `wall_s`: what `wall_s` was measured beside).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_cpus: Option<f64>,
+    /// `others_cpus` disturbed the total (the same rule as an operation's).
+    #[serde(default)]
+    pub disturbed: bool,
 }
 
 impl Totals {
     pub fn of(ops: &[OpResult]) -> Totals {
         let mut t = Totals::default();
+        // Others' seconds and the wall seconds of the operations where they were measured.
+        let (mut others_s, mut measured_s) = (0.0, 0.0);
         for o in ops {
+            if let Some(c) = o.others_cpus {
+                others_s += c * o.wall_s;
+                measured_s += o.wall_s;
+            }
             match o.status {
                 OpStatus::Ok => t.ops_ok += 1,
                 OpStatus::NotSupported => t.ops_not_supported += 1,
@@ -95,6 +115,11 @@ impl Totals {
                 *t.server_cpu_s.get_or_insert(0.0) += s;
             }
             t.tests += o.tests;
+        }
+        if ops.iter().any(|o| o.others_cpus.is_some()) {
+            let c = others_s / f64::max(measured_s, 1e-9);
+            t.others_cpus = Some(c);
+            t.disturbed = disturbed(c, measured_s);
         }
         t
     }
@@ -119,12 +144,26 @@ pub struct Section {
     pub engines: Vec<EngineRun>,
 }
 
-/// Wall time and CPU of the timed parts of one operation.
+/// Wall time and CPU of the timed parts of one operation, and the host's busy CPU over them
+/// (what other processes used is the rest).
 struct Meter {
     wall_s: f64,
     cpu: CpuTimes,
     server_s: Option<f64>,
-    started: Option<(Instant, CpuTimes, Option<f64>)>,
+    busy_s: f64,
+    started: Option<HostSample>,
+}
+
+impl Meter {
+    fn new(server_pid: Option<u32>) -> Meter {
+        Meter {
+            wall_s: 0.0,
+            cpu: CpuTimes::default(),
+            server_s: server_pid.map(|_| 0.0),
+            busy_s: 0.0,
+            started: None,
+        }
+    }
 }
 
 /// Runs operations on one work connection and records them.
@@ -172,12 +211,7 @@ impl<'a> Runner<'a> {
             transactional,
             server_pid,
             admin,
-            meter: Meter {
-                wall_s: 0.0,
-                cpu: CpuTimes::default(),
-                server_s: None,
-                started: None,
-            },
+            meter: Meter::new(None),
             errors: ErrorCounts::default(),
             samples: Vec::new(),
             note: None,
@@ -212,12 +246,7 @@ impl<'a> Runner<'a> {
             None => BTreeMap::new(),
         };
         self.current = Some((idx, before));
-        self.meter = Meter {
-            wall_s: 0.0,
-            cpu: CpuTimes::default(),
-            server_s: self.server_pid.map(|_| 0.0),
-            started: None,
-        };
+        self.meter = Meter::new(self.server_pid);
         self.errors = ErrorCounts::default();
         self.samples.clear();
         self.note = None;
@@ -227,14 +256,17 @@ impl<'a> Runner<'a> {
 
     /// Stop timing (untimed setup follows).
     pub fn pause(&mut self) {
-        if let Some((t0, c0, s0)) = self.meter.started.take() {
-            let c = CpuTimes::now().since(c0);
-            self.meter.wall_s += t0.elapsed().as_secs_f64();
+        if let Some(a) = self.meter.started.take() {
+            let b = HostSample::now(self.server_pid);
+            let c = b.client.since(a.client);
+            self.meter.wall_s += b.at.duration_since(a.at).as_secs_f64();
             self.meter.cpu.user_s += c.user_s;
             self.meter.cpu.sys_s += c.sys_s;
-            let s1 = self.server_cpu();
-            if let (Some(acc), Some(s0), Some(s1)) = (self.meter.server_s.as_mut(), s0, s1) {
-                *acc += (s1 - s0).max(0.0);
+            self.meter.busy_s += (b.busy_s - a.busy_s).max(0.0);
+            if let (Some(acc), Some(s0), Some(s1)) =
+                (self.meter.server_s.as_mut(), a.server, b.server)
+            {
+                *acc += (s1.cpu_s() - s0.cpu_s()).max(0.0);
             }
         }
     }
@@ -242,15 +274,8 @@ impl<'a> Runner<'a> {
     /// Start timing again.
     pub fn resume(&mut self) {
         if self.meter.started.is_none() {
-            let s = self.server_cpu();
-            self.meter.started = Some((Instant::now(), CpuTimes::now(), s));
+            self.meter.started = Some(HostSample::now(self.server_pid));
         }
-    }
-
-    fn server_cpu(&self) -> Option<f64> {
-        self.server_pid
-            .and_then(ProcSample::of_tree)
-            .map(|p| p.cpu_s())
     }
 
     /// End the current operation: record it with `tests` done.
@@ -285,8 +310,11 @@ impl<'a> Runner<'a> {
             OpStatus::Ok
         };
         let (name, group, _) = super::OPS[idx];
+        let m = &self.meter;
+        let others = host_cpu(m.busy_s, m.cpu.total_s(), m.server_s, m.wall_s).others_cpus;
+        let disturbed = disturbed(others, m.wall_s);
         eprintln!(
-            "{:<34} {:>9} tests {:>9.3} s  usr {:.2} sys {:.2}{}{}",
+            "{:<34} {:>9} tests {:>9.3} s  usr {:.2} sys {:.2}{}{}{}",
             name,
             tests,
             self.meter.wall_s,
@@ -296,6 +324,11 @@ impl<'a> Runner<'a> {
                 .server_s
                 .map(|s| format!("  server {s:.2}"))
                 .unwrap_or_default(),
+            if disturbed {
+                format!("  DISTURBED (others {others:.2} CPU)")
+            } else {
+                String::new()
+            },
             if status == OpStatus::Ok {
                 String::new()
             } else {
@@ -327,6 +360,8 @@ impl<'a> Runner<'a> {
             error_samples: std::mem::take(&mut self.samples),
             note: self.note.take(),
             server_counters: counters,
+            others_cpus: Some(others),
+            disturbed,
         });
     }
 
@@ -351,6 +386,8 @@ impl<'a> Runner<'a> {
             error_samples: Vec::new(),
             note: Some(why.into()),
             server_counters: BTreeMap::new(),
+            others_cpus: None,
+            disturbed: false,
         });
     }
 

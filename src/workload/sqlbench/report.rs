@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
-use super::exec::{EngineRun, OpResult, OpStatus, Section};
+use super::exec::{EngineRun, OpResult, OpStatus, Section, Totals};
 use super::NAME;
 use crate::report::html::Labeled;
 use crate::report::svg_bar::BarChart;
@@ -43,16 +43,32 @@ impl SectionOwner for Report {
         metric: &str,
         _op: Option<&str>,
     ) -> Option<crate::report::MetricValues> {
-        let run = doc.section::<Section>(NAME)?.engines.into_iter().next()?;
-        let v = match metric.split_once(':') {
-            None if metric == "sqlbench.total_s" => run.totals.wall_s,
-            Some(("sqlbench.op_s", op)) => {
-                let o = run.ops.iter().find(|o| o.name == op)?;
-                (o.status == OpStatus::Ok).then_some(o.wall_s)?
-            }
-            _ => return None,
+        let v = match claimed(doc, metric)? {
+            Measured::Totals(t) => t.wall_s,
+            Measured::Op(o) => (o.status == OpStatus::Ok).then_some(o.wall_s)?,
         };
         Some(crate::report::MetricValues::Once(v))
+    }
+
+    /// The totals' or the operation's own flag; unknown in results made before it was
+    /// measured.
+    fn claim_disturbed(&self, doc: &ResultDoc, metric: &str, _op: Option<&str>) -> Option<bool> {
+        match claimed(doc, metric)? {
+            Measured::Totals(t) => t.others_cpus.map(|_| t.disturbed),
+            Measured::Op(o) => o.others_cpus.map(|_| o.disturbed),
+        }
+    }
+
+    /// Disturbed operations, and totals disturbed, of every engine.
+    fn disturbed_parts(&self, doc: &ResultDoc) -> usize {
+        doc.section::<Section>(NAME).map_or(0, |s| {
+            s.engines
+                .iter()
+                .map(|e| {
+                    e.ops.iter().filter(|o| o.disturbed).count() + usize::from(e.totals.disturbed)
+                })
+                .sum()
+        })
     }
 
     fn html(&self, results: &[Labeled]) -> String {
@@ -83,6 +99,22 @@ impl SectionOwner for Report {
     /// v1 kept the section in the document's `sqlbench` field.
     fn upgrade_v1(&self, doc: &mut Value) {
         crate::report::move_into(doc, "sqlbench", "sections", NAME);
+    }
+}
+
+/// What a claim's metric reads: the totals or one operation.
+enum Measured {
+    Totals(Totals),
+    Op(OpResult),
+}
+
+/// The measurement behind `metric` in a result: of its first engine (a cell runs one).
+fn claimed(doc: &ResultDoc, metric: &str) -> Option<Measured> {
+    let run = doc.section::<Section>(NAME)?.engines.into_iter().next()?;
+    match metric.split_once(':') {
+        None if metric == "sqlbench.total_s" => Some(Measured::Totals(run.totals)),
+        Some(("sqlbench.op_s", op)) => run.ops.into_iter().find(|o| o.name == op).map(Measured::Op),
+        _ => None,
     }
 }
 
@@ -187,6 +219,22 @@ fn section(h: &mut String, ss: &[Section]) {
     if chart.bar_count() > 0 {
         let _ = write!(h, "<div class=charts>{}</div>", chart.to_svg());
     }
+    // The seconds stay numbers (the CSV is read back as data): what was disturbed is said here.
+    let disturbed: Vec<String> = es
+        .iter()
+        .flat_map(|(name, e)| {
+            let ops = e.ops.iter().filter(|o| o.disturbed).map(|o| o.name.clone());
+            let total = e.totals.disturbed.then(|| "the totals".to_string());
+            ops.chain(total).map(move |o| format!("{o} ({name})"))
+        })
+        .collect();
+    if !disturbed.is_empty() {
+        let _ = write!(
+            h,
+            "<p class=warn>Disturbed (other processes used more than 0.1 CPU while it ran): {}.</p>",
+            crate::report::svg::escape(&disturbed.join(", "))
+        );
+    }
     let t = tables(ss);
     h.push_str(&t[0].to_html());
     let _ = write!(
@@ -246,6 +294,8 @@ fn tables(ss: &[Section]) -> Vec<Table> {
             ("usr_s", "client usr s"),
             ("sys_s", "client sys s"),
             ("server_cpu_s", "server CPU s"),
+            ("others_cpus", "others' CPUs"),
+            ("disturbed", "disturbed"),
             ("errors", "errors"),
             ("note", "note"),
         ],
@@ -261,10 +311,113 @@ fn tables(ss: &[Section]) -> Vec<Table> {
                 Cell::Num(o.usr_s, 3),
                 Cell::Num(o.sys_s, 3),
                 Cell::opt(o.server_cpu_s, 3),
+                Cell::opt(o.others_cpus, 2),
+                Cell::text(if o.disturbed { "yes" } else { "" }),
                 Cell::Int(o.errors.values().sum()),
                 o.note.as_deref().map_or(Cell::Empty, Cell::text),
             ]);
         }
     }
     vec![side, detail]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn op(name: &str, wall_s: f64, others_cpus: Option<f64>) -> OpResult {
+        OpResult {
+            name: name.into(),
+            group: "insert".into(),
+            tests: 10,
+            status: OpStatus::Ok,
+            wall_s,
+            usr_s: 0.0,
+            sys_s: 0.0,
+            server_cpu_s: None,
+            errors: BTreeMap::new(),
+            error_samples: Vec::new(),
+            note: None,
+            server_counters: BTreeMap::new(),
+            others_cpus,
+            disturbed: others_cpus.is_some_and(|c| crate::harness::disturbed(c, wall_s)),
+        }
+    }
+
+    fn doc(ops: Vec<OpResult>) -> ResultDoc {
+        let mut d = ResultDoc::default();
+        d.set_section(
+            NAME,
+            &Section {
+                scale: 1.0,
+                engines: vec![EngineRun {
+                    engine: "InnoDB".into(),
+                    dbms: "mysql".into(),
+                    transactions: true,
+                    totals: Totals::of(&ops),
+                    ops,
+                }],
+            },
+        );
+        d
+    }
+
+    #[test]
+    fn claims_read_the_operations_and_totals_flags() {
+        // insert: 1 CPU of others over 10 s; select_key: quiet; count: 2 CPUs over 10 ms
+        // (within the sampler's rounding: not disturbed).
+        let d = doc(vec![
+            op("insert", 10.0, Some(1.0)),
+            op("select_key", 30.0, Some(0.01)),
+            op("count", 0.01, Some(2.0)),
+        ]);
+        let r = Report;
+        let dis = |m: &str| r.claim_disturbed(&d, m, None);
+        assert_eq!(dis("sqlbench.op_s:insert"), Some(true));
+        assert_eq!(dis("sqlbench.op_s:select_key"), Some(false));
+        assert_eq!(dis("sqlbench.op_s:count"), Some(false));
+        assert_eq!(dis("sqlbench.op_s:nope"), None);
+        assert_eq!(dis("sqlbench.nope"), None);
+        // Totals: (10 + 0.3 + 0.02) others' seconds over 40.01 s = 0.26 CPU.
+        assert_eq!(dis("sqlbench.total_s"), Some(true));
+        let s: Section = d.section(NAME).unwrap();
+        let c = s.engines[0].totals.others_cpus.unwrap();
+        assert!((c - 10.32 / 40.01).abs() < 1e-9, "{c}");
+        assert_eq!(r.disturbed_parts(&d), 2);
+
+        let quiet = doc(vec![op("insert", 10.0, Some(0.05))]);
+        assert_eq!(
+            r.claim_disturbed(&quiet, "sqlbench.total_s", None),
+            Some(false)
+        );
+        assert_eq!(r.disturbed_parts(&quiet), 0);
+        assert!(!super::super::table::render(&[quiet.section(NAME).unwrap()]).contains('*'));
+        let mut h = String::new();
+        section(&mut h, std::slice::from_ref(&s));
+        assert!(
+            h.contains("Disturbed (other processes used more than 0.1 CPU while it ran): insert (InnoDB), the totals (InnoDB).</p>"),
+            "{h}"
+        );
+        // The CSV keeps numbers.
+        let t = tables(std::slice::from_ref(&s));
+        assert!(matches!(t[0].rows[0][2], Cell::Num(..)));
+        assert!(matches!(t[0].footer[0][2], Cell::Num(..)));
+        let marked = super::super::table::render(&[s]);
+        assert!(marked.contains("*: disturbed"), "{marked}");
+    }
+
+    #[test]
+    fn older_results_say_unknown() {
+        // Made before the measure: no others_cpus anywhere (as deserialized without it).
+        let d = doc(vec![op("insert", 10.0, None)]);
+        let r = Report;
+        assert_eq!(r.claim_disturbed(&d, "sqlbench.op_s:insert", None), None);
+        assert_eq!(r.claim_disturbed(&d, "sqlbench.total_s", None), None);
+        assert_eq!(r.disturbed_parts(&d), 0);
+        let old = serde_json::json!({"name": "insert", "group": "insert", "tests": 1,
+            "status": "ok", "wall_s": 1.0, "usr_s": 0.0, "sys_s": 0.0});
+        let o: OpResult = serde_json::from_value(old).unwrap();
+        assert!(o.others_cpus.is_none() && !o.disturbed);
+    }
 }

@@ -28,6 +28,21 @@ fn cell(o: Option<&OpResult>, v: impl Fn(&OpResult) -> f64) -> String {
     }
 }
 
+/// An operation's seconds, `*` when other processes disturbed it.
+fn wall(o: Option<&OpResult>) -> String {
+    let c = cell(o, |o| o.wall_s);
+    match o {
+        Some(o) if o.disturbed && o.status == OpStatus::Ok => c + "*",
+        _ => c,
+    }
+}
+
+/// The totals' seconds, marked as an operation's.
+fn total(e: &EngineRun) -> String {
+    let mark = if e.totals.disturbed { "*" } else { "" };
+    format!("{:.2}{mark}", e.totals.wall_s)
+}
+
 /// Every engine run of every result's section (a result of `--engines` holds several).
 pub fn engines(sections: &[Section]) -> Vec<&EngineRun> {
     sections.iter().flat_map(|s| s.engines.iter()).collect()
@@ -79,7 +94,7 @@ pub fn render(sections: &[Section]) -> String {
                 s,
                 "{:<34} {:>10} {:>9} {:>9} {:>9} {:>10} {:>10}",
                 n,
-                cell(o, |o| o.wall_s),
+                wall(o),
                 cell(o, |o| o.usr_s),
                 cell(o, |o| o.sys_s),
                 cell(o, |o| o.usr_s + o.sys_s),
@@ -94,9 +109,9 @@ pub fn render(sections: &[Section]) -> String {
         let t = &e.totals;
         let _ = writeln!(
             s,
-            "{:<34} {:>10.2} {:>9.2} {:>9.2} {:>9.2} {:>10} {:>10}",
+            "{:<34} {:>10} {:>9.2} {:>9.2} {:>9.2} {:>10} {:>10}",
             "TOTALS",
-            t.wall_s,
+            total(e),
             t.usr_s,
             t.sys_s,
             t.usr_s + t.sys_s,
@@ -115,13 +130,13 @@ pub fn render(sections: &[Section]) -> String {
         for n in &names {
             let _ = write!(s, "{n:<34}");
             for e in &runs {
-                let _ = write!(s, " {:>11}", cell(find(e, n).as_ref(), |o| o.wall_s));
+                let _ = write!(s, " {:>11}", wall(find(e, n).as_ref()));
             }
             let _ = writeln!(s, " {:>10}", tests_of(n));
         }
         let _ = write!(s, "{:<34}", "TOTALS");
         for e in &runs {
-            let _ = write!(s, " {:>11.2}", e.totals.wall_s);
+            let _ = write!(s, " {:>11}", total(e));
         }
         let _ = writeln!(s, " {:>10}", runs[0].totals.tests);
     }
@@ -137,6 +152,15 @@ pub fn render(sections: &[Section]) -> String {
         let _ = writeln!(
             s,
             "!: the operation failed (unexpected errors or a failed check; see errors and note in the JSON)"
+        );
+    }
+    if runs
+        .iter()
+        .any(|e| e.totals.disturbed || e.ops.iter().any(|o| o.disturbed))
+    {
+        let _ = writeln!(
+            s,
+            "*: disturbed: other processes used more than 0.1 CPU while it ran (others_cpus in the JSON)"
         );
     }
     s
