@@ -70,6 +70,147 @@ pub enum Command {
     /// Write a commented example workload file to start your own from (run it with
     /// `enginebench run --workload-file FILE`; docs/workload-files.md).
     InitWorkload(InitWorkloadArgs),
+    /// The results recorded in the catalog, one line per measured point, oldest first
+    /// (filters narrow them); `history import DIR...` adds result folders made elsewhere or
+    /// before the catalog existed (a result already there is not added twice).
+    /// docs/catalog.md.
+    History(HistoryArgs),
+    /// The catalog every run records its result in: `enginebench catalog path` prints where it
+    /// is (docs/catalog.md).
+    Catalog(CatalogCommandArgs),
+}
+
+/// Where results are recorded (docs/catalog.md).
+#[derive(Debug, Clone, Args, Default)]
+pub struct CatalogArgs {
+    /// The catalog to use: an SQLite file (a path or sqlite:///path) or a PostgreSQL database
+    /// (postgres://user@host/db; the password from PGPASSWORD) shared by a team. Default:
+    /// ENGINEBENCH_CATALOG, else $XDG_DATA_HOME/enginebench/catalog.db
+    /// (~/.local/share/enginebench/catalog.db); ENGINEBENCH_CATALOG=off records nothing.
+    #[arg(long, value_name = "PATH|URL", global = true)]
+    pub catalog: Option<String>,
+    /// Record nothing in the catalog (and read none).
+    #[arg(long, conflicts_with = "catalog", global = true)]
+    pub no_catalog: bool,
+}
+
+impl CatalogArgs {
+    /// The catalog chosen (a value that cannot name one: exit 2).
+    pub fn location(&self) -> crate::Result<crate::catalog::Location> {
+        crate::catalog::Location::choose(self.catalog.as_deref(), self.no_catalog)
+    }
+}
+
+/// Which catalogued results to read (history, trends, a catalog baseline).
+#[derive(Debug, Clone, Args, Default)]
+pub struct FilterArgs {
+    /// Results of this workload only (micro-read, tpcc, ...).
+    #[arg(long, value_name = "NAME")]
+    pub workload: Option<String>,
+    /// Points of this operation only.
+    #[arg(long, value_name = "NAME")]
+    pub operation: Option<String>,
+    /// Points at this thread count only.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Results of this storage engine (as the server reports it; case does not matter).
+    #[arg(long, value_name = "NAME")]
+    pub engine: Option<String>,
+    /// Results started at or after this: a date (2026-11-01), a time (2026-11-01T12:00:00Z)
+    /// or an age (7d, 12h).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Results against this kind of target (sqlite, mariadb, postgres) or whose target URL
+    /// contains this text.
+    #[arg(long, value_name = "KIND|TEXT")]
+    pub target: Option<String>,
+    /// Results of this client host (its hostname).
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
+    /// Results whose server had this setting at this value (repeatable), e.g.
+    /// --where innodb_flush_log_at_trx_commit=2.
+    #[arg(long = "where", value_name = "KEY=VALUE")]
+    pub settings: Vec<String>,
+    /// Results of this status only: complete, interrupted or failed.
+    #[arg(long, value_name = "STATUS")]
+    pub status: Option<String>,
+    /// The newest N results that pass the other filters.
+    #[arg(long, value_name = "N")]
+    pub last: Option<usize>,
+}
+
+impl FilterArgs {
+    /// The filter, checked (no I/O).
+    pub fn filter(&self) -> crate::Result<crate::catalog::Filter> {
+        use crate::catalog::Filter;
+        if let Some(s) = &self.status {
+            if !["complete", "interrupted", "failed", "running"].contains(&s.as_str()) {
+                return Err(crate::Error::usage(format!(
+                    "--status {s}: one of complete, interrupted, failed"
+                )));
+            }
+        }
+        Ok(Filter {
+            workload: self.workload.clone(),
+            operation: self.operation.clone(),
+            engine: self.engine.clone(),
+            since: self.since.as_deref().map(Filter::since).transpose()?,
+            target: self.target.clone(),
+            host: self.host.clone(),
+            threads: self.threads,
+            settings: self
+                .settings
+                .iter()
+                .map(|s| Filter::setting(s))
+                .collect::<crate::Result<_>>()?,
+            status: self.status.clone(),
+            last: self.last,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct HistoryArgs {
+    #[command(subcommand)]
+    pub action: Option<HistoryAction>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// What to print: a table, CSV (every column) or JSON (an array of rows).
+    #[arg(long, value_enum, default_value_t = HistoryFormat::Table)]
+    pub format: HistoryFormat,
+    #[command(flatten)]
+    pub catalog: CatalogArgs,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum HistoryAction {
+    /// Add result folders (or result.json files, or folders holding result folders, such as
+    /// a suite's) to the catalog; results already there are counted, not added again.
+    Import {
+        #[arg(required = true, value_name = "DIR")]
+        paths: Vec<std::path::PathBuf>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HistoryFormat {
+    Table,
+    Csv,
+    Json,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CatalogCommandArgs {
+    #[command(subcommand)]
+    pub action: CatalogAction,
+    #[command(flatten)]
+    pub catalog: CatalogArgs,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum CatalogAction {
+    /// Print where the catalog is (the path, or the URL without its password).
+    Path,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -108,8 +249,18 @@ pub struct CheckArgs {
 #[derive(Debug, Clone, Args)]
 pub struct ReportArgs {
     /// Result files (result.json) or result folders.
-    #[arg(required = true, value_name = "RESULT")]
+    #[arg(required_unless_present = "trend", value_name = "RESULT")]
     pub results: Vec<std::path::PathBuf>,
+    /// A trend page from the catalog instead of result files: per workload, operation and
+    /// thread count, the headline metric over time with each result's run-to-run spread,
+    /// disturbed results marked and changes of server setting or version annotated (the
+    /// filters choose the results; docs/catalog.md).
+    #[arg(long, conflicts_with_all = ["results", "table"])]
+    pub trend: bool,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    #[command(flatten)]
+    pub catalog: CatalogArgs,
     /// Where to write the report ("-" for stdout).
     #[arg(long, short = 'o', default_value = "report.html", value_name = "FILE")]
     pub output: String,
@@ -132,6 +283,8 @@ pub struct MergeArgs {
     /// Default: enginebench-results/merge-RUN_ID.
     #[arg(long, short = 'o', value_name = "DIR")]
     pub output: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub catalog: CatalogArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -144,10 +297,20 @@ pub enum ReportFormat {
 
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
-    /// The baseline result (A).
+    /// The baseline result (A); with --baseline, the result compared (B).
     pub a: std::path::PathBuf,
     /// The result compared with it (B).
-    pub b: std::path::PathBuf,
+    #[arg(required_unless_present = "baseline")]
+    pub b: Option<std::path::PathBuf>,
+    /// The baseline from the catalog instead of a file: 'catalog:last=N' pools the measured
+    /// runs of the newest N complete results like the compared one (same workload, target
+    /// kind, engine and host, started before it; the filters below narrow them further).
+    #[arg(long, value_name = "catalog:last=N", conflicts_with = "b")]
+    pub baseline: Option<String>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    #[command(flatten)]
+    pub catalog: CatalogArgs,
     /// What to print.
     #[arg(long, value_enum, default_value_t = CompareFormat::Table)]
     pub format: CompareFormat,
@@ -579,6 +742,9 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub server: RunServerArgs,
+
+    #[command(flatten)]
+    pub catalog: CatalogArgs,
 
     /// Give up on an operation after this long (e.g. 2s): it counts as a query_timeout error
     /// and its connection is closed (a server that stops answering cannot hang the run).

@@ -251,6 +251,9 @@ pub fn run(argv: &WorkloadArgv, reg: &Registry) -> Result<ExitCode> {
 }
 
 pub fn report(a: &ReportArgs, reg: &Registry) -> Result<ExitCode> {
+    if a.trend {
+        return crate::catalog_commands::trend(a, reg);
+    }
     let owners = reg.owners();
     let docs = a
         .results
@@ -300,6 +303,7 @@ pub fn report(a: &ReportArgs, reg: &Registry) -> Result<ExitCode> {
 
 /// `merge RESULT...`: the shards of one fleet run as one result (and its page).
 pub fn merge(a: &crate::cli::MergeArgs, reg: &Registry) -> Result<ExitCode> {
+    let catalog = a.catalog.location()?;
     let owners = reg.owners();
     let inputs = a
         .results
@@ -337,6 +341,7 @@ pub fn merge(a: &crate::cli::MergeArgs, reg: &Registry) -> Result<ExitCode> {
         fleet.run_id,
         path.display()
     );
+    crate::catalog::record_file(&catalog, &path, &owners);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -352,7 +357,15 @@ pub fn compare(a: &CompareArgs, reg: &Registry) -> Result<ExitCode> {
         .transpose()
         .map_err(Error::usage)?;
     let owners = reg.owners();
-    let (da, db) = (report::load(&a.a, &owners)?, report::load(&a.b, &owners)?);
+    let (da, db) = match (&a.baseline, &a.b) {
+        (Some(spec), _) => crate::catalog_commands::baseline(a, spec, &owners)?,
+        (None, Some(b)) => (report::load(&a.a, &owners)?, report::load(b, &owners)?),
+        (None, None) => {
+            return Err(Error::usage(
+                "compare needs two results, or one and --baseline catalog:last=N",
+            ))
+        }
+    };
     let rows = report::compare::compare(&da, &db);
     if rows.is_empty() {
         return Err(Error::usage(
@@ -373,7 +386,10 @@ pub fn compare(a: &CompareArgs, reg: &Registry) -> Result<ExitCode> {
     if differ.len() > 20 {
         eprintln!("node settings: {} more differ", differ.len() - 20);
     }
-    let labels = report::html::labels(&[da.clone(), db.clone()]);
+    let mut labels = report::html::labels(&[da.clone(), db.clone()]);
+    if let Some(spec) = &a.baseline {
+        labels[0] = format!("the pooled runs of {spec}");
+    }
     match a.format {
         CompareFormat::Table => {
             print!(

@@ -1,6 +1,8 @@
 //! enginebench: a storage-engine benchmark lab. Data flows one way:
 //! cli → config → (workload, db) → harness → runner → measure → report.
 
+pub mod catalog;
+pub mod catalog_commands;
 pub mod cli;
 pub mod commands;
 pub mod config;
@@ -52,5 +54,7 @@ pub fn run_with(cli: cli::Cli, reg: &registry::Registry) -> Result<ExitCode> {
         cli::Command::Reproduce(a) => suite::reproduce(a, reg),
         cli::Command::Check(a) => commands::check(a, reg),
         cli::Command::InitWorkload(a) => commands::init_workload(a),
+        cli::Command::History(a) => catalog_commands::history(a, reg),
+        cli::Command::Catalog(a) => catalog_commands::catalog(a),
     }
 }

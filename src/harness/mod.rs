@@ -273,6 +273,8 @@ pub fn run(
     workload: Arc<dyn Workload>,
     owners: &[&'static dyn report::SectionOwner],
 ) -> Result<ExitCode> {
+    // A --catalog that cannot name one is refused before anything runs.
+    a.catalog.location()?;
     if let Some(text) = workload.preview() {
         print!("{text}");
         return Ok(ExitCode::SUCCESS);
@@ -592,7 +594,7 @@ fn run_on(
         let notes = NodeInfo::mark_exited(&mut h.doc.target.nodes, &c.dead_nodes());
         h.doc.notes.extend(notes);
     }
-    finish(&mut h, outcome, a.format, owners)
+    finish(&mut h, outcome, a.format, &a.catalog, owners)
 }
 
 /// Status and exit code from the outcome; the result is on disk before anything is printed.
@@ -600,6 +602,7 @@ fn finish(
     h: &mut Harness,
     outcome: Result<()>,
     format: RunFormat,
+    catalog: &crate::cli::CatalogArgs,
     owners: &[&'static dyn report::SectionOwner],
 ) -> Result<ExitCode> {
     let spec = &h.cfg.target_spec;
@@ -676,6 +679,11 @@ fn finish(
         RunFormat::Jsonl => {}
     }
     eprintln!("result: {}", h.path.display());
+    // After the result is complete on disk: the catalog gets the final file, and a catalog
+    // that cannot be written costs the run nothing (one line says why).
+    if let Ok(loc) = catalog.location() {
+        crate::catalog::record_file(&loc, &h.path, &owners);
+    }
     let exit = match &outcome {
         Ok(()) => code_u8,
         Err(e) => e.exit_code(),

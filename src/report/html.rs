@@ -55,7 +55,7 @@ pub fn labels(docs: &[ResultDoc]) -> Vec<String> {
 // Small multiples: `.charts` is a grid of cells at least 400 px wide (three per row on a
 // 1366 px laptop, one on a 390 px phone); every chart scales to its cell. A table is its own
 // horizontal scroll box, so a wide one never widens the page.
-const STYLE: &str = "*{box-sizing:border-box}\
+pub(crate) const STYLE: &str = "*{box-sizing:border-box}\
 body{font-family:system-ui,sans-serif;margin:0 auto;padding:12px 16px;color:#222;max-width:1400px}\
 h1{font-size:1.5em;overflow-wrap:anywhere}h2{border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:1.6em}\
 table{border-collapse:collapse;margin:8px 0 16px;font-size:13px;display:block;overflow-x:auto;max-width:100%}\

@@ -2,6 +2,7 @@
 //! PostgreSQL. The server URLs come from scripts/test.sh (EB_TEST_MYSQL_URL, EB_TEST_PG_URL);
 //! with EB_REQUIRE_SERVERS=1 a missing URL fails the test instead of skipping it.
 
+mod catalog;
 mod cli;
 mod cluster;
 mod common;

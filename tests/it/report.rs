@@ -59,6 +59,11 @@ pub(crate) struct Browsed {
 /// Open `page` in headless Chromium: its DOM, console messages, requests made by the page (not
 /// the browser's own background requests, whose initiator is "not an origin"), a screenshot.
 pub(crate) fn browse(bin: &str, page: &Path, work: &Path) -> Browsed {
+    browse_at(bin, page, work, 1300)
+}
+
+/// `browse` with a window `width` px wide (the DOM is read at that width too).
+pub(crate) fn browse_at(bin: &str, page: &Path, work: &Path, width: u32) -> Browsed {
     let net = work.join("net.json");
     let shot = work.join("shot.png");
     let url = format!("file://{}", page.display());
@@ -80,6 +85,7 @@ pub(crate) fn browse(bin: &str, page: &Path, work: &Path) -> Browsed {
     };
     let o = common("ud1")
         .arg(format!("--log-net-log={}", net.display()))
+        .arg(format!("--window-size={width},1800"))
         .arg("--dump-dom")
         .arg(&url)
         .output()
@@ -104,7 +110,7 @@ pub(crate) fn browse(bin: &str, page: &Path, work: &Path) -> Browsed {
         .collect();
     let s = common("ud2")
         .args([
-            "--window-size=1300,1800",
+            &format!("--window-size={width},1800"),
             &format!("--screenshot={}", shot.display()),
             &url,
         ])
@@ -124,7 +130,7 @@ pub(crate) fn browse(bin: &str, page: &Path, work: &Path) -> Browsed {
 }
 
 /// Share of pixels that are not (nearly) white.
-fn inked_share(png_path: &Path) -> f64 {
+pub(crate) fn inked_share(png_path: &Path) -> f64 {
     let decoder = png::Decoder::new(std::io::BufReader::new(
         std::fs::File::open(png_path).unwrap(),
     ));

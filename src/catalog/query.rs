@@ -1,0 +1,420 @@
+//! Reading the catalog: the filters `history`, `compare --baseline catalog:...` and
+//! `report --trend` share, and the rows they read (one per measured point of a result).
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use super::store::Val;
+use super::Catalog;
+use crate::error::{Error, Result};
+
+/// Which results to read. Every field narrows; an empty filter reads everything.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    pub workload: Option<String>,
+    pub operation: Option<String>,
+    /// Compared without case (InnoDB, innodb).
+    pub engine: Option<String>,
+    /// RFC 3339 (normalized by [`Filter::since`]).
+    pub since: Option<String>,
+    /// The target's kind (sqlite, mariadb, postgres) or a part of its URL.
+    pub target: Option<String>,
+    pub host: Option<String>,
+    pub threads: Option<usize>,
+    /// Server settings that must have exactly these values.
+    pub settings: Vec<(String, String)>,
+    /// Results of this status only (complete, failed, interrupted).
+    pub status: Option<String>,
+    /// The newest N results that pass the rest.
+    pub last: Option<usize>,
+}
+
+impl Filter {
+    /// `--since`: a date (2026-11-01), a time (2026-11-01T12:00:00Z) or an age (7d, 12h).
+    pub fn since(v: &str) -> Result<String> {
+        let v = v.trim();
+        let bad = || {
+            Error::usage(format!(
+                "--since {v}: give a date (2026-11-01), a time (2026-11-01T12:00:00Z) or an age (7d, 12h)"
+            ))
+        };
+        if let Ok(d) = humantime::parse_duration(v) {
+            let t = std::time::SystemTime::now()
+                .checked_sub(d)
+                .ok_or_else(bad)?;
+            return Ok(humantime::format_rfc3339_seconds(t).to_string());
+        }
+        let t = if v.len() == 10 {
+            format!("{v}T00:00:00Z")
+        } else {
+            v.to_string()
+        };
+        let parsed = humantime::parse_rfc3339_weak(t.trim_end_matches('Z')).map_err(|_| bad())?;
+        Ok(humantime::format_rfc3339_seconds(parsed).to_string())
+    }
+
+    /// `--where KEY=VALUE`.
+    pub fn setting(v: &str) -> Result<(String, String)> {
+        match v.split_once('=') {
+            Some((k, val)) if !k.trim().is_empty() => {
+                Ok((k.trim().to_string(), val.trim().to_string()))
+            }
+            _ => Err(Error::usage(format!(
+                "--where {v}: give a server setting as KEY=VALUE, e.g. innodb_buffer_pool_size=1073741824"
+            ))),
+        }
+    }
+
+    /// The conditions on a result (`r`) and on its points (`p`), with their parameters.
+    fn conditions(&self, pg: bool) -> (Vec<String>, Vec<String>, Vec<Val>, Vec<Val>) {
+        let (mut on_r, mut on_p, mut pr, mut pp) = (vec![], vec![], vec![], vec![]);
+        let mut r = |sql: &str, vals: Vec<Val>| {
+            on_r.push(sql.to_string());
+            pr.extend(vals);
+        };
+        if let Some(w) = &self.workload {
+            r("r.workload = ?", vec![w.as_str().into()]);
+        }
+        if let Some(e) = &self.engine {
+            r("lower(r.engine) = lower(?)", vec![e.as_str().into()]);
+        }
+        if let Some(s) = &self.since {
+            r("r.started_at >= ?", vec![s.as_str().into()]);
+        }
+        if let Some(t) = &self.target {
+            r(
+                "(r.dbms = ? OR r.target LIKE ?)",
+                vec![t.as_str().into(), format!("%{t}%").into()],
+            );
+        }
+        if let Some(h) = &self.host {
+            r("r.host = ?", vec![h.as_str().into()]);
+        }
+        if let Some(s) = &self.status {
+            r("r.status = ?", vec![s.as_str().into()]);
+        }
+        for (k, v) in &self.settings {
+            if pg {
+                r(
+                    "(r.settings::jsonb ->> CAST(? AS TEXT)) = CAST(? AS TEXT)",
+                    vec![k.as_str().into(), v.as_str().into()],
+                );
+            } else {
+                let path = format!("$.{}", serde_json::Value::String(k.clone()));
+                r(
+                    "json_extract(r.settings, ?) = ?",
+                    vec![path.into(), v.as_str().into()],
+                );
+            }
+        }
+        if let Some(o) = &self.operation {
+            on_p.push("p.operation = ?".to_string());
+            pp.push(o.as_str().into());
+        }
+        if let Some(t) = self.threads {
+            on_p.push("p.threads = ?".to_string());
+            pp.push(Val::Int(t as i64));
+        }
+        (on_r, on_p, pr, pp)
+    }
+
+    /// `WHERE ...` selecting the results (and their points) and its parameters.
+    fn sql(&self, pg: bool) -> (String, Vec<Val>) {
+        let (on_r, on_p, pr, pp) = self.conditions(pg);
+        let mut all: Vec<String> = on_r.clone();
+        all.extend(on_p.iter().cloned());
+        let mut params = pr.clone();
+        params.extend(pp.iter().cloned());
+        if let Some(n) = self.last {
+            // The newest N results that have a point passing the point filters.
+            let mut inner = on_r.clone();
+            if !on_p.is_empty() {
+                inner.push(format!(
+                    "EXISTS (SELECT 1 FROM points p WHERE p.result_id = r.id AND {})",
+                    on_p.join(" AND ")
+                ));
+            }
+            all.push(format!(
+                "r.id IN (SELECT r.id FROM results r{} ORDER BY r.started_at DESC, r.id DESC LIMIT ?)",
+                where_of(&inner)
+            ));
+            params.extend(pr);
+            params.extend(pp);
+            params.push(Val::Int(n as i64));
+        }
+        (where_of(&all), params)
+    }
+}
+
+fn where_of(conds: &[String]) -> String {
+    if conds.is_empty() {
+        String::new()
+    } else {
+        format!(" WHERE {}", conds.join(" AND "))
+    }
+}
+
+/// One measured point of a catalogued result, with the result's indexed columns.
+#[derive(Debug, Clone, Serialize)]
+pub struct HistoryRow {
+    pub id: i64,
+    pub started_at: String,
+    pub status: String,
+    pub workload: String,
+    pub operation: String,
+    pub threads: i64,
+    pub dbms: String,
+    pub server_version: String,
+    pub engine: String,
+    /// The workload's options (storage format, variant), as compact JSON; "" when none.
+    pub options: String,
+    pub profile: Option<String>,
+    pub settings_fingerprint: String,
+    pub host: String,
+    pub tool_version: String,
+    pub fleet: Option<String>,
+    pub runs: i64,
+    pub ops_per_s: Option<f64>,
+    pub ops_per_s_sd: Option<f64>,
+    pub ops_per_s_min: Option<f64>,
+    pub ops_per_s_max: Option<f64>,
+    pub p99_us: Option<f64>,
+    pub client_us_per_op: Option<f64>,
+    pub server_us_per_op: Option<f64>,
+    pub tpm_c: Option<f64>,
+    pub disturbed: bool,
+}
+
+const ROW_COLUMNS: &str = "r.id, r.started_at, r.status, r.workload, p.operation, p.threads,
+    r.dbms, r.server_version, r.engine, r.options, r.profile, r.settings_fingerprint, r.host,
+    r.tool_version, r.fleet, p.runs, p.ops_per_s, p.ops_per_s_sd, p.ops_per_s_min,
+    p.ops_per_s_max, p.p99_us, p.client_us_per_op, p.server_us_per_op, p.tpm_c, p.disturbed";
+
+fn row_of(v: &[Val]) -> HistoryRow {
+    HistoryRow {
+        id: v[0].int().unwrap_or(0),
+        started_at: v[1].text(),
+        status: v[2].text(),
+        workload: v[3].text(),
+        operation: v[4].text(),
+        threads: v[5].int().unwrap_or(0),
+        dbms: v[6].text(),
+        server_version: v[7].text(),
+        engine: v[8].text(),
+        options: v[9].text(),
+        profile: v[10].opt_text(),
+        settings_fingerprint: v[11].text(),
+        host: v[12].text(),
+        tool_version: v[13].text(),
+        fleet: v[14].opt_text(),
+        runs: v[15].int().unwrap_or(0),
+        ops_per_s: v[16].real(),
+        ops_per_s_sd: v[17].real(),
+        ops_per_s_min: v[18].real(),
+        ops_per_s_max: v[19].real(),
+        p99_us: v[20].real(),
+        client_us_per_op: v[21].real(),
+        server_us_per_op: v[22].real(),
+        tpm_c: v[23].real(),
+        disturbed: v[24].int().unwrap_or(0) != 0,
+    }
+}
+
+impl Catalog {
+    /// Every point of the results `f` selects, oldest first.
+    pub fn history(&mut self, f: &Filter) -> Result<Vec<HistoryRow>> {
+        let (cond, params) = f.sql(self.store.is_postgres());
+        let sql = format!(
+            "SELECT {ROW_COLUMNS} FROM results r JOIN points p ON p.result_id = r.id{cond}
+             ORDER BY r.started_at, r.id, p.seq"
+        );
+        let rows = self.store.query(&sql, &params).map_err(|e| self.err(e))?;
+        Ok(rows.iter().map(|r| row_of(r)).collect())
+    }
+
+    /// The ids of the newest `n` complete results that `f` selects, started no later than
+    /// `before` and other than the result `identity` (the one being gated), newest first.
+    pub fn baseline(
+        &mut self,
+        f: &Filter,
+        identity: &str,
+        before: &str,
+        n: usize,
+    ) -> Result<Vec<i64>> {
+        let mut f = f.clone();
+        f.last = None;
+        f.status = Some("complete".into());
+        let (cond, mut params) = f.sql(self.store.is_postgres());
+        let glue = if cond.is_empty() { " WHERE" } else { " AND" };
+        let sql = format!(
+            "SELECT r.id FROM results r{cond}{glue} r.identity <> ? AND r.started_at <= ?
+               AND EXISTS (SELECT 1 FROM points p WHERE p.result_id = r.id)
+             ORDER BY r.started_at DESC, r.id DESC LIMIT ?"
+        );
+        // Point conditions in `cond` refer to `p`: select through the points when present.
+        let sql = if f.operation.is_some() || f.threads.is_some() {
+            sql.replacen(
+                "FROM results r",
+                "FROM results r JOIN points p ON p.result_id = r.id",
+                1,
+            )
+            .replacen("SELECT r.id", "SELECT DISTINCT r.id, r.started_at", 1)
+        } else {
+            sql
+        };
+        params.push(identity.into());
+        params.push(before.into());
+        params.push(Val::Int(n as i64));
+        let rows = self.store.query(&sql, &params).map_err(|e| self.err(e))?;
+        Ok(rows.iter().filter_map(|r| r[0].int()).collect())
+    }
+
+    /// The compared server settings of result `id`.
+    pub fn settings(&mut self, id: i64) -> Result<BTreeMap<String, String>> {
+        let rows = self
+            .store
+            .query("SELECT settings FROM results WHERE id = ?", &[Val::Int(id)])
+            .map_err(|e| self.err(e))?;
+        let text = rows.first().map(|r| r[0].text()).unwrap_or_default();
+        Ok(serde_json::from_str(&text).unwrap_or_default())
+    }
+}
+
+/// `history`'s table: one line per point, the spread of its runs beside the mean.
+pub fn table(rows: &[HistoryRow]) -> String {
+    let mut out = format!(
+        "{:>6}  {:<20} {:<8} {:<14} {:<24} {:>7}  {:<18} {:<12} {:<14} {:>4} {:>12} {:>7} {:>9} {:>9}  {}\n",
+        "id", "started", "status", "workload", "operation", "threads", "target", "engine", "host",
+        "runs", "ops/s", "±sd", "p99 µs", "cpu µs/op", "notes"
+    );
+    for r in rows {
+        let sd = match (r.ops_per_s, r.ops_per_s_sd) {
+            (Some(m), Some(s)) if m > 0.0 && r.runs > 1 => format!("{:.1}%", s / m * 100.0),
+            _ => "-".into(),
+        };
+        let mut notes = Vec::new();
+        if r.disturbed {
+            notes.push("disturbed".to_string());
+        }
+        if let Some(f) = &r.fleet {
+            notes.push(f.clone());
+        }
+        if !r.options.is_empty() {
+            notes.push(r.options.clone());
+        }
+        let line = format!(
+            "{:>6}  {:<20} {:<8} {:<14} {:<24} {:>7}  {:<18} {:<12} {:<14} {:>4} {:>12} {:>7} {:>9} {:>9}  {}",
+            r.id,
+            r.started_at,
+            r.status,
+            r.workload,
+            r.operation,
+            r.threads,
+            format!("{} {}", r.dbms, short_version(&r.server_version)),
+            r.engine,
+            r.host,
+            r.runs,
+            num(r.ops_per_s, 1),
+            sd,
+            num(r.p99_us, 0),
+            num(r.client_us_per_op, 1),
+            notes.join("; ")
+        );
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    let results: std::collections::BTreeSet<i64> = rows.iter().map(|r| r.id).collect();
+    let _ = writeln!(
+        out,
+        "{} point(s) of {} result(s)",
+        rows.len(),
+        results.len()
+    );
+    out
+}
+
+/// `history --format csv`: every column of the rows.
+pub fn csv(rows: &[HistoryRow]) -> String {
+    let mut out = String::from("id,started_at,status,workload,operation,threads,dbms,server_version,engine,options,profile,settings_fingerprint,host,tool_version,fleet,runs,ops_per_s,ops_per_s_sd,ops_per_s_min,ops_per_s_max,p99_us,client_us_per_op,server_us_per_op,tpm_c,disturbed\n");
+    let o = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
+    for r in rows {
+        let cells = [
+            r.id.to_string(),
+            r.started_at.clone(),
+            r.status.clone(),
+            r.workload.clone(),
+            r.operation.clone(),
+            r.threads.to_string(),
+            r.dbms.clone(),
+            r.server_version.clone(),
+            r.engine.clone(),
+            r.options.clone(),
+            r.profile.clone().unwrap_or_default(),
+            r.settings_fingerprint.clone(),
+            r.host.clone(),
+            r.tool_version.clone(),
+            r.fleet.clone().unwrap_or_default(),
+            r.runs.to_string(),
+            o(r.ops_per_s),
+            o(r.ops_per_s_sd),
+            o(r.ops_per_s_min),
+            o(r.ops_per_s_max),
+            o(r.p99_us),
+            o(r.client_us_per_op),
+            o(r.server_us_per_op),
+            o(r.tpm_c),
+            r.disturbed.to_string(),
+        ];
+        let line: Vec<String> = cells.iter().map(|c| csv_cell(c)).collect();
+        out.push_str(&line.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+fn csv_cell(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn num(v: Option<f64>, decimals: usize) -> String {
+    v.map(|x| format!("{x:.decimals$}"))
+        .unwrap_or_else(|| "-".into())
+}
+
+/// A server version's number (MariaDB's is long: 10.11.6-MariaDB-0+deb12u1-log; SQLite's and
+/// PostgreSQL's start with their name: SQLite 3.50.2).
+pub fn short_version(v: &str) -> &str {
+    let mut words = v.split([' ', '-']);
+    words
+        .clone()
+        .find(|w| w.starts_with(|c: char| c.is_ascii_digit()))
+        .or_else(|| words.next())
+        .unwrap_or(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn since_forms() {
+        assert_eq!(Filter::since("2026-11-01").unwrap(), "2026-11-01T00:00:00Z");
+        assert_eq!(
+            Filter::since("2026-11-01T12:30:00Z").unwrap(),
+            "2026-11-01T12:30:00Z"
+        );
+        assert!(Filter::since("7d").unwrap().ends_with('Z'));
+        assert!(Filter::since("yesterday-ish").is_err());
+        assert!(Filter::setting("a=1").is_ok());
+        assert!(Filter::setting("=1").is_err());
+        assert_eq!(short_version("10.11.6-MariaDB-0+deb12u1-log"), "10.11.6");
+        assert_eq!(short_version("SQLite 3.50.2"), "3.50.2");
+        assert_eq!(short_version("PostgreSQL 16.4 (Debian 16.4-1)"), "16.4");
+    }
+}

@@ -1,0 +1,287 @@
+//! The commands that read or fill the catalog: `history`, `history import`, `catalog path`,
+//! `compare --baseline catalog:last=N` (its baseline) and `report --trend`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use crate::catalog::{self, Catalog, Filter, Recorded};
+use crate::cli::{CatalogAction, CatalogCommandArgs, CompareArgs, HistoryAction, HistoryArgs};
+use crate::error::{Error, Result};
+use crate::registry::Registry;
+use crate::report::{self, Owners, Point, ResultDoc};
+
+/// `enginebench catalog path`.
+pub fn catalog(a: &CatalogCommandArgs) -> Result<ExitCode> {
+    match a.action {
+        CatalogAction::Path => {
+            println!("{}", a.catalog.location()?.display());
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn open(loc: &catalog::Location) -> Result<Catalog> {
+    if *loc == catalog::Location::Off {
+        return Err(Error::usage(
+            "the catalog is off (--no-catalog or ENGINEBENCH_CATALOG=off): nothing to read",
+        ));
+    }
+    Catalog::open(loc)
+}
+
+/// `enginebench history [import DIR...]`.
+pub fn history(a: &HistoryArgs, reg: &Registry) -> Result<ExitCode> {
+    let loc = a.catalog.location()?;
+    if let Some(HistoryAction::Import { paths }) = &a.action {
+        return import(&loc, paths, &reg.owners());
+    }
+    let filter = a.filter.filter()?;
+    let rows = open(&loc)?.history(&filter)?;
+    let text = match a.format {
+        crate::cli::HistoryFormat::Table => catalog::history_table(&rows),
+        crate::cli::HistoryFormat::Csv => catalog::history_csv(&rows),
+        crate::cli::HistoryFormat::Json => {
+            let mut t = serde_json::to_string_pretty(&rows).expect("rows serialize");
+            t.push('\n');
+            t
+        }
+    };
+    print!("{text}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The result files under `path`: itself, its result.json, or those of the folders below it
+/// (a suite's cells, a results folder), a few levels deep.
+fn result_files(path: &Path, depth: usize, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    if path.is_file() {
+        out.push(path.to_path_buf());
+        return Ok(());
+    }
+    let own = path.join("result.json");
+    if own.is_file() {
+        out.push(own);
+        return Ok(());
+    }
+    if depth == 0 {
+        return Ok(());
+    }
+    let mut subs: Vec<PathBuf> = std::fs::read_dir(path)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    subs.sort();
+    for s in subs {
+        result_files(&s, depth - 1, out)?;
+    }
+    Ok(())
+}
+
+fn import(loc: &catalog::Location, paths: &[PathBuf], owners: Owners) -> Result<ExitCode> {
+    let mut files = Vec::new();
+    for p in paths {
+        if !p.exists() {
+            return Err(Error::usage(format!(
+                "{}: no such file or folder",
+                p.display()
+            )));
+        }
+        result_files(p, 3, &mut files)
+            .map_err(|e| Error::usage(format!("cannot read {}: {e}", p.display())))?;
+    }
+    if files.is_empty() {
+        return Err(Error::usage(format!(
+            "no result.json in {}",
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let mut cat = open(loc)?;
+    let (mut added, mut already, mut skipped) = (0, 0, 0);
+    for f in &files {
+        let text = match std::fs::read_to_string(f) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("skipped {}: {e}", f.display());
+                skipped += 1;
+                continue;
+            }
+        };
+        // The full path, so that `history` can point back at the folder.
+        let source = std::fs::canonicalize(f).unwrap_or_else(|_| f.clone());
+        match cat.record(&text, &source.display().to_string(), owners) {
+            Ok(Recorded::Added(_)) => added += 1,
+            Ok(Recorded::Already(_)) => already += 1,
+            // A file that is not a result (a suite's plan copy, a half-written file) is
+            // skipped and named; the others still go in.
+            Err(e)
+                if e.failure == crate::error::Failure::Usage
+                    && !e.message.starts_with("catalog ") =>
+            {
+                eprintln!("skipped {}", crate::error::one_line(&e.message));
+                skipped += 1;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    eprintln!(
+        "imported {added} new result(s) into {}; {already} already there{}",
+        loc.display(),
+        if skipped > 0 {
+            format!(", {skipped} skipped")
+        } else {
+            String::new()
+        }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `compare NEW --baseline catalog:last=N`: the pooled baseline (A) and the result (B).
+pub fn baseline(a: &CompareArgs, spec: &str, owners: Owners) -> Result<(ResultDoc, ResultDoc)> {
+    let n: usize = spec
+        .strip_prefix("catalog:last=")
+        .and_then(|n| n.parse().ok())
+        .filter(|n| *n > 0)
+        .ok_or_else(|| {
+            Error::usage(format!(
+                "--baseline {spec}: expected catalog:last=N (N at least 1), e.g. catalog:last=5"
+            ))
+        })?;
+    if a.filter.last.is_some() {
+        return Err(Error::usage(
+            "--last does not go with --baseline: the count is in catalog:last=N",
+        ));
+    }
+    let mut filter = a.filter.filter()?;
+    let loc = a.catalog.location()?;
+    let file = if a.a.is_dir() {
+        a.a.join("result.json")
+    } else {
+        a.a.clone()
+    };
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| Error::usage(format!("cannot read {}: {e}", file.display())))?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        Error::usage(format!(
+            "{} is not an enginebench result: {e}",
+            file.display()
+        ))
+    })?;
+    let identity = catalog::identity(&value);
+    let new = report::load(&file, owners)?;
+    comparable(&mut filter, &new);
+    let mut cat = open(&loc)?;
+    let ids = cat.baseline(&filter, &identity, &new.started_at, n)?;
+    if ids.is_empty() {
+        return Err(Error::usage(format!(
+            "no comparable result in the catalog {} (same workload, target kind, engine and host as {}, started before it): record some first, or widen the filters",
+            loc.display(),
+            file.display()
+        )));
+    }
+    let docs = ids
+        .iter()
+        .map(|id| cat.doc(*id, owners))
+        .collect::<Result<Vec<_>>>()?;
+    let list: Vec<String> = ids.iter().map(|i| format!("#{i}")).collect();
+    eprintln!(
+        "baseline: {} catalogued result(s) pooled ({}{}), from {}",
+        ids.len(),
+        list.join(", "),
+        if ids.len() < n {
+            format!("; fewer than the {n} asked for")
+        } else {
+            String::new()
+        },
+        loc.display()
+    );
+    Ok((pooled(&docs, &new), new))
+}
+
+/// Unless the user chose otherwise: results of the same workload, target kind, engine and
+/// client host as `new` (a comparison across them would measure the difference of setup).
+fn comparable(f: &mut Filter, new: &ResultDoc) {
+    if f.workload.is_none() {
+        f.workload = new
+            .config
+            .get("workload")
+            .and_then(|w| w.as_str())
+            .map(str::to_string)
+            .or_else(|| new.points.first().map(|p| p.workload.clone()));
+    }
+    if f.target.is_none() && !new.target.dbms.is_empty() {
+        f.target = Some(new.target.dbms.clone());
+    }
+    if f.engine.is_none() && !new.target.engine.is_empty() {
+        f.engine = Some(new.target.engine.clone());
+    }
+    if f.host.is_none() && !new.host.hostname.is_empty() {
+        f.host = Some(new.host.hostname.clone());
+    }
+}
+
+/// One result whose every point of `new` holds the measured runs of that point in all of
+/// `docs` (newest first): the run-to-run spread of the recent past is the baseline's noise.
+fn pooled(docs: &[ResultDoc], new: &ResultDoc) -> ResultDoc {
+    let mut out = docs[0].clone();
+    out.points = new
+        .points
+        .iter()
+        .filter_map(|np| {
+            let runs: Vec<_> = docs
+                .iter()
+                .flat_map(|d| {
+                    d.points
+                        .iter()
+                        .filter(|p| p.operation == np.operation && p.threads == np.threads)
+                        .flat_map(|p| p.runs.iter().cloned())
+                })
+                .collect();
+            (!runs.is_empty()).then(|| Point {
+                workload: np.workload.clone(),
+                operation: np.operation.clone(),
+                threads: np.threads,
+                runs,
+                ..Point::default()
+            })
+        })
+        .collect();
+    out.notes = vec![format!(
+        "Baseline pooled from {} catalogued result(s) started {} to {}.",
+        docs.len(),
+        docs.last().map_or("", |d| d.started_at.as_str()),
+        docs[0].started_at
+    )];
+    out
+}
+
+/// `report --trend`: the trend page of the catalogued results the filters select.
+pub fn trend(a: &crate::cli::ReportArgs, reg: &Registry) -> Result<ExitCode> {
+    if a.format != crate::cli::ReportFormat::Html {
+        return Err(Error::usage(
+            "--trend draws a page: leave out --format (or give html)",
+        ));
+    }
+    let filter = a.filter.filter()?;
+    let loc = a.catalog.location()?;
+    let mut cat = open(&loc)?;
+    let rows = cat.history(&filter)?;
+    if rows.is_empty() {
+        return Err(Error::usage(format!(
+            "no catalogued result passes the filters (catalog {})",
+            loc.display()
+        )));
+    }
+    let _ = reg;
+    let html = catalog::trend::page(&rows, &mut cat, &loc.display())?;
+    if a.output == "-" {
+        print!("{html}");
+    } else {
+        report::json::write_text_atomic(Path::new(&a.output), &html)
+            .map_err(|e| Error::usage(format!("--output: cannot write {}: {e}", a.output)))?;
+        eprintln!("report: {} ({} KiB)", a.output, html.len().div_ceil(1024));
+    }
+    Ok(ExitCode::SUCCESS)
+}
