@@ -682,7 +682,7 @@ fn finish(
     // After the result is complete on disk: the catalog gets the final file, and a catalog
     // that cannot be written costs the run nothing (one line says why).
     if let Ok(loc) = catalog.location() {
-        crate::catalog::record_file(&loc, &h.path, &owners);
+        crate::catalog::record_file(&loc, &h.path, owners);
     }
     let exit = match &outcome {
         Ok(()) => code_u8,
