@@ -447,24 +447,21 @@ fn pick_point<'a>(doc: &'a ResultDoc, op: Option<&str>) -> Result<&'a Point, Str
     }
 }
 
-/// Two-sided 95 % (`two_sided_95`) or 90 % quantiles of Student's t.
+/// Two-sided 95 % (the table `compare` uses) or 90 % quantiles of Student's t.
 fn t_quantile(df: f64, ninety: bool) -> f64 {
-    const T95: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-        2.052, 2.048, 2.045, 2.042,
-    ];
     const T90: [f64; 30] = [
         6.314, 2.920, 2.353, 2.132, 2.015, 1.943, 1.895, 1.860, 1.833, 1.812, 1.796, 1.782, 1.771,
         1.761, 1.753, 1.746, 1.740, 1.734, 1.729, 1.725, 1.721, 1.717, 1.714, 1.711, 1.708, 1.706,
         1.703, 1.701, 1.699, 1.697,
     ];
+    if !ninety {
+        return crate::report::compare::t_critical(df);
+    }
     let d = df.floor().max(1.0) as usize;
-    match (d <= 30, ninety) {
-        (true, false) => T95[d - 1],
-        (true, true) => T90[d - 1],
-        (false, false) => 1.96,
-        (false, true) => 1.645,
+    if d <= 30 {
+        T90[d - 1]
+    } else {
+        1.645
     }
 }
 
