@@ -595,25 +595,8 @@ pub struct PrepareArgs {
     #[arg(long, value_enum, default_value_t = Method::Quick)]
     pub method: Method,
 
-    /// Load as shard I of a fleet of N processes (0-based, I < N; `/N` takes I from
-    /// JOB_COMPLETION_INDEX), which load one database together: each loads its block of every
-    /// table's rows (TPC-C: whole warehouses), shard 0 creates the tables first and builds the
-    /// secondary indexes and the metadata once every shard has loaded. The tables are the same
-    /// as one `prepare` makes. Needs --run-id. A workload whose load cannot be split says so
-    /// (exit 2). docs/fleet.md.
-    #[arg(long, value_name = "I/N")]
-    pub shard: Option<String>,
-
-    /// With --shard: the fleet's name, the same for every shard and new for every prepare
-    /// (letters, digits, '.', '_', '-'); the shards meet in the table enginebench_fleet.
-    #[arg(long, value_name = "ID", env = "ENGINEBENCH_RUN_ID")]
-    pub run_id: Option<String>,
-
-    /// With --shard: how long a shard waits for another to check in, or hears nothing from
-    /// one (each writes a heartbeat every second while it loads), before it gives up and
-    /// names it (e.g. 60s, 5m) [default: 60s].
-    #[arg(long, value_name = "DURATION")]
-    pub fleet_timeout: Option<String>,
+    #[command(flatten)]
+    pub fleet: FleetArgs,
 }
 
 /// The common options of `cleanup`.
@@ -763,22 +746,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", default_value = "30s")]
     pub connect_timeout: String,
 
-    /// Run as shard I of a fleet of N enginebench processes (0-based, I < N), each on its own
-    /// machine or pod, against one target: this process runs its share of the workload (TPC-C:
-    /// its block of home warehouses; inserts: keys no other shard writes; --rate: 1/N of it;
-    /// --threads: per shard, as given). `/N` takes I from JOB_COMPLETION_INDEX (a Kubernetes
-    /// Indexed Job). A workload that cannot be split says so (exit 2). Merge the shards'
-    /// results with `enginebench merge`; docs/fleet.md.
-    #[arg(long, value_name = "I/N")]
-    pub shard: Option<String>,
-
-    /// With --shard: the fleet run's name, the same for every shard and new for every run
-    /// (letters, digits, '.', '_', '-'). The shards meet in the table enginebench_fleet of the
-    /// target before every point and start it together, 1.5 s after the last one arrived;
-    /// tables not loaded yet are loaded by all shards together first (as `prepare --shard`).
-    /// Given without --shard it is refused (exit 2); ENGINEBENCH_RUN_ID is then ignored.
-    #[arg(long, value_name = "ID", env = "ENGINEBENCH_RUN_ID")]
-    pub run_id: Option<String>,
+    #[command(flatten)]
+    pub fleet: FleetArgs,
 
     /// With --shard and no --run-id: start the first point at this wall-clock time
     /// (2026-11-26T03:00:00Z, or seconds since the epoch) instead of meeting in the target
@@ -786,10 +755,35 @@ pub struct RunArgs {
     /// docs/fleet.md). Refused without --shard (exit 2).
     #[arg(long, value_name = "TIME")]
     pub start_at: Option<String>,
+}
 
-    /// With --shard and --run-id: how long a shard waits for the others to check in (or
-    /// hears nothing from one while the tables load) before it gives up and names the missing
-    /// ones (e.g. 60s, 5m) [default: 60s]. Refused without --shard (exit 2).
+/// The flags of a fleet's shard, the same for `prepare` and `run` (docs/fleet.md).
+#[derive(Debug, Clone, Args)]
+pub struct FleetArgs {
+    /// Be shard I of a fleet of N enginebench processes (0-based, I < N), each on its own
+    /// machine or pod, against one target. `prepare`: each shard loads its block of every
+    /// table's rows (TPC-C: whole warehouses); shard 0 creates the tables first and builds the
+    /// secondary indexes and the metadata once every shard has loaded, so the tables are the
+    /// same as one `prepare` makes. `run`: each runs its share of the workload (TPC-C: its
+    /// block of home warehouses; inserts: keys no other shard writes; --rate: 1/N of it;
+    /// --threads: per shard, as given); merge the shards' results with `enginebench merge`.
+    /// `/N` takes I from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job). A workload that
+    /// cannot be split says so (exit 2). docs/fleet.md.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+
+    /// With --shard: the fleet's name, the same for every shard and new for every prepare or
+    /// run (letters, digits, '.', '_', '-'). The shards meet in the table enginebench_fleet of
+    /// the target; a run's shards meet there before every point and start it together, 1.5 s
+    /// after the last one arrived, and tables not loaded yet are loaded by all shards together
+    /// first (as `prepare --shard`). Given without --shard it is refused (exit 2);
+    /// ENGINEBENCH_RUN_ID is then ignored.
+    #[arg(long, value_name = "ID", env = "ENGINEBENCH_RUN_ID")]
+    pub run_id: Option<String>,
+
+    /// With --shard: how long a shard waits for the others to check in, or hears nothing from
+    /// one (each writes a heartbeat every second while it loads), before it gives up and names
+    /// the missing ones (e.g. 60s, 5m) [default: 60s]. Refused without --shard (exit 2).
     #[arg(long, value_name = "DURATION")]
     pub fleet_timeout: Option<String>,
 }

@@ -126,20 +126,9 @@ fn prepare_fleet(
     spec: &crate::db::TargetSpec,
 ) -> Result<Option<crate::fleet::LoadFleet>> {
     use crate::fleet;
-    let Some(s) = &a.shard else {
-        for (flag, given) in [
-            ("--run-id", config::typed(m, "run_id")),
-            ("--fleet-timeout", a.fleet_timeout.is_some()),
-        ] {
-            if given {
-                return Err(Error::usage(format!(
-                    "{flag} goes with --shard I/N (a fleet's shards); without --shard, leave it out"
-                )));
-            }
-        }
+    let Some(shard) = config::fleet_shard(&a.fleet, m, &[])? else {
         return Ok(None);
     };
-    let shard = fleet::Shard::parse(s, std::env::var(fleet::INDEX_ENV).ok().as_deref())?;
     if spec.dbms == crate::db::Dbms::Sqlite {
         return Err(Error::usage(
             "prepare --shard: a fleet loads one database server over the network; an SQLite file is prepared by one process",
@@ -156,13 +145,12 @@ fn prepare_fleet(
             w.name()
         )));
     }
-    let id = a.run_id.as_deref().ok_or_else(|| {
+    let id = a.fleet.run_id.as_deref().ok_or_else(|| {
         Error::usage(
             "prepare --shard needs --run-id ID (or ENGINEBENCH_RUN_ID): the shards meet in the target's enginebench_fleet table",
         )
     })?;
-    fleet::check_run_id(id)?;
-    let timeout = config::fleet_timeout(a.fleet_timeout.as_deref())?;
+    let timeout = config::fleet_timeout(a.fleet.fleet_timeout.as_deref())?;
     Ok(Some(fleet::LoadFleet::new(
         shard,
         Some(id.to_string()),

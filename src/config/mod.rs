@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::cli::{Method, RunArgs, TargetArgs};
+use crate::cli::{FleetArgs, Method, RunArgs, TargetArgs};
 use crate::db::{Dbms, TargetSpec, DEFAULT_TARGET};
 use crate::error::{Error, Result};
 use crate::report::terminal::Pick;
@@ -274,49 +274,60 @@ pub fn fleet_timeout(v: Option<&str>) -> Result<Duration> {
     flag("--fleet-timeout", parse::duration(v.unwrap_or("60s")))
 }
 
-/// The fleet flags, checked (no I/O).
-fn fleet(a: &RunArgs, m: &clap::ArgMatches) -> Result<Option<crate::fleet::Fleet>> {
+/// The shard of `--shard I/N`, checked (no I/O); None without --shard, when the fleet flags
+/// that would then do nothing are refused rather than ignored: `--run-id` given on the command
+/// line (a run id from ENGINEBENCH_RUN_ID alone, set for a fleet's pods, is ignored),
+/// `--fleet-timeout` and the command's `others`.
+pub fn fleet_shard(
+    f: &FleetArgs,
+    m: &clap::ArgMatches,
+    others: &[(&str, bool)],
+) -> Result<Option<crate::fleet::Shard>> {
     use crate::fleet;
-    let Some(s) = &a.shard else {
-        // Without a fleet they would do nothing: say so rather than ignore them. A run id
-        // from ENGINEBENCH_RUN_ID alone (set for a fleet's pods) is ignored.
-        for (flag, given) in [
-            ("--start-at", a.start_at.is_some()),
+    let Some(s) = &f.shard else {
+        let given = [
             ("--run-id", typed(m, "run_id")),
-            ("--fleet-timeout", a.fleet_timeout.is_some()),
-        ] {
-            if given {
-                return Err(Error::usage(format!(
-                    "{flag} goes with --shard I/N (a fleet's shards); without --shard, leave it out"
-                )));
-            }
+            ("--fleet-timeout", f.fleet_timeout.is_some()),
+        ];
+        if let Some((flag, _)) = others.iter().chain(given.iter()).find(|(_, g)| *g) {
+            return Err(Error::usage(format!(
+                "{flag} goes with --shard I/N (a fleet's shards); without --shard, leave it out"
+            )));
         }
         return Ok(None);
     };
+    if let Some(id) = &f.run_id {
+        fleet::check_run_id(id)?;
+    }
     let index_env = std::env::var(fleet::INDEX_ENV).ok();
-    let shard = fleet::Shard::parse(s, index_env.as_deref())?;
+    fleet::Shard::parse(s, index_env.as_deref()).map(Some)
+}
+
+/// The fleet flags of `run`, checked (no I/O).
+fn fleet(a: &RunArgs, m: &clap::ArgMatches) -> Result<Option<crate::fleet::Fleet>> {
+    use crate::fleet;
+    let Some(shard) = fleet_shard(&a.fleet, m, &[("--start-at", a.start_at.is_some())])? else {
+        return Ok(None);
+    };
     if a.server.server.is_some() {
         return Err(Error::usage(
             "--shard with --server: every shard would start its own server; start one server and give every shard its --target",
         ));
-    }
-    if let Some(id) = &a.run_id {
-        fleet::check_run_id(id)?;
     }
     let start_at = a
         .start_at
         .as_deref()
         .map(fleet::parse_start_at)
         .transpose()?;
-    if a.run_id.is_some() == start_at.is_some() {
+    if a.fleet.run_id.is_some() == start_at.is_some() {
         return Err(Error::usage(
             "--shard needs either --run-id ID (the shards meet in the target's enginebench_fleet table) or --start-at TIME (a start time every shard is given)",
         ));
     }
-    let timeout = fleet_timeout(a.fleet_timeout.as_deref())?;
+    let timeout = fleet_timeout(a.fleet.fleet_timeout.as_deref())?;
     Ok(Some(fleet::Fleet {
         shard,
-        run_id: a.run_id.clone(),
+        run_id: a.fleet.run_id.clone(),
         start_at_unix_s: start_at,
         timeout_s: timeout.as_secs_f64(),
     }))

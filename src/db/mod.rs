@@ -452,20 +452,6 @@ pub fn numbered_placeholders(sql: &str) -> String {
     out
 }
 
-/// Read buffers of the wire clients: make room for `n` bytes from `rpos` (the unread bytes
-/// `rpos..rend` move to the front, and the buffer doubles, or grows to `n`, when too small).
-pub(crate) fn make_room(buf: &mut Vec<u8>, rpos: &mut usize, rend: &mut usize, n: usize) {
-    if buf.len() - *rpos < n {
-        buf.copy_within(*rpos..*rend, 0);
-        *rend -= *rpos;
-        *rpos = 0;
-        if buf.len() < n {
-            let size = n.max(buf.len() * 2);
-            buf.resize(size, 0);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

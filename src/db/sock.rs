@@ -180,3 +180,67 @@ pub(crate) async fn read_some(sock: &AsyncFd<Sock>, dst: &mut [u8]) -> std::io::
         }
     }
 }
+
+/// The read buffer of both lean clients: the unread bytes are `buf[pos..end]`. It starts at
+/// one page and doubles up to `GROWN` while reads fill it (a message larger than the buffer
+/// grows it to the message's size): thousands of idle connections (TPC-C terminals thinking)
+/// then cost 4 KB each, not 64 KB. A point select's reply is about 100 bytes.
+pub(crate) struct ReadBuf {
+    pub buf: Vec<u8>,
+    pub pos: usize,
+    pub end: usize,
+}
+
+impl ReadBuf {
+    const START: usize = 4 * 1024;
+    const GROWN: usize = 256 * 1024;
+
+    pub fn new() -> ReadBuf {
+        ReadBuf {
+            buf: vec![0; Self::START],
+            pos: 0,
+            end: 0,
+        }
+    }
+
+    /// Make at least `n` bytes available from `pos`, reading as much as the socket has.
+    pub async fn fill(&mut self, sock: &AsyncFd<Sock>, n: usize) -> std::io::Result<()> {
+        if self.end - self.pos >= n {
+            return Ok(());
+        }
+        self.make_room(n);
+        while self.end - self.pos < n {
+            match read_some(sock, &mut self.buf[self.end..]).await? {
+                0 => {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        "the server closed the connection",
+                    ))
+                }
+                k => {
+                    self.end += k;
+                    // The read filled the buffer: this connection gets big replies; read them
+                    // in bigger parts (fewer system calls).
+                    if self.end == self.buf.len() && self.buf.len() < Self::GROWN {
+                        self.buf.resize(self.buf.len() * 2, 0);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Make room for `n` bytes from `pos`: the unread bytes move to the front, and the buffer
+    /// doubles, or grows to `n`, when too small.
+    fn make_room(&mut self, n: usize) {
+        if self.buf.len() - self.pos < n {
+            self.buf.copy_within(self.pos..self.end, 0);
+            self.end -= self.pos;
+            self.pos = 0;
+            if self.buf.len() < n {
+                let size = n.max(self.buf.len() * 2);
+                self.buf.resize(size, 0);
+            }
+        }
+    }
+}

@@ -31,8 +31,8 @@ use crate::server::{capture, cluster::Cluster, Server};
 pub use crate::contract::Harness;
 
 pub use sweep::{
-    delta, disturbed, disturbed_above, host_cpu, record, report_connect, server_process,
-    HostSample, DISTURBED_CPUS, OTHERS_RESOLUTION_S,
+    delta, disturbed, disturbed_above, host_cpu, record, record_counted, report_connect,
+    server_process, Counted, HostSample, DISTURBED_CPUS, OTHERS_RESOLUTION_S,
 };
 
 impl Harness<'_> {

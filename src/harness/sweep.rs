@@ -10,7 +10,7 @@ use crate::interrupt;
 use crate::live::{PhaseInfo, PhaseKind};
 use crate::measure::proc::{self, ProcSample};
 use crate::measure::profile;
-use crate::measure::{CpuTimes, LatencyHist};
+use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};
 use crate::report::{
     Aggregate, ClientCpu, HostCpu, KindRecord, NodeRecord, OpenLoop, PhaseSummary, Point,
     ReplicationRecord, ReplicationSample, RunRecord, ServerProcess,
@@ -345,67 +345,111 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
     Ok(())
 }
 
-/// The common record of one measured run: counts, latencies, errors, and the CPU of the
-/// client, of the server (`procs`: its samples before and after, when its pid is known) and
-/// of everything else on the host (`host_busy_s`: the host's busy CPU over the run).
+/// What a measured run counted, whatever drove it (a sweep's phase, a schema-change
+/// timeline): the input of [`record`].
+pub struct Counted<'a> {
+    pub run: u32,
+    pub ops: u64,
+    pub rows: u64,
+    pub statements: u64,
+    pub elapsed_s: f64,
+    pub errors: &'a ErrorCounts,
+    pub error_samples: &'a [String],
+    pub hist: &'a LatencyHist,
+    pub client_cpu: CpuTimes,
+    pub workers_lost: usize,
+    pub interrupted: bool,
+}
+
+/// The one constructor of a measured run's record, for every workload: counts, latencies,
+/// errors, and the CPU of the client, of the server (`procs`: its samples before and after,
+/// when its pid is known) and of everything else on the host (`host_busy_s`: the host's busy
+/// CPU over the run), `disturbed` when the others used more than `disturbed_above` CPUs
+/// (`run --disturbed-above`).
+pub fn record_counted(
+    c: Counted,
+    procs: (Option<ProcSample>, Option<ProcSample>),
+    host_busy_s: f64,
+    disturbed_above_cpus: f64,
+) -> RunRecord {
+    let elapsed_s = c.elapsed_s;
+    let server_process = server_process(procs.0, procs.1, c.ops);
+    let client_s = c.client_cpu.total_s();
+    let server_s = server_process.as_ref().map(|p| p.user_s + p.sys_s);
+    let host_cpu = host_cpu(host_busy_s, client_s, server_s, elapsed_s);
+    RunRecord {
+        run: c.run,
+        ops: c.ops,
+        rows: c.rows,
+        rows_per_op: c.rows as f64 / c.ops.max(1) as f64,
+        statements: c.statements,
+        elapsed_s,
+        ops_per_s: c.ops as f64 / elapsed_s.max(1e-9),
+        statements_per_s: c.statements as f64 / elapsed_s.max(1e-9),
+        errors_total: c.errors.total(),
+        errors: error_map(c.errors),
+        error_samples: c.error_samples.to_vec(),
+        latency_us: c.hist.summary(),
+        client_cpu: ClientCpu::new(c.client_cpu, c.ops),
+        client_cpu_share: server_s
+            .filter(|sv| client_s + sv > 0.0)
+            .map(|sv| client_s / (client_s + sv)),
+        server_process,
+        disturbed: disturbed_above(host_cpu.others_cpus, elapsed_s, disturbed_above_cpus),
+        host_cpu,
+        workers_lost: c.workers_lost,
+        interrupted: c.interrupted,
+        histogram_hdr_v2: c.hist.encode(),
+        ..RunRecord::default()
+    }
+}
+
+/// The record of one measured phase of the runner (`Session::phase`): the common one
+/// ([`record_counted`], disturbed above `DISTURBED_CPUS`), with what only the runner counts
+/// (the workload's own counters, reconnects, the nodes of a cluster).
 pub fn record(
     run: u32,
     res: &PhaseResult,
     procs: (Option<ProcSample>, Option<ProcSample>),
     host_busy_s: f64,
 ) -> RunRecord {
-    let elapsed_s = res.elapsed.as_secs_f64();
-    let server_process = server_process(procs.0, procs.1, res.ops);
-    let client_s = res.client_cpu.total_s();
-    let server_s = server_process.as_ref().map(|p| p.user_s + p.sys_s);
-    let host_cpu = host_cpu(host_busy_s, client_s, server_s, elapsed_s);
-    RunRecord {
+    let counted = Counted {
         run,
         ops: res.ops,
         rows: res.rows,
-        rows_per_op: res.rows as f64 / res.ops.max(1) as f64,
         statements: res.statements,
-        elapsed_s,
-        ops_per_s: res.ops as f64 / elapsed_s.max(1e-9),
-        statements_per_s: res.statements as f64 / elapsed_s.max(1e-9),
-        errors_total: res.errors.total(),
-        errors: error_map(&res.errors),
-        error_samples: res.error_samples.clone(),
-        latency_us: res.hist.summary(),
-        client_cpu: ClientCpu::new(res.client_cpu, res.ops),
-        client_cpu_share: server_s
-            .filter(|sv| client_s + sv > 0.0)
-            .map(|sv| client_s / (client_s + sv)),
-        server_process,
-        // Noise guard: others using > 10 % of one CPU may have taken CPU from the run.
-        disturbed: disturbed(host_cpu.others_cpus, elapsed_s),
-        host_cpu,
+        elapsed_s: res.elapsed.as_secs_f64(),
+        errors: &res.errors,
+        error_samples: &res.error_samples,
+        hist: &res.hist,
+        client_cpu: res.client_cpu,
         workers_lost: res.workers_lost,
         interrupted: res.interrupted,
-        histogram_hdr_v2: res.hist.encode(),
-        workload_counters: res.counters.clone(),
-        reconnects: res.reconnects,
-        reconnect_failures: res.reconnect_failures,
-        by_node: res
-            .by_node
-            .iter()
-            .map(|n| NodeRecord {
-                node: n.label.clone(),
-                connections: n.connections,
-                ops: n.ops,
-                ops_per_s: n.ops as f64 / elapsed_s.max(1e-9),
-                errors_total: n.errors.total(),
-                errors: error_map(&n.errors),
-                latency_us: n.hist.summary(),
-                workers_lost: n.workers_lost,
-                reconnects: n.reconnects,
-                server_counters: BTreeMap::new(),
-                replication: None,
-                histogram_hdr_v2: None,
-            })
-            .collect(),
-        ..RunRecord::default()
-    }
+    };
+    let mut rec = record_counted(counted, procs, host_busy_s, DISTURBED_CPUS);
+    let elapsed_s = rec.elapsed_s;
+    rec.workload_counters = res.counters.clone();
+    rec.reconnects = res.reconnects;
+    rec.reconnect_failures = res.reconnect_failures;
+    rec.by_node = res
+        .by_node
+        .iter()
+        .map(|n| NodeRecord {
+            node: n.label.clone(),
+            connections: n.connections,
+            ops: n.ops,
+            ops_per_s: n.ops as f64 / elapsed_s.max(1e-9),
+            errors_total: n.errors.total(),
+            errors: error_map(&n.errors),
+            latency_us: n.hist.summary(),
+            workers_lost: n.workers_lost,
+            reconnects: n.reconnects,
+            server_counters: BTreeMap::new(),
+            replication: None,
+            histogram_hdr_v2: None,
+        })
+        .collect();
+    rec
 }
 
 /// A fleet shard's result keeps the histograms behind its per-kind and per-node latencies and
@@ -455,7 +499,7 @@ fn spider_nodes(rec: &mut RunRecord, threads: usize, target: &crate::db::TargetS
 }
 
 /// Errors by class name (only the classes that occurred).
-fn error_map(e: &crate::measure::ErrorCounts) -> BTreeMap<String, u64> {
+fn error_map(e: &ErrorCounts) -> BTreeMap<String, u64> {
     e.to_map()
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))

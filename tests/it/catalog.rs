@@ -8,19 +8,6 @@ use serde_json::Value;
 
 use crate::common::{eb_env, micro_read_sqlite, server_url, tempdir, Out};
 
-/// Every binary this test process spawns records into no catalog unless a test says where:
-/// the tests must never write into the real user's catalog. Set before `main` (and so before
-/// any test thread), through the loader's init_array.
-#[used]
-#[link_section = ".init_array"]
-static NO_USER_CATALOG: extern "C" fn() = no_user_catalog;
-
-extern "C" fn no_user_catalog() {
-    if std::env::var_os("ENGINEBENCH_CATALOG").is_none() {
-        std::env::set_var("ENGINEBENCH_CATALOG", "off");
-    }
-}
-
 fn with_catalog(dir: &Path, cat: &str, args: &[&str]) -> Out {
     eb_env(dir, args, &[("ENGINEBENCH_CATALOG", cat)])
 }

@@ -1,8 +1,9 @@
 //! Helpers shared by the integration tests.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use enginebench::db::{Conn, TargetSpec};
 
@@ -16,6 +17,19 @@ pub const TPCC_KINDS: [&str; 5] = [
     "Delivery",
     "StockLevel",
 ];
+
+/// Every binary this test process spawns records into no catalog unless a test says where:
+/// the tests must never write into the real user's catalog. Set before `main` (and so before
+/// any test thread), through the loader's init_array.
+#[used]
+#[link_section = ".init_array"]
+static NO_USER_CATALOG: extern "C" fn() = no_user_catalog;
+
+extern "C" fn no_user_catalog() {
+    if std::env::var_os("ENGINEBENCH_CATALOG").is_none() {
+        std::env::set_var("ENGINEBENCH_CATALOG", "off");
+    }
+}
 
 pub struct Out {
     pub code: i32,
@@ -284,4 +298,47 @@ impl Drop for OwnServer {
         wait_gone(self.pid, std::time::Duration::from_secs(5));
         let _ = self.dir.path();
     }
+}
+
+/// Send `sig` to a process the test started (directly or through the tool).
+pub fn signal(pid: u32, sig: i32) {
+    // SAFETY: kill with a pid this test started (directly or through the tool).
+    unsafe { libc::kill(pid as i32, sig) };
+}
+
+/// Start the binary in `dir` (a clean environment for the variables it reads, as `eb`) with
+/// its stderr in a file the test can watch: `stderr-<command>.txt`, returned beside the child.
+pub fn spawn(dir: &Path, args: &[&str]) -> (Child, PathBuf) {
+    let err = dir.join(format!("stderr-{}.txt", args[0]));
+    let c = Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .env_remove("MYSQL_PWD")
+        .env_remove("PGPASSWORD")
+        .env_remove("ENGINEBENCH_TARGET")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    (c, err)
+}
+
+/// Poll `f` every 20 ms until it is true; panics naming `what` after `within`.
+pub fn wait_for(what: &str, within: Duration, mut f: impl FnMut() -> bool) {
+    let end = Instant::now() + within;
+    while Instant::now() < end {
+        if f() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("timed out waiting for {what}");
+}
+
+/// Wait until the file `err` (a spawned run's stderr) contains `needle`.
+pub fn wait_text(err: &Path, needle: &str, within: Duration) {
+    wait_for(needle, within, || {
+        std::fs::read_to_string(err).is_ok_and(|t| t.contains(needle))
+    });
 }

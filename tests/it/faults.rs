@@ -6,7 +6,7 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
@@ -35,45 +35,6 @@ fn have_postgres() -> bool {
         eprintln!("skipped: postgres not installed");
     }
     ok
-}
-
-pub(crate) fn signal(pid: u32, sig: i32) {
-    // SAFETY: kill with a pid this test started (directly or through the tool).
-    unsafe { libc::kill(pid as i32, sig) };
-}
-
-/// The binary with stderr in a file the test can watch.
-pub(crate) fn spawn(dir: &Path, args: &[&str]) -> (Child, PathBuf) {
-    let err = dir.join("stderr.txt");
-    let c = Command::new(BIN)
-        .args(args)
-        .current_dir(dir)
-        .env_remove("MYSQL_PWD")
-        .env_remove("PGPASSWORD")
-        .env_remove("ENGINEBENCH_TARGET")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&err).unwrap())
-        .spawn()
-        .unwrap();
-    (c, err)
-}
-
-fn wait_for(what: &str, within: Duration, mut f: impl FnMut() -> bool) {
-    let end = Instant::now() + within;
-    while Instant::now() < end {
-        if f() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    panic!("timed out waiting for {what}");
-}
-
-pub(crate) fn wait_text(err: &Path, needle: &str, within: Duration) {
-    wait_for(needle, within, || {
-        std::fs::read_to_string(err).is_ok_and(|t| t.contains(needle))
-    });
 }
 
 /// Exit status within `within`: Ok(code) or Err(signal); panics (after killing) if it hangs.

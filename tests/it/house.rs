@@ -8,9 +8,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::common::*;
-use crate::faults::{
-    has_note, read_json, results_under, serial, signal, spawn, sqlite, wait_exit, wait_text,
-};
+use crate::faults::{has_note, read_json, results_under, serial, sqlite, wait_exit};
 
 /// Every workload `run` accepts by name, with one of its operations that `list` must show
 /// (None: the name is the operation, as for the sysbench OLTP workloads and workload files).

@@ -26,7 +26,6 @@ mod profile;
 mod registry;
 mod report;
 mod reproduce;
-mod round_trip;
 mod runner_stop;
 mod schema_change;
 mod secrets;

@@ -3,7 +3,7 @@
 //! MariaDB / PostgreSQL (small profile, tiny data) and checks that no process is left behind.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
@@ -64,34 +64,6 @@ pub(crate) fn wait_gone(pid: u32, within: Duration) -> bool {
         std::thread::sleep(Duration::from_millis(50));
     }
     !alive(pid)
-}
-
-/// Spawn the binary with stderr into a file that the test can watch.
-fn spawn(dir: &Path, args: &[&str]) -> (Child, PathBuf) {
-    let err = dir.join(format!("stderr-{}.txt", args[0]));
-    let c = Command::new(BIN)
-        .args(args)
-        .current_dir(dir)
-        .env_remove("MYSQL_PWD")
-        .env_remove("PGPASSWORD")
-        .env_remove("ENGINEBENCH_TARGET")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&err).unwrap())
-        .spawn()
-        .unwrap();
-    (c, err)
-}
-
-fn wait_for(what: &str, within: Duration, mut f: impl FnMut() -> bool) {
-    let end = Instant::now() + within;
-    while Instant::now() < end {
-        if f() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("timed out waiting for {what}");
 }
 
 fn wait_exit(c: &mut Child, within: Duration) -> Option<i32> {

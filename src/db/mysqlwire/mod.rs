@@ -79,19 +79,10 @@ struct Col {
     decimals: u8,
 }
 
-/// The read buffer starts at one page (1,024 connections x 64 KB were 64 MB of the client's
-/// heap: BENCHMARKS.md, scale-1024; 10,000 idle TPC-C terminals x 16 KB would be 160 MB) and
-/// doubles up to `RBUF_GROWN` while reads fill it; a packet larger than the buffer grows it to
-/// the packet's size. A point select's reply is about 100 bytes.
-const RBUF_START: usize = 4 * 1024;
-const RBUF_GROWN: usize = 256 * 1024;
-
 pub struct WireConn {
     /// Registered with the loop's epoll for readability only (`db::sock`).
     stream: AsyncFd<Sock>,
-    rbuf: Vec<u8>,
-    rpos: usize,
-    rend: usize,
+    r: sock::ReadBuf,
     wbuf: Vec<u8>,
     seq: u8,
     stmts: Vec<Stmt>,
@@ -192,9 +183,7 @@ impl WireConn {
         };
         let mut c = WireConn {
             stream,
-            rbuf: vec![0; RBUF_START],
-            rpos: 0,
-            rend: 0,
+            r: sock::ReadBuf::new(),
             wbuf: Vec::with_capacity(4096),
             seq: 0,
             stmts: Vec::new(),
@@ -211,7 +200,7 @@ impl WireConn {
 
     async fn handshake(&mut self, spec: &TargetSpec) -> Result<(), ConnectError> {
         let p = self.packet().await?;
-        let hs = self.rbuf[p.clone()].to_vec();
+        let hs = self.r.buf[p.clone()].to_vec();
         if hs.first() == Some(&0xFF) {
             return Err(server_error(&hs).into());
         }
@@ -303,7 +292,7 @@ impl WireConn {
         self.send().await?;
         loop {
             let p = self.packet().await?;
-            let pk = &self.rbuf[p];
+            let pk = &self.r.buf[p];
             match pk.first() {
                 Some(0x00) => return Ok(()),
                 Some(0xFF) => {
@@ -396,55 +385,37 @@ impl WireConn {
         sock::write_all(&self.stream, buf).await.map_err(lost)
     }
 
-    /// Make at least `n` bytes available from `rpos` (reading as much as the socket has).
+    /// Make at least `n` bytes available from `r.pos` (reading as much as the socket has).
     async fn fill(&mut self, n: usize) -> DbResult<()> {
-        if self.rend - self.rpos >= n {
-            return Ok(());
-        }
-        super::make_room(&mut self.rbuf, &mut self.rpos, &mut self.rend, n);
-        while self.rend - self.rpos < n {
-            match sock::read_some(&self.stream, &mut self.rbuf[self.rend..]).await {
-                Ok(0) => return Err(lost("the server closed the connection")),
-                Ok(k) => {
-                    self.rend += k;
-                    // The read filled the buffer: this connection gets big replies; read them
-                    // in bigger parts (fewer system calls).
-                    if self.rend == self.rbuf.len() && self.rbuf.len() < RBUF_GROWN {
-                        self.rbuf.resize(self.rbuf.len() * 2, 0);
-                    }
-                }
-                Err(e) => return Err(lost(e)),
-            }
-        }
-        Ok(())
+        self.r.fill(&self.stream, n).await.map_err(lost)
     }
 
     /// Read one whole packet (parts of a > 16 MB packet are joined in place); returns where its
-    /// payload is in `rbuf` (valid until the next read).
+    /// payload is in `r.buf` (valid until the next read).
     async fn packet(&mut self) -> DbResult<std::ops::Range<usize>> {
         self.fill(4).await?;
-        let h = self.rpos;
-        let mut last = packet::u24(&self.rbuf[h..]);
-        self.seq = self.rbuf[h + 3].wrapping_add(1);
+        let h = self.r.pos;
+        let mut last = packet::u24(&self.r.buf[h..]);
+        self.seq = self.r.buf[h + 3].wrapping_add(1);
         let mut total = last;
         self.fill(4 + total).await?;
         while last == MAX_PAYLOAD {
             self.fill(4 + total + 4).await?;
-            let hdr = self.rpos + 4 + total;
-            last = packet::u24(&self.rbuf[hdr..]);
-            self.seq = self.rbuf[hdr + 3].wrapping_add(1);
+            let hdr = self.r.pos + 4 + total;
+            last = packet::u24(&self.r.buf[hdr..]);
+            self.seq = self.r.buf[hdr + 3].wrapping_add(1);
             self.fill(4 + total + 4 + last).await?;
-            let hdr = self.rpos + 4 + total;
-            self.rbuf.copy_within(hdr + 4..self.rend, hdr);
-            self.rend -= 4;
+            let hdr = self.r.pos + 4 + total;
+            self.r.buf.copy_within(hdr + 4..self.r.end, hdr);
+            self.r.end -= 4;
             total += last;
         }
-        let start = self.rpos + 4;
-        self.rpos = start + total;
-        if self.rpos == self.rend {
+        let start = self.r.pos + 4;
+        self.r.pos = start + total;
+        if self.r.pos == self.r.end {
             // Everything consumed: start at the front again (no compaction needed later).
-            self.rpos = 0;
-            self.rend = 0;
+            self.r.pos = 0;
+            self.r.end = 0;
             // The payload is still in place: the buffer is only overwritten by the next read.
         }
         Ok(start..start + total)
@@ -519,7 +490,7 @@ impl WireConn {
         w.extend_from_slice(sql.as_bytes());
         self.send().await?;
         let p = self.packet().await?;
-        let pk = &self.rbuf[p];
+        let pk = &self.r.buf[p];
         match pk.first() {
             Some(0x00) if pk.len() >= 12 => {}
             Some(0xFF) => return Err(server_error(pk)),
@@ -542,7 +513,7 @@ impl WireConn {
         if ncols > 0 {
             for _ in 0..ncols {
                 let p = self.packet().await?;
-                cols.push(parse_column(&self.rbuf[p]));
+                cols.push(parse_column(&self.r.buf[p]));
             }
             self.expect_eof().await?;
         }
@@ -557,7 +528,7 @@ impl WireConn {
 
     async fn expect_eof(&mut self) -> DbResult<u16> {
         let p = self.packet().await?;
-        let pk = &self.rbuf[p];
+        let pk = &self.r.buf[p];
         if pk.first() == Some(&0xFE) && pk.len() < 9 {
             Ok(eof_status(pk))
         } else if pk.first() == Some(&0xFF) {
@@ -757,7 +728,7 @@ impl WireConn {
     ) -> DbResult<()> {
         loop {
             let p = self.packet().await?;
-            let pk = &self.rbuf[p];
+            let pk = &self.r.buf[p];
             let status = match pk.first() {
                 Some(0x00) => ok_status(pk),
                 Some(0xFF) => return Err(server_error(pk)),
@@ -773,7 +744,7 @@ impl WireConn {
                     if described {
                         for _ in 0..n {
                             let p = self.packet().await?;
-                            cols.push(parse_column(&self.rbuf[p]));
+                            cols.push(parse_column(&self.r.buf[p]));
                         }
                         if let Some(st) = stmt.and_then(|i| self.stmts.get_mut(i)) {
                             st.cols.clone_from(&cols);
@@ -809,7 +780,7 @@ impl WireConn {
         self.expect_eof().await?;
         loop {
             let p = self.packet().await?;
-            let pk = &self.rbuf[p];
+            let pk = &self.r.buf[p];
             match pk.first() {
                 Some(0xFE) if pk.len() < 9 => return Ok(eof_status(pk)),
                 Some(0xFF) => return Err(server_error(pk)),

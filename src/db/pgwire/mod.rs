@@ -57,17 +57,9 @@ struct Stmt {
 /// while the server waits for its replies to be read).
 const MAX_DEFERRED: usize = 16 * 1024;
 
-/// The read buffer starts at one page and doubles up to `RBUF_GROWN` while reads fill it (a
-/// message larger than the buffer grows it to the message's size): thousands of idle
-/// connections (TPC-C terminals thinking) then cost 4 KB each, not 64 KB.
-const RBUF_START: usize = 4 * 1024;
-const RBUF_GROWN: usize = 256 * 1024;
-
 pub struct PgWireConn {
     sock: AsyncFd<Sock>,
-    rbuf: Vec<u8>,
-    rpos: usize,
-    rend: usize,
+    r: sock::ReadBuf,
     wbuf: Vec<u8>,
     stmts: Vec<Stmt>,
     /// Query messages queued by `defer`, written together with the next command.
@@ -139,9 +131,7 @@ impl PgWireConn {
         };
         let mut c = PgWireConn {
             sock,
-            rbuf: vec![0; RBUF_START],
-            rpos: 0,
-            rend: 0,
+            r: sock::ReadBuf::new(),
             wbuf: Vec::with_capacity(4096),
             stmts: Vec::new(),
             deferred: Vec::new(),
@@ -173,7 +163,7 @@ impl PgWireConn {
         let mut scram: Option<ScramSha256> = None;
         loop {
             let (ty, body) = self.message().await?;
-            let body = &self.rbuf[body];
+            let body = &self.r.buf[body];
             match ty {
                 b'R' => {
                     let mut r = Reader::new(body);
@@ -300,52 +290,35 @@ impl PgWireConn {
         sock::write_all(&self.sock, buf).await.map_err(lost)
     }
 
-    /// Make at least `n` bytes available from `rpos`.
+    /// Make at least `n` bytes available from `r.pos` (reading as much as the socket has).
     async fn fill(&mut self, n: usize) -> DbResult<()> {
-        if self.rend - self.rpos >= n {
-            return Ok(());
-        }
-        super::make_room(&mut self.rbuf, &mut self.rpos, &mut self.rend, n);
-        while self.rend - self.rpos < n {
-            match sock::read_some(&self.sock, &mut self.rbuf[self.rend..]).await {
-                Ok(0) => return Err(lost("the server closed the connection")),
-                Ok(k) => {
-                    self.rend += k;
-                    // The read filled the buffer: big replies; read them in bigger parts.
-                    if self.rend == self.rbuf.len() && self.rbuf.len() < RBUF_GROWN {
-                        self.rbuf.resize(self.rbuf.len() * 2, 0);
-                    }
-                }
-                Err(e) => return Err(lost(e)),
-            }
-        }
-        Ok(())
+        self.r.fill(&self.sock, n).await.map_err(lost)
     }
 
-    /// Read one whole backend message: its type and where its body is in `rbuf` (valid until
+    /// Read one whole backend message: its type and where its body is in `r.buf` (valid until
     /// the next read).
     async fn message(&mut self) -> DbResult<(u8, std::ops::Range<usize>)> {
         self.fill(msg::HEADER).await?;
-        let h = self.rpos;
-        let ty = self.rbuf[h];
+        let h = self.r.pos;
+        let ty = self.r.buf[h];
         let len = u32::from_be_bytes([
-            self.rbuf[h + 1],
-            self.rbuf[h + 2],
-            self.rbuf[h + 3],
-            self.rbuf[h + 4],
+            self.r.buf[h + 1],
+            self.r.buf[h + 2],
+            self.r.buf[h + 3],
+            self.r.buf[h + 4],
         ]) as usize;
         if !(4..=msg::MAX_MESSAGE).contains(&len) {
             return Err(lost(format!("bad message length {len}")));
         }
         self.fill(1 + len).await?;
-        let start = self.rpos + msg::HEADER;
-        let end = self.rpos + 1 + len;
-        self.rpos = end;
-        if self.rpos == self.rend {
+        let start = self.r.pos + msg::HEADER;
+        let end = self.r.pos + 1 + len;
+        self.r.pos = end;
+        if self.r.pos == self.r.end {
             // All consumed: the next read starts at the front (the body stays in place until
             // then).
-            self.rpos = 0;
-            self.rend = 0;
+            self.r.pos = 0;
+            self.r.end = 0;
         }
         Ok((ty, start..end))
     }
@@ -488,7 +461,7 @@ impl PgWireConn {
         let mut error = None;
         loop {
             let (ty, body) = self.message().await?;
-            let body = &self.rbuf[body];
+            let body = &self.r.buf[body];
             match ty {
                 b'1' | b'T' | b'n' => {}
                 b't' => params = Reader::new(body).i16().max(0) as usize,
@@ -534,7 +507,7 @@ impl PgWireConn {
         let mut error = None;
         loop {
             let (ty, body) = self.message().await?;
-            let body = &self.rbuf[body];
+            let body = &self.r.buf[body];
             match ty {
                 b'D' => on_row(body),
                 b'1' | b'2' | b'C' | b'T' | b'I' | b'n' | b's' => {}
@@ -661,7 +634,7 @@ impl PgWireConn {
         let mut error = None;
         loop {
             let (ty, body) = self.message().await?;
-            let body = &self.rbuf[body];
+            let body = &self.r.buf[body];
             match ty {
                 b'G' => {
                     self.wbuf.clear();

@@ -25,11 +25,11 @@ use serde::{Deserialize, Serialize};
 use crate::config::RunConfig;
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Error, Result};
-use crate::harness::{disturbed, host_cpu, server_process, Harness};
+use crate::harness::{Counted, Harness};
 use crate::interrupt;
 use crate::measure::proc::{self, ProcSample};
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};
-use crate::report::{Aggregate, ClientCpu, Point, RunRecord};
+use crate::report::{Aggregate, Point, RunRecord};
 use crate::runner::{IntervalSample, Session, SessionConfig};
 use crate::workload::oltp;
 use timeline::Slot;
@@ -424,10 +424,10 @@ pub fn measure(spec: &Spec, h: &mut Harness) -> Result<()> {
                 longest_stall_s: stall,
                 longest_stall_start_s: stall_at,
             };
-            let mut rec = record(&m, proc0, proc1, busy1 - busy0);
-            rec.disturbed = crate::harness::disturbed_above(
-                rec.host_cpu.others_cpus,
-                rec.elapsed_s,
+            let rec = record(
+                &m,
+                (proc0, proc1),
+                busy1 - busy0,
                 h.cfg.disturbed_above_cpus,
             );
             let others = rec.disturbed.then_some(rec.host_cpu.others_cpus);
@@ -580,43 +580,28 @@ fn run_timeline(
 }
 
 /// The timeline's run record: the common one, from its chain of phases.
-fn record(m: &Measured, p0: Option<ProcSample>, p1: Option<ProcSample>, busy_s: f64) -> RunRecord {
-    let server_process = server_process(p0, p1, m.ops);
-    let client_s = m.cpu.total_s();
-    let server_s = server_process.as_ref().map(|p| p.user_s + p.sys_s);
-    let host_cpu = host_cpu(busy_s, client_s, server_s, m.elapsed_s);
-    let elapsed = m.elapsed_s.max(1e-9);
-    RunRecord {
+fn record(
+    m: &Measured,
+    procs: (Option<ProcSample>, Option<ProcSample>),
+    busy_s: f64,
+    disturbed_above_cpus: f64,
+) -> RunRecord {
+    let counted = Counted {
         run: 1,
         ops: m.ops,
         rows: m.rows,
-        rows_per_op: m.rows as f64 / m.ops.max(1) as f64,
         statements: m.statements,
         elapsed_s: m.elapsed_s,
-        ops_per_s: m.ops as f64 / elapsed,
-        statements_per_s: m.statements as f64 / elapsed,
-        errors_total: m.errors.total(),
-        errors: m
-            .errors
-            .to_map()
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
-        error_samples: m.samples.clone(),
-        latency_us: m.hist.summary(),
-        client_cpu: ClientCpu::new(m.cpu, m.ops),
-        client_cpu_share: server_s
-            .filter(|s| client_s + s > 0.0)
-            .map(|s| client_s / (client_s + s)),
-        server_process,
-        disturbed: disturbed(host_cpu.others_cpus, m.elapsed_s),
-        host_cpu,
-        intervals: m.intervals.clone(),
+        errors: &m.errors,
+        error_samples: &m.samples,
+        hist: &m.hist,
+        client_cpu: m.cpu,
         workers_lost: m.lost_workers,
         interrupted: m.interrupted,
-        histogram_hdr_v2: m.hist.encode(),
-        ..Default::default()
-    }
+    };
+    let mut rec = crate::harness::record_counted(counted, procs, busy_s, disturbed_above_cpus);
+    rec.intervals = m.intervals.clone();
+    rec
 }
 
 /// `disturbed`: what other processes used (CPUs) when they disturbed the timeline's run.

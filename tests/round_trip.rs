@@ -1,7 +1,14 @@
 //! round-trip, the smallest built-in workload (and the template of docs/architecture.md): its
 //! option, its line under the terminal table, its result, on SQLite and on the servers.
+//!
+//! A test target of its own (cargo finds `tests/*.rs`), sharing the helpers of `tests/it`: a
+//! new workload's tests edit no list of modules.
 
-use crate::common::*;
+#[allow(dead_code)]
+#[path = "it/common.rs"]
+mod common;
+
+use common::*;
 
 fn run(dir: &std::path::Path, url: &str, extra: &[&str]) -> Out {
     let results = dir.join("results");
