@@ -383,16 +383,7 @@ fn run_on(
 ) -> Result<ExitCode> {
     let spec = cfg.target_spec.clone();
     warn_password(&spec);
-    let server_pid = server.map(|s| s.pid).or(cfg.server_pid);
-    if let Some(pin) = &cfg.pin {
-        // Client: the calling thread; every client thread started later inherits the mask.
-        if let Some(c) = &pin.client_cpus {
-            proc::set_affinity(0, c).map_err(|e| Error::usage(format!("--pin client: {e}")))?;
-        }
-        if let (Some(c), Some(pid)) = (&pin.server_cpus, server_pid) {
-            proc::pin_tree(pid, c).map_err(|e| Error::usage(format!("--pin server: {e}")))?;
-        }
-    }
+    pin(cfg, server.map(|s| s.pid).or(cfg.server_pid))?;
     let rt = runtime();
     let mut admin = rt.block_on(connect(&spec))?;
     let (version, engine, max_conn) = rt.block_on(async {
@@ -417,17 +408,7 @@ fn run_on(
     };
     let settings = rt.block_on(capture::settings(&mut admin));
     let nodes = crate::runner::admin::node_infos(&rt, &spec, &cfg.faults(), &version, &settings);
-    if workload.plan_line().is_some() {
-        // The workload says what it will run (e.g. tests per operation instead of timed runs).
-    } else if cfg.method == crate::cli::Method::Classic {
-        eprintln!(
-            "classic method: the 2007 report's settings; {} per engine",
-            human(cfg.estimate())
-        );
-    } else if a.threads.is_none() && a.duration.is_none() && a.warmup.is_none() && a.runs.is_none()
-    {
-        eprintln!("quick method: a small table and short runs for a first look (use --method classic for the report's method)");
-    }
+    say_method(a, cfg, workload.as_ref());
 
     let mut opts = load_options(
         &spec,
@@ -480,19 +461,7 @@ fn run_on(
     let folder = result_folder(&cfg.results_dir, &cfg.workload, spec.dbms)?;
     let mut notes = notes(cfg, workload.as_ref());
     notes.extend(lookup_note);
-    if let Conn::Mysql(m) = &admin {
-        // The lean client falls back to mysql_async silently; say which one ran.
-        notes.push(format!(
-            "MySQL client: {} (connections use the same client as this admin connection).",
-            m.driver()
-        ));
-    }
-    if let Conn::Postgres(p) = &admin {
-        notes.push(format!(
-            "PostgreSQL client: {} (connections use the same client as this admin connection).",
-            p.driver()
-        ));
-    }
+    notes.extend(client_note(&admin));
     let doc = ResultDoc {
         schema_version: report::SCHEMA_VERSION,
         tool: ToolInfo {
@@ -510,28 +479,7 @@ fn run_on(
             max_connections: max_conn,
             settings: settings.values,
             settings_non_default: settings.non_default,
-            server: match (server, server_pid) {
-                (Some(sv), _) => Some(ServerInfo {
-                    managed: true,
-                    profile: Some(match cluster {
-                        Some(c) if !c.topology.is_single() => c.label(),
-                        _ => format!("{}:{}", sv.kind.name(), sv.profile),
-                    }),
-                    pid: Some(sv.pid),
-                    options_file: Some(sv.options_text.clone()),
-                    pinned_cpus: cfg.pin.as_ref().and_then(|p| p.server_cpus.clone()),
-                    found_by: found_by.map(|f| f.name().to_string()),
-                }),
-                (None, Some(pid)) => Some(ServerInfo {
-                    managed: false,
-                    profile: cfg.server_label.clone(),
-                    pid: Some(pid),
-                    options_file: None,
-                    pinned_cpus: cfg.pin.as_ref().and_then(|p| p.server_cpus.clone()),
-                    found_by: found_by.map(|f| f.name().to_string()),
-                }),
-                _ => None,
-            },
+            server: server_info(cfg, server, cluster, server_pid, found_by),
             nodes,
         },
         host: HostFacts::collect(),
@@ -554,24 +502,7 @@ fn run_on(
         sweep_asked: false,
     };
     h.save()?;
-    match workload.plan_line() {
-        Some(line) => eprintln!("{line}; results in {}", folder.display()),
-        None => eprintln!(
-            "{}: {} operation(s) x threads {:?}, warm-up {} + {} x {} per point, about {}; results in {}",
-            cfg.workload,
-            cfg.operations.len(),
-            cfg.threads,
-            human_s(cfg.warmup_s),
-            cfg.runs,
-            match cfg.events {
-                Some(n) if cfg.duration_s == 0.0 => format!("{n} events"),
-                Some(n) => format!("({n} events or {})", human_s(cfg.duration_s)),
-                None => human_s(cfg.duration_s),
-            },
-            human(cfg.estimate()),
-            folder.display()
-        ),
-    }
+    say_plan(cfg, workload.as_ref(), &folder);
 
     let outcome = match load_interrupted {
         Some(e) => {
@@ -595,6 +526,106 @@ fn run_on(
         h.doc.notes.extend(notes);
     }
     finish(&mut h, outcome, a.format, &a.catalog, owners)
+}
+
+/// `--pin`: the client (the calling thread; every client thread started later inherits the
+/// mask) and the server's process tree on their CPUs.
+fn pin(cfg: &RunConfig, server_pid: Option<u32>) -> Result<()> {
+    let Some(pin) = &cfg.pin else {
+        return Ok(());
+    };
+    if let Some(c) = &pin.client_cpus {
+        proc::set_affinity(0, c).map_err(|e| Error::usage(format!("--pin client: {e}")))?;
+    }
+    if let (Some(c), Some(pid)) = (&pin.server_cpus, server_pid) {
+        proc::pin_tree(pid, c).map_err(|e| Error::usage(format!("--pin server: {e}")))?;
+    }
+    Ok(())
+}
+
+/// One line on the method when the user gave no sizes of their own.
+fn say_method(a: &RunArgs, cfg: &RunConfig, workload: &dyn Workload) {
+    if workload.plan_line().is_some() {
+        // The workload says what it will run (e.g. tests per operation instead of timed runs).
+    } else if cfg.method == crate::cli::Method::Classic {
+        eprintln!(
+            "classic method: the 2007 report's settings; {} per engine",
+            human(cfg.estimate())
+        );
+    } else if a.threads.is_none() && a.duration.is_none() && a.warmup.is_none() && a.runs.is_none()
+    {
+        eprintln!("quick method: a small table and short runs for a first look (use --method classic for the report's method)");
+    }
+}
+
+/// Which client the connections use: the lean one falls back to the general driver silently,
+/// so the result says which one ran.
+fn client_note(admin: &Conn) -> Option<String> {
+    let (dbms, driver) = match admin {
+        Conn::Mysql(m) => ("MySQL", m.driver()),
+        Conn::Postgres(p) => ("PostgreSQL", p.driver()),
+        _ => return None,
+    };
+    Some(format!(
+        "{dbms} client: {driver} (connections use the same client as this admin connection)."
+    ))
+}
+
+/// The result's server part: a managed server (its profile and options file) or one named by
+/// its pid.
+fn server_info(
+    cfg: &RunConfig,
+    server: Option<&Server>,
+    cluster: Option<&Cluster>,
+    server_pid: Option<u32>,
+    found_by: Option<FoundBy>,
+) -> Option<ServerInfo> {
+    let pinned_cpus = cfg.pin.as_ref().and_then(|p| p.server_cpus.clone());
+    let found_by = found_by.map(|f| f.name().to_string());
+    match (server, server_pid) {
+        (Some(sv), _) => Some(ServerInfo {
+            managed: true,
+            profile: Some(match cluster {
+                Some(c) if !c.topology.is_single() => c.label(),
+                _ => format!("{}:{}", sv.kind.name(), sv.profile),
+            }),
+            pid: Some(sv.pid),
+            options_file: Some(sv.options_text.clone()),
+            pinned_cpus,
+            found_by,
+        }),
+        (None, Some(pid)) => Some(ServerInfo {
+            managed: false,
+            profile: cfg.server_label.clone(),
+            pid: Some(pid),
+            options_file: None,
+            pinned_cpus,
+            found_by,
+        }),
+        _ => None,
+    }
+}
+
+/// What the run is about to do, and where its results go.
+fn say_plan(cfg: &RunConfig, workload: &dyn Workload, folder: &Path) {
+    match workload.plan_line() {
+        Some(line) => eprintln!("{line}; results in {}", folder.display()),
+        None => eprintln!(
+            "{}: {} operation(s) x threads {:?}, warm-up {} + {} x {} per point, about {}; results in {}",
+            cfg.workload,
+            cfg.operations.len(),
+            cfg.threads,
+            human_s(cfg.warmup_s),
+            cfg.runs,
+            match cfg.events {
+                Some(n) if cfg.duration_s == 0.0 => format!("{n} events"),
+                Some(n) => format!("({n} events or {})", human_s(cfg.duration_s)),
+                None => human_s(cfg.duration_s),
+            },
+            human(cfg.estimate()),
+            folder.display()
+        ),
+    }
 }
 
 /// Status and exit code from the outcome; the result is on disk before anything is printed.

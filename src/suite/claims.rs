@@ -10,7 +10,8 @@
 //! - the *size*: a/b lies inside the band.
 //!
 //! `holds` (both), `holds in direction, not in size`, `does not hold` (the other way,
-//! significantly), `not measured` (why: a cell missing, partial or disturbed in the points
+//! significantly; or, with the direction inside the noise, the whole interval beyond the band:
+//! not the report's size), `not measured` (why: a cell missing, partial or disturbed in the points
 //! compared, a single value with no spread, the difference inside the noise, passes that
 //! disagree), `undecidable here` (the claim needs what this machine or scale lacks: cores,
 //! threads, rows). `a ~ b` is decided by two one-sided tests against its band: the 90 %
@@ -1221,6 +1222,21 @@ impl Claim {
         let want_up = self.expect == "a > b";
         let significant = r.ci[0] > 1.0 || r.ci[1] < 1.0;
         if !significant {
+            // The direction is inside the noise, but the report's figure can still be ruled
+            // out: a whole interval on the far side of the band says "not that size".
+            let [lo, hi] = band.unwrap_or([None, None]);
+            let below = lo.is_some_and(|lo| r.ci[1] < lo);
+            let above = hi.is_some_and(|hi| r.ci[0] > hi);
+            if below || above {
+                p.outcome = Outcome::DoesNotHold;
+                p.direction = Some(Direction::Unclear);
+                p.size = Some(Size::Outside);
+                p.why = format!(
+                    "not the report's size: a/b {ratio}, the whole {ci} lies {} the band {band_text} (the direction itself is inside the noise)",
+                    if below { "below" } else { "above" }
+                );
+                return p;
+            }
             p.why = format!("a/b {ratio}: the difference is inside the noise ({ci} holds 1)");
             return p;
         }
@@ -1553,7 +1569,7 @@ pub fn html(evals: &[Evaluation]) -> String {
     if evals.is_empty() {
         return String::new();
     }
-    let mut h = String::from("<section id=\"claims\"><h2>Claims</h2><p class=\"note\">Each verdict is computed from the results below, on two levels: the <b>direction</b> (a/b on the claimed side of 1, its 95 % interval excluding 1) and the <b>size</b> (a/b inside the band derived from the report's figure). <b>holds</b>: both; <b>holds in direction, not in size</b>; <b>does not hold</b>: the other way, significantly; <b>not measured</b>: a cell missing, partial or disturbed in the points compared, a single value, the difference inside the noise, or passes that disagree; <b>undecidable here</b>: the claim needs what this host or scale lacks. \"a ~ b\" holds when the 90 % interval lies inside the band (two one-sided tests). a/b: the claim's first side over its second.</p>");
+    let mut h = String::from("<section id=\"claims\"><h2>Claims</h2><p class=\"note\">Each verdict is computed from the results below, on two levels: the <b>direction</b> (a/b on the claimed side of 1, its 95 % interval excluding 1) and the <b>size</b> (a/b inside the band derived from the report's figure). <b>holds</b>: both; <b>holds in direction, not in size</b>; <b>does not hold</b>: the other way, significantly, or not the report's size (the whole interval beyond its band while the direction is inside the noise); <b>not measured</b>: a cell missing, partial or disturbed in the points compared, a single value, the difference inside the noise, or passes that disagree; <b>undecidable here</b>: the claim needs what this host or scale lacks. \"a ~ b\" holds when the 90 % interval lies inside the band (two one-sided tests). a/b: the claim's first side over its second.</p>");
     for (title, list) in groups(evals) {
         h.push_str(&format!("<h3>{}</h3><p class=\"note\">{}.</p><table class=\"claims\"><tr><th>claim</th><th>the report says</th><th>its figure</th><th>band a/b</th><th>ours</th><th>direction</th><th>size</th><th>verdict</th><th>why</th></tr>", escape(title), escape(&tally(&list))));
         for e in &list {
@@ -1773,6 +1789,25 @@ expect = "a > b""#;
         assert_eq!(e.direction, Some(Direction::Claimed));
         assert_eq!(e.size, Some(Size::Outside));
         assert!(e.why.contains("outside the band"), "{}", e.why);
+        // Inside the noise, but the whole interval below the report's figure: not that size.
+        let big = format!("{CLAIM}\nfigure_ratio = 1.58\ntolerance = 0.15");
+        let p2 = plan(&big);
+        let e = verdict(
+            &p2,
+            Some(doc(&[900.0, 1100.0, 1300.0, 900.0, 1100.0, 1300.0], false)),
+            Some(doc(&[1000.0, 1010.0, 990.0, 1000.0, 1010.0, 990.0], false)),
+        );
+        assert_eq!(e.outcome, Outcome::DoesNotHold, "{}", e.why);
+        assert_eq!(e.direction, Some(Direction::Unclear));
+        assert_eq!(e.size, Some(Size::Outside));
+        assert!(e.why.contains("not the report's size"), "{}", e.why);
+        // ... and an interval that reaches the band decides nothing.
+        let e = verdict(
+            &p2,
+            Some(doc(&[700.0, 1100.0, 1500.0, 700.0, 1100.0, 1500.0], false)),
+            Some(doc(&[1000.0, 1010.0, 990.0, 1000.0, 1010.0, 990.0], false)),
+        );
+        assert_eq!(e.outcome, Outcome::NotMeasured, "{}", e.why);
         let (band, from) = p.claims[0].band().unwrap();
         assert!((band[0].unwrap() - 1.06 / 1.05).abs() < 1e-9, "{from}");
     }

@@ -1,0 +1,543 @@
+//! The session: N connected workers on their threads, driven phase by phase (the commands
+//! they are sent, the messages they send back, merged into a `PhaseResult`).
+
+use super::*;
+
+/// Connected workers, ready to run phases.
+pub struct Session {
+    pacing: Pacing,
+    cmd: watch::Sender<Command>,
+    rx: mpsc::Receiver<Msg>,
+    handles: Vec<std::thread::JoinHandle<()>>,
+    alive: Vec<bool>,
+    next_phase: u64,
+    /// Set once `stop_handle` was asked for: the phases of this session can be ended early.
+    stop: Option<Arc<Mutex<StopState>>>,
+    connect: ConnectStats,
+    /// `host:port` of each node of a multi-host target (empty for one node).
+    nodes: Vec<String>,
+}
+
+/// Ends a session's running phase from another thread: for a phase that lasts as long as
+/// something the caller runs elsewhere (a second session's phases). The workers see it
+/// through the phase's operation budget (the `--events` ticket each takes before an
+/// operation), so a session that never asked for a handle pays nothing, and one that did pays
+/// that one ticket per operation, as with `--events`.
+#[derive(Clone)]
+pub struct StopHandle(Arc<Mutex<StopState>>);
+
+#[derive(Default)]
+struct StopState {
+    /// The running phase's budget (None between phases).
+    budget: Option<Arc<AtomicI64>>,
+    /// `stop` came while no phase was running: the next phase ends at once.
+    requested: bool,
+}
+
+impl StopHandle {
+    /// End the running phase: every worker finishes the operation it is in and starts no
+    /// other, and `Session::phase` returns what the phase measured. Called between phases,
+    /// it ends the next phase at once.
+    pub fn stop(&self) {
+        let mut s = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        match &s.budget {
+            Some(b) => b.store(0, Ordering::Relaxed),
+            None => s.requested = true,
+        }
+    }
+}
+
+impl Session {
+    /// Connect `threads` workers and run each driver's setup, at most `connect::WINDOW` at a
+    /// time, retrying what the server refuses for now until `--connect-timeout`
+    /// (connect.rs). Fails (usage error) if any connection cannot be made, naming the limit
+    /// that stopped it and the setting to change.
+    pub fn start<D, F>(target: &TargetSpec, cfg: &SessionConfig, factory: F) -> Result<Session>
+    where
+        D: Driver + 'static,
+        F: Fn(usize) -> D + Send + Sync + 'static,
+    {
+        let n = cfg.threads;
+        if target.dbms != Dbms::Sqlite {
+            // Every connection is a descriptor: check before opening hundreds only to fail.
+            let (soft, _) = connect::fd_limit();
+            if n as u64 + connect::FD_HEADROOM > soft {
+                return Err(Error::usage(format!(
+                    "{n} connections to {} cannot open: {}",
+                    target.display,
+                    connect::Limit::OpenFiles.advice(target, n)
+                )));
+            }
+        }
+        let connect_start = Instant::now();
+        let window = Arc::new(tokio::sync::Semaphore::new(connect::WINDOW));
+        let loops = if target.dbms == Dbms::Sqlite {
+            n
+        } else {
+            cfg.client_threads.clamp(1, n)
+        };
+        let (cmd, cmd_rx) = watch::channel(Command::Idle);
+        let (tx, rx) = mpsc::channel();
+        let factory = Arc::new(factory);
+        let multi = target.node_count() > 1;
+        let node_targets: Arc<Vec<Arc<TargetSpec>>> = Arc::new(
+            (0..target.node_count())
+                .map(|i| Arc::new(target.node(i)))
+                .collect(),
+        );
+        let mut handles = Vec::with_capacity(loops);
+        for l in 0..loops {
+            // Worker w runs on loop w % loops.
+            let ids: Vec<usize> = (l..n).step_by(loops).collect();
+            let (factory, node_targets, cmd_rx, tx, window) = (
+                factory.clone(),
+                node_targets.clone(),
+                cmd_rx.clone(),
+                tx.clone(),
+                window.clone(),
+            );
+            let sched_batch = cfg.sched_batch;
+            let (read, access, first_worker) = (target.read, cfg.access, cfg.first_worker);
+            let pacing = cfg.pacing;
+            let faults = cfg.faults;
+            let h = std::thread::Builder::new()
+                .name(format!("eb-loop-{l}"))
+                .spawn(move || {
+                    if sched_batch {
+                        set_sched_batch();
+                    }
+                    let rt = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .expect("tokio runtime");
+                    let local = tokio::task::LocalSet::new();
+                    let rec = Rc::new(RefCell::new(LoopRecorder::new(ids.len())));
+                    for (slot, w) in ids.into_iter().enumerate() {
+                        let driver = factory(w);
+                        let node = node_for(first_worker + w, node_targets.len(), read, access);
+                        let target = node_targets[node].clone();
+                        let (cmd_rx, tx) = (cmd_rx.clone(), tx.clone());
+                        let node = multi.then_some(node);
+                        let place = (rec.clone(), slot);
+                        let opening = window.clone();
+                        local.spawn_local(run_worker(
+                            (w, node),
+                            n,
+                            pacing,
+                            faults,
+                            target,
+                            driver,
+                            cmd_rx,
+                            tx,
+                            place,
+                            opening,
+                        ));
+                    }
+                    rt.block_on(local);
+                })
+                .map_err(|e| Error::run(format!("cannot start a client thread: {e}")))?;
+            handles.push(h);
+        }
+        drop(tx);
+        let mut session = Session {
+            pacing: cfg.pacing,
+            cmd,
+            rx,
+            handles,
+            alive: vec![true; n],
+            next_phase: 1,
+            stop: None,
+            connect: ConnectStats::default(),
+            nodes: if multi {
+                (0..target.node_count())
+                    .map(|i| target.node_label(i))
+                    .collect()
+            } else {
+                Vec::new()
+            },
+        };
+        let mut answered = 0;
+        let mut retries = 0;
+        let mut failure: Option<(usize, DbError)> = None;
+        while answered < n {
+            match session.rx.recv() {
+                Ok(Msg::Ready { retries: r }) => {
+                    answered += 1;
+                    retries += r;
+                }
+                Ok(Msg::ConnectFailed {
+                    worker,
+                    error,
+                    retries: r,
+                }) => {
+                    answered += 1;
+                    retries += r;
+                    session.alive[worker] = false;
+                    failure.get_or_insert((worker, error));
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        session.connect = ConnectStats {
+            connections: n,
+            retries,
+            elapsed: connect_start.elapsed(),
+        };
+        if let Some((worker, error)) = failure {
+            session.stop();
+            let opened = session.alive.iter().filter(|a| **a).count();
+            let hint = match connect::Limit::of(&error) {
+                Some(l) => format!(" — {}", l.advice(target, n)),
+                None => String::new(),
+            };
+            let tried = if retries > 0 {
+                format!(
+                    ", {retries} refused attempt(s) retried over {:.1} s",
+                    session.connect.elapsed.as_secs_f64()
+                )
+            } else {
+                String::new()
+            };
+            let to = target.node(node_for(
+                cfg.first_worker + worker,
+                target.node_count(),
+                target.read,
+                cfg.access,
+            ));
+            return Err(Error::usage(format!(
+                "connection {} of {n} to {} failed ({opened} opened{tried}): {}{hint}",
+                worker + 1,
+                to.display,
+                target.scrub(&error.message)
+            )));
+        }
+        Ok(session)
+    }
+
+    /// How the connections were opened: how many, refused attempts retried, how long.
+    pub fn connect_stats(&self) -> ConnectStats {
+        self.connect
+    }
+
+    pub fn alive(&self) -> usize {
+        self.alive.iter().filter(|a| **a).count()
+    }
+
+    /// A handle that ends this session's running phase early, from any thread.
+    pub fn stop_handle(&mut self) -> StopHandle {
+        StopHandle(self.stop.get_or_insert_with(Default::default).clone())
+    }
+
+    /// Run one phase of `duration` (or until `events` operations have started over all
+    /// workers, whichever comes first), collecting per-interval samples of `interval` length.
+    /// `on_interval` sees each interval as soon as every worker has moved past it.
+    pub fn phase(
+        &mut self,
+        duration: Duration,
+        events: Option<u64>,
+        interval: Duration,
+        mut on_interval: impl FnMut(&IntervalSample),
+    ) -> Result<PhaseResult> {
+        self.phase_with_hists(duration, events, interval, |s, _| on_interval(s))
+    }
+
+    /// `phase`, with each interval's merged latency histogram given to `on_interval` too (the
+    /// collector has it anyway; the live metrics add it to their fixed buckets). It is dropped
+    /// after the call: the phase keeps only each interval's summary.
+    pub fn phase_with_hists(
+        &mut self,
+        duration: Duration,
+        events: Option<u64>,
+        interval: Duration,
+        mut on_interval: impl FnMut(&IntervalSample, &LatencyHist),
+    ) -> Result<PhaseResult> {
+        let live = self.alive();
+        if live == 0 {
+            return Err(Error::run("every connection to the target was lost"));
+        }
+        let id = self.next_phase;
+        self.next_phase += 1;
+        let cpu0 = CpuTimes::now();
+        let start = Instant::now();
+        let interval = interval.max(Duration::from_millis(10));
+        // A stoppable session's phase always has a budget (unbounded without --events): the
+        // stop handle ends the phase by emptying it.
+        let budget = match (events, &self.stop) {
+            (Some(n), _) => Some(Arc::new(AtomicI64::new(n.min(i64::MAX as u64) as i64))),
+            (None, Some(_)) => Some(Arc::new(AtomicI64::new(i64::MAX))),
+            (None, None) => None,
+        };
+        if let (Some(st), Some(b)) = (&self.stop, &budget) {
+            let mut st = st.lock().unwrap_or_else(|e| e.into_inner());
+            if std::mem::take(&mut st.requested) {
+                b.store(0, Ordering::Relaxed);
+            }
+            st.budget = Some(b.clone());
+        }
+        let _ = self.cmd.send(Command::Phase {
+            id,
+            start,
+            deadline: start + duration,
+            interval,
+            budget,
+        });
+
+        // Latest interval index each worker has reported; u32::MAX once it has finished.
+        let mut latest: Vec<u32> = self
+            .alive
+            .iter()
+            .map(|a| if *a { 0 } else { u32::MAX })
+            .collect();
+        let mut pending: BTreeMap<u32, Tick> = Default::default();
+        let mut next_final: u32 = 0;
+        let mut intervals = Vec::new();
+        let mut total = WorkerStats {
+            ops: 0,
+            rows: 0,
+            statements: 0,
+            errors: ErrorCounts::default(),
+            hists: Some(PhaseHists {
+                hist: LatencyHist::new(),
+                response: LatencyHist::new(),
+                by_kind: Vec::new(),
+                by_node: Vec::new(),
+            }),
+            schedule: ScheduleStats::default(),
+            end: start,
+            error_samples: Vec::new(),
+            lost: None,
+            by_kind: Vec::new(),
+            kind_errors: Vec::new(),
+            counters: Vec::new(),
+            reconnects: 0,
+            reconnect_failures: 0,
+            node: None,
+        };
+        let mut by_node: Vec<NodeStats> = self
+            .nodes
+            .iter()
+            .map(|label| NodeStats {
+                label: label.clone(),
+                connections: 0,
+                ops: 0,
+                errors: ErrorCounts::default(),
+                hist: LatencyHist::new(),
+                workers_lost: 0,
+                reconnects: 0,
+            })
+            .collect();
+        let mut done = 0;
+        let mut lost = 0;
+        let interval_s = interval.as_secs_f64();
+        let mut finalize = |upto: u32,
+                            end: Option<Instant>,
+                            pending: &mut BTreeMap<u32, Tick>,
+                            next_final: &mut u32,
+                            intervals: &mut Vec<IntervalSample>| {
+            while *next_final < upto {
+                let idx = *next_final;
+                *next_final += 1;
+                let tick = pending.remove(&idx).unwrap_or_default();
+                let (ops, errors) = (tick.ops, tick.errors);
+                let mut t_s = (idx + 1) as f64 * interval_s;
+                let mut len_s = interval_s;
+                if let Some(end) = end {
+                    let end_s = end.duration_since(start).as_secs_f64();
+                    if end_s < t_s {
+                        len_s = (end_s - idx as f64 * interval_s).max(1e-6);
+                        t_s = end_s;
+                    }
+                }
+                let s = IntervalSample {
+                    t_s,
+                    ops,
+                    errors,
+                    ops_per_s: ops as f64 / len_s,
+                    latency_us: tick.hist.summary(),
+                    by_kind: BTreeMap::new(),
+                    figures: BTreeMap::new(),
+                    kind_ticks: tick.kinds,
+                    error_classes: tick.error_classes,
+                    len_s,
+                };
+                on_interval(&s, &tick.hist);
+                intervals.push(s);
+            }
+        };
+        while done < live {
+            let msg = match self.rx.recv_timeout(Duration::from_millis(200)) {
+                Ok(m) => m,
+                Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            };
+            match msg {
+                Msg::Interval {
+                    worker,
+                    idx,
+                    ops,
+                    errors,
+                    error_classes,
+                    hists,
+                    kinds,
+                } => {
+                    for (i, h) in hists {
+                        pending.entry(i).or_default().hist.add(&h);
+                    }
+                    let e = pending.entry(idx).or_default();
+                    e.ops += ops;
+                    e.errors += errors;
+                    e.error_classes.merge(&error_classes);
+                    add_ticks(&mut e.kinds, &kinds);
+                    latest[worker] = latest[worker].max(idx);
+                }
+                Msg::PhaseDone { worker, mut stats } => {
+                    latest[worker] = u32::MAX;
+                    let node = stats.node.and_then(|i| by_node.get_mut(i));
+                    if let Some(nd) = node {
+                        nd.connections += 1;
+                        nd.ops += stats.ops;
+                        nd.errors.merge(&stats.errors);
+                        nd.reconnects += stats.reconnects;
+                        nd.workers_lost += stats.lost.is_some() as usize;
+                    }
+                    if let Some(error) = stats.lost.take() {
+                        self.alive[worker] = false;
+                        lost += 1;
+                        total.lost = Some(error);
+                    }
+                    merge_stats(&mut total, *stats);
+                    done += 1;
+                }
+                Msg::Ready { .. } | Msg::ConnectFailed { .. } => {}
+            }
+            let min_latest = latest.iter().copied().min().unwrap_or(u32::MAX);
+            if min_latest != u32::MAX && min_latest > next_final {
+                finalize(
+                    min_latest,
+                    None,
+                    &mut pending,
+                    &mut next_final,
+                    &mut intervals,
+                );
+            }
+        }
+        if let Some(st) = &self.stop {
+            st.lock().unwrap_or_else(|e| e.into_inner()).budget = None;
+        }
+        let elapsed = total.end.duration_since(start);
+        let hists = total.hists.take().expect("the collector's own");
+        let mut by_kind = Vec::new();
+        for (k, t) in total.by_kind.iter().enumerate() {
+            let ks = kind_slot(&mut by_kind, k as u8);
+            ks.ops = t.ops;
+            ks.rolled_back = t.rolled_back;
+        }
+        for (k, e) in total.kind_errors.iter().enumerate() {
+            kind_slot(&mut by_kind, k as u8).errors = *e;
+        }
+        for (k, h) in hists.by_kind.iter().enumerate() {
+            kind_slot(&mut by_kind, k as u8).hist.add(h);
+        }
+        for (nd, h) in by_node.iter_mut().zip(&hists.by_node) {
+            nd.hist.add(h);
+        }
+        let last = pending
+            .keys()
+            .next_back()
+            .map(|k| k + 1)
+            .unwrap_or(next_final);
+        finalize(
+            last,
+            Some(total.end),
+            &mut pending,
+            &mut next_final,
+            &mut intervals,
+        );
+        let client_cpu = CpuTimes::now().since(cpu0);
+        let lost_all = (lost > 0 && self.alive() == 0).then(|| {
+            let why = total.lost.map(|e| e.message).unwrap_or_default();
+            format!("every connection to the target was lost during the run: {why}")
+        });
+        Ok(PhaseResult {
+            ops: total.ops,
+            rows: total.rows,
+            statements: total.statements,
+            errors: total.errors,
+            hist: hists.hist,
+            open_loop: match self.pacing {
+                Pacing::ClosedLoop => None,
+                Pacing::FixedRate { .. } => Some((hists.response, total.schedule)),
+            },
+            elapsed,
+            client_cpu,
+            intervals,
+            workers_lost: lost,
+            error_samples: total.error_samples,
+            interrupted: interrupt::signal().is_some(),
+            by_kind,
+            counters: total
+                .counters
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect(),
+            reconnects: total.reconnects,
+            reconnect_failures: total.reconnect_failures,
+            lost_all,
+            by_node,
+        })
+    }
+
+    /// Stop every worker and join the client threads.
+    pub fn stop(&mut self) {
+        let _ = self.cmd.send(Command::Stop);
+        for h in self.handles.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn merge_stats(total: &mut WorkerStats, s: WorkerStats) {
+    total.ops += s.ops;
+    total.rows += s.rows;
+    total.statements += s.statements;
+    total.errors.merge(&s.errors);
+    if let (Some(t), Some(h)) = (total.hists.as_mut(), s.hists) {
+        t.hist.add(&h.hist);
+        t.response.add(&h.response);
+        for (k, kh) in h.by_kind.iter().enumerate() {
+            recorder::grown(&mut t.by_kind, k).add(kh);
+        }
+        for (i, nh) in h.by_node.iter().enumerate() {
+            recorder::grown(&mut t.by_node, i).add(nh);
+        }
+    }
+    total.schedule.merge(&s.schedule);
+    total.end = total.end.max(s.end);
+    add_ticks(&mut total.by_kind, &s.by_kind);
+    if total.kind_errors.len() < s.kind_errors.len() {
+        total.kind_errors.resize(s.kind_errors.len(), 0);
+    }
+    for (a, b) in total.kind_errors.iter_mut().zip(&s.kind_errors) {
+        *a += b;
+    }
+    for (name, v) in s.counters {
+        match total.counters.iter_mut().find(|(n, _)| *n == name) {
+            Some(c) => c.1 += v,
+            None => total.counters.push((name, v)),
+        }
+    }
+    total.reconnects += s.reconnects;
+    total.reconnect_failures += s.reconnect_failures;
+    for e in s.error_samples {
+        if total.error_samples.len() < ERROR_SAMPLES && !total.error_samples.contains(&e) {
+            total.error_samples.push(e);
+        }
+    }
+}
