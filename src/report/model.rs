@@ -513,7 +513,9 @@ pub struct ServerProcess {
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct HostCpu {
-    /// Busy CPU of the whole host (all CPUs) during the run, from /proc/stat.
+    /// Busy CPU of the host's processes (all CPUs) during the run, from /proc/stat: without
+    /// the kernel's own threads and interrupts (I/O completion, journal, writeback), which the
+    /// server's own writes cause (`measure::proc::host_busy_s`).
     pub busy_s: f64,
     /// busy_s minus the client and (when known) the server: what other processes used.
     pub others_s: f64,
