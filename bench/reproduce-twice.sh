@@ -44,13 +44,16 @@ def tally(ids):
         return "does_not_hold" in o and bool(o & claimed_way)
     flips = [i for i in either if opposite(i)]
     return da, db, either, differ, flips
+def change(i):
+    after = rb[i]["outcome"] if i in rb else "missing"
+    return f"{i}: {ra[i]['outcome']} -> {after}"
 for label, ids in (("report", report), ("ours", ours)):
     if not ids:
         continue
     da, db, either, differ, flips = tally(ids)
     print(f"{label} claims: {len(ids)}; decided: run 1 {len(da)}, run 2 {len(db)}; "
           f"decided in either {len(either)}, verdicts differing {len(differ)}"
-          + (f" ({', '.join(f'{i}: {ra[i]['outcome']} -> {rb[i]['outcome'] if i in rb else 'missing'}' for i in differ)})" if differ else "")
+          + (" (" + ", ".join(change(i) for i in differ) + ")" if differ else "")
           + (f"; opposite verdicts {len(flips)} ({', '.join(flips)})" if flips else ""))
 print()
 print("| claim | run 1 | ratio | run 2 | ratio |")
