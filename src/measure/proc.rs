@@ -409,25 +409,18 @@ mod tests {
         assert_eq!(kernel_thread_ticks(server), None);
         assert_eq!(kernel_thread_ticks("garbage"), None);
         // The host's processes: never more than user + nice + system.
-        let s = std::fs::read_to_string("/proc/stat").unwrap();
-        let v: Vec<f64> = s
-            .lines()
-            .next()
-            .unwrap()
-            .split_whitespace()
-            .skip(1)
-            .map(|x| x.parse().unwrap())
-            .collect();
+        let stat = || -> Vec<f64> {
+            let s = std::fs::read_to_string("/proc/stat").unwrap();
+            let first = s.lines().next().unwrap().to_string();
+            first
+                .split_whitespace()
+                .skip(1)
+                .map(|x| x.parse().unwrap())
+                .collect()
+        };
+        let v = stat();
         let busy = host_busy_s();
-        let s2 = std::fs::read_to_string("/proc/stat").unwrap();
-        let v2: Vec<f64> = s2
-            .lines()
-            .next()
-            .unwrap()
-            .split_whitespace()
-            .skip(1)
-            .map(|x| x.parse().unwrap())
-            .collect();
+        let v2 = stat();
         assert!(busy <= (v2[0] + v2[1] + v2[2]) / ticks_per_s() + 1e-9);
         assert!(busy >= 0.0 && v[0] > 0.0);
     }
