@@ -62,8 +62,8 @@ pub enum Command {
     /// measured results (holds / does not hold / not measured) at the top of summary.md and
     /// report.html. `enginebench reproduce --list` names them; docs/reproductions.md.
     Reproduce(ReproduceArgs),
-    /// Check a loaded workload's data for consistency (tpcc: TPC-C 3.3.2.1 to 3.3.2.4;
-    /// linkbench: counttable equals the visible links per (id1, link_type)).
+    /// Check a loaded workload's data for consistency (the workloads that have conditions
+    /// and what they are: `check --help`).
     /// Exit 0 when every condition holds, 1 when one fails (each failure is printed, naming
     /// the warehouse and district), 2 when the tables are missing or the target unreachable.
     Check(WorkloadArgv),
@@ -268,8 +268,8 @@ pub struct ReportArgs {
     /// results side by side (operation x engine seconds).
     #[arg(long, value_enum, default_value_t = ReportFormat::Html)]
     pub format: ReportFormat,
-    /// With --format csv: one of the report's tables instead of the runs (iibench,
-    /// iibench-windows, compression, sqlbench, sqlbench-ops, kinds, cpu, server-settings).
+    /// With --format csv: one of the report's tables instead of the runs (their names:
+    /// `report --help`).
     #[arg(long, value_name = "NAME")]
     pub table: Option<String>,
 }

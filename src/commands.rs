@@ -207,7 +207,7 @@ pub fn check(argv: &WorkloadArgv, reg: &Registry) -> Result<ExitCode> {
             let with: Vec<&str> = reg
                 .entries()
                 .iter()
-                .filter(|e| e.has_check())
+                .filter(|e| e.check_conditions().is_some())
                 .flat_map(|e| e.names())
                 .collect();
             return Err(Error::usage(format!(

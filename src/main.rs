@@ -2,8 +2,6 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
     // A panic is a bug; say so in one line instead of a backtrace.
     std::panic::set_hook(Box::new(|info| {
@@ -22,7 +20,7 @@ fn main() -> ExitCode {
             enginebench::error::one_line(&msg)
         );
     }));
-    let cli = match enginebench::cli::Cli::try_parse() {
+    let cli = match enginebench::registry::parse_cli(&Default::default()) {
         Ok(c) => c,
         Err(e) => {
             use clap::error::ErrorKind;

@@ -62,6 +62,45 @@ impl Registry {
     }
 }
 
+/// The command line of `enginebench`, with the lists its help gives taken from the workloads
+/// of `reg`: which workloads `check` checks, and the tables `report --table` can print.
+pub fn command(reg: &Registry) -> clap::Command {
+    use clap::CommandFactory;
+    let checks: Vec<String> = reg
+        .entries()
+        .iter()
+        .filter_map(|e| {
+            Some(format!(
+                "{}: {}",
+                e.names().join(", "),
+                e.check_conditions()?
+            ))
+        })
+        .collect();
+    let tables = crate::report::tables::names(&reg.owners()).join(", ");
+    crate::cli::Cli::command()
+        .mut_subcommand("check", |c| {
+            c.about(format!(
+                "Check a loaded workload's data for consistency ({})",
+                checks.join("; ")
+            ))
+        })
+        .mut_subcommand("report", |c| {
+            c.mut_arg("table", |a| {
+                a.help(format!(
+                    "With --format csv: one of the report's tables instead of the runs ({tables})"
+                ))
+            })
+        })
+}
+
+/// Parse `enginebench`'s arguments (`std::env::args`) with the help of `command`.
+pub fn parse_cli(reg: &Registry) -> std::result::Result<crate::cli::Cli, clap::Error> {
+    use clap::FromArgMatches;
+    let m = command(reg).try_get_matches()?;
+    crate::cli::Cli::from_arg_matches(&m)
+}
+
 /// Parse `enginebench SUB WORKLOAD [OPTIONS]` with the workloads of `reg`: the workload's own
 /// options and the common ones `A`. `Ok(None)`: help was asked for and printed.
 pub fn parse_workload<A: Args + clap::FromArgMatches>(

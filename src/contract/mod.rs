@@ -55,9 +55,10 @@ pub trait Entry: Sync {
     fn takes_threads(&self) -> bool {
         true
     }
-    /// True when its workloads have consistency conditions (`check`).
-    fn has_check(&self) -> bool {
-        false
+    /// Its workloads' consistency conditions in a few words, when they have some (`check`;
+    /// `check --help` lists them).
+    fn check_conditions(&self) -> Option<&'static str> {
+        None
     }
     /// What it adds to the outputs of its results (HTML sections, terminal lines, tables).
     fn report(&self) -> Option<&'static dyn SectionOwner> {

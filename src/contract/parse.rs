@@ -55,10 +55,18 @@ pub fn parse_workload<A: Args + clap::FromArgMatches>(
                     .about(format!(
                         "The common options of `{sub}`; each workload adds its own."
                     ))
-                    .after_help(format!(
+                    .after_help(if sub == "check" {
+                        // Only some workloads have consistency conditions: name them and theirs.
+                        let with: Vec<String> = reg
+                            .iter()
+                            .filter_map(|e| Some(format!("  {}: {}", e.names().join(", "), e.check_conditions()?)))
+                            .collect();
+                        format!("Workloads with consistency conditions (`enginebench check WORKLOAD --help` gives their options):\n{}", with.join("\n"))
+                    } else {
+                        format!(
                     "Workloads (`enginebench list` shows their operations; `enginebench {sub} WORKLOAD --help` their options):\n  {}",
-                    names(reg).join(", ")
-                ));
+                    names(reg).join(", "))
+                    });
                 let _ = cmd.print_help();
                 return Ok(None);
             }

@@ -1,6 +1,74 @@
 //! Database targets: one file per DBMS, one enum to pick one. Workloads write SQL with `?`
 //! placeholders; each target adapts it (PostgreSQL gets `$1..$n`).
 
+/// The methods a connection that holds one of two clients forwards to the one it holds: the
+/// lean client (`Wire`, statements by index) or the general driver (statements by `StmtId`).
+/// MySQL's and PostgreSQL's connections are the same here; what differs is written beside them.
+macro_rules! forward_to_client {
+    ($conn:ident, $other:ident) => {
+        impl $conn {
+            pub async fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
+                match self {
+                    $conn::Wire(c) => c.prepare(sql).await.map(StmtId),
+                    $conn::$other(c) => c.prepare(sql).await,
+                }
+            }
+
+            pub async fn exec_rows(&mut self, id: StmtId, params: &[Value]) -> DbResult<u64> {
+                match self {
+                    $conn::Wire(c) => c.exec_rows(id.0, params).await,
+                    $conn::$other(c) => c.exec_rows(id, params).await,
+                }
+            }
+
+            /// Every column of every row as an integer (NULL as `None`); returns the row count.
+            pub async fn exec_ints(
+                &mut self,
+                id: StmtId,
+                params: &[Value],
+                out: &mut Vec<Option<i64>>,
+            ) -> DbResult<u64> {
+                match self {
+                    $conn::Wire(c) => c.exec_ints(id.0, params, out).await,
+                    $conn::$other(c) => c.exec_ints(id, params, out).await,
+                }
+            }
+
+            /// Every column of every row as text (NULL as `None`); returns the row count.
+            pub async fn exec_text(
+                &mut self,
+                id: StmtId,
+                params: &[Value],
+                out: &mut Vec<Option<String>>,
+            ) -> DbResult<u64> {
+                match self {
+                    $conn::Wire(c) => {
+                        let rows = c.exec_fetch(id.0, params).await?;
+                        let n = rows.len() as u64;
+                        out.extend(rows.into_iter().flatten());
+                        Ok(n)
+                    }
+                    $conn::$other(c) => c.exec_text(id, params, out).await,
+                }
+            }
+
+            pub async fn execute(&mut self, sql: &str) -> DbResult<()> {
+                match self {
+                    $conn::Wire(c) => c.execute(sql).await,
+                    $conn::$other(c) => c.execute(sql).await,
+                }
+            }
+
+            pub async fn query(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>> {
+                match self {
+                    $conn::Wire(c) => c.query(sql).await,
+                    $conn::$other(c) => c.query(sql).await,
+                }
+            }
+        }
+    };
+}
+
 pub mod mysql;
 pub mod mysqlwire;
 pub mod peer;

@@ -46,83 +46,9 @@ impl MysqlConn {
             MysqlConn::Async(_) => "mysql_async",
         }
     }
-
-    pub async fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
-        match self {
-            MysqlConn::Wire(c) => c.prepare(sql).await.map(StmtId),
-            MysqlConn::Async(c) => c.prepare(sql).await,
-        }
-    }
-
-    pub async fn exec_rows(&mut self, id: StmtId, params: &[Value]) -> DbResult<u64> {
-        match self {
-            MysqlConn::Wire(c) => c.exec_rows(id.0, params).await,
-            MysqlConn::Async(c) => c.exec_rows(id, params).await,
-        }
-    }
-
-    pub async fn execute(&mut self, sql: &str) -> DbResult<()> {
-        match self {
-            MysqlConn::Wire(c) => c.execute(sql).await,
-            MysqlConn::Async(c) => c.execute(sql).await,
-        }
-    }
-
-    pub async fn query(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>> {
-        match self {
-            MysqlConn::Wire(c) => c.query(sql).await,
-            MysqlConn::Async(c) => c.query(sql).await,
-        }
-    }
-
-    /// Every column of every row as an integer (NULL as `None`); returns the row count.
-    pub async fn exec_ints(
-        &mut self,
-        id: StmtId,
-        params: &[Value],
-        out: &mut Vec<Option<i64>>,
-    ) -> DbResult<u64> {
-        match self {
-            MysqlConn::Wire(c) => c.exec_ints(id.0, params, out).await,
-            MysqlConn::Async(c) => c.exec_ints(id, params, out).await,
-        }
-    }
 }
 
-impl MysqlConn {
-    /// Every column of every row as text (NULL as `None`); returns the row count.
-    pub async fn exec_text(
-        &mut self,
-        id: StmtId,
-        params: &[Value],
-        out: &mut Vec<Option<String>>,
-    ) -> DbResult<u64> {
-        match self {
-            MysqlConn::Wire(c) => {
-                let rows = c.exec_fetch(id.0, params).await?;
-                let n = rows.len() as u64;
-                out.extend(rows.into_iter().flatten());
-                Ok(n)
-            }
-            MysqlConn::Async(c) => {
-                let stmt = &c.stmts[id.0];
-                let rows: Vec<mysql_async::Row> =
-                    c.conn.exec(stmt, bind(params)).await.map_err(err)?;
-                let n = rows.len() as u64;
-                for row in rows {
-                    out.extend(row.unwrap().into_iter().map(|v| match v {
-                        mysql_async::Value::NULL => None,
-                        mysql_async::Value::Bytes(b) => {
-                            Some(String::from_utf8_lossy(&b).into_owned())
-                        }
-                        other => Some(other.as_sql(true).trim_matches('\'').to_string()),
-                    }));
-                }
-                Ok(n)
-            }
-        }
-    }
-}
+forward_to_client!(MysqlConn, Async);
 
 /// A connection through `mysql_async`.
 pub struct AsyncConn {
@@ -229,6 +155,26 @@ impl AsyncConn {
     }
 
     /// Every column of every row as an integer (NULL as `None`); returns the row count.
+    /// Every column of every row as text (NULL as `None`); returns the row count.
+    pub async fn exec_text(
+        &mut self,
+        id: StmtId,
+        params: &[Value],
+        out: &mut Vec<Option<String>>,
+    ) -> DbResult<u64> {
+        let stmt = &self.stmts[id.0];
+        let rows: Vec<mysql_async::Row> = self.conn.exec(stmt, bind(params)).await.map_err(err)?;
+        let n = rows.len() as u64;
+        for row in rows {
+            out.extend(row.unwrap().into_iter().map(|v| match v {
+                mysql_async::Value::NULL => None,
+                mysql_async::Value::Bytes(b) => Some(String::from_utf8_lossy(&b).into_owned()),
+                other => Some(other.as_sql(true).trim_matches('\'').to_string()),
+            }));
+        }
+        Ok(n)
+    }
+
     pub async fn exec_ints(
         &mut self,
         id: StmtId,

@@ -41,46 +41,6 @@ impl PgConn {
         }
     }
 
-    pub async fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
-        match self {
-            PgConn::Wire(c) => c.prepare(sql).await.map(StmtId),
-            PgConn::Tokio(c) => c.prepare(sql).await,
-        }
-    }
-
-    pub async fn exec_rows(&mut self, id: StmtId, params: &[Value]) -> DbResult<u64> {
-        match self {
-            PgConn::Wire(c) => c.exec_rows(id.0, params).await,
-            PgConn::Tokio(c) => c.exec_rows(id, params).await,
-        }
-    }
-
-    pub async fn exec_ints(
-        &mut self,
-        id: StmtId,
-        params: &[Value],
-        out: &mut Vec<Option<i64>>,
-    ) -> DbResult<u64> {
-        match self {
-            PgConn::Wire(c) => c.exec_ints(id.0, params, out).await,
-            PgConn::Tokio(c) => c.exec_ints(id, params, out).await,
-        }
-    }
-
-    pub async fn execute(&mut self, sql: &str) -> DbResult<()> {
-        match self {
-            PgConn::Wire(c) => c.execute(sql).await,
-            PgConn::Tokio(c) => c.execute(sql).await,
-        }
-    }
-
-    pub async fn query(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>> {
-        match self {
-            PgConn::Wire(c) => c.query(sql).await,
-            PgConn::Tokio(c) => c.query(sql).await,
-        }
-    }
-
     pub async fn copy_tsv(
         &mut self,
         table: &str,
@@ -94,25 +54,7 @@ impl PgConn {
     }
 }
 
-impl PgConn {
-    /// Every column of every row as text (NULL as `None`); returns the row count.
-    pub async fn exec_text(
-        &mut self,
-        id: StmtId,
-        params: &[Value],
-        out: &mut Vec<Option<String>>,
-    ) -> DbResult<u64> {
-        match self {
-            PgConn::Wire(c) => {
-                let rows = c.exec_fetch(id.0, params).await?;
-                let n = rows.len() as u64;
-                out.extend(rows.into_iter().flatten());
-                Ok(n)
-            }
-            PgConn::Tokio(c) => c.exec_text(id, params, out).await,
-        }
-    }
-}
+forward_to_client!(PgConn, Tokio);
 
 impl TokioPgConn {
     /// Binary values as text, for the types a capture can hold: integers, floats, numerics

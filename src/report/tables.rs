@@ -159,6 +159,19 @@ pub fn all(rs: &[Labeled], owners: Owners) -> Vec<Table> {
     t
 }
 
+/// The name of every table a report can have, whether or not given results fill it (what
+/// `report --help` lists under `--table`): the tables of no results, before empty ones go.
+pub fn names(owners: Owners) -> Vec<&'static str> {
+    let mut t = Vec::new();
+    t.extend(super::html_fairness::tables(&[]));
+    t.extend(super::html_kinds::tables(&[]));
+    t.extend(super::html_nodes::tables(&[]));
+    for o in owners {
+        t.extend(o.tables(&[]));
+    }
+    t.iter().map(|x| x.name).collect()
+}
+
 /// `report --format csv --table NAME`: the named table of these results as CSV.
 pub fn csv_of(docs: &[ResultDoc], name: &str, owners: Owners) -> Result<String, String> {
     let labels = super::html::labels(docs);

@@ -169,6 +169,39 @@ fn help_explains() {
     assert_eq!(out.stdout.matches("READ_").count(), 13, "{}", out.stdout);
 }
 
+/// The lists in the help come from the workloads and the report, not from a hand-kept text:
+/// every table a report can print, and only the workloads that have consistency conditions.
+#[test]
+fn help_lists_come_from_the_registry() {
+    let dir = tempdir();
+    let out = eb(dir.path(), &["report", "--help"]);
+    assert_eq!(out.code, 0);
+    let help = out.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    for table in [
+        "cpu,",
+        "server-settings",
+        "kinds",
+        "node_settings",
+        "iibench-windows",
+        "compression",
+        "sqlbench-ops",
+    ] {
+        assert!(
+            help.contains(table),
+            "report --help should name {table}: {help}"
+        );
+    }
+    let out = eb(dir.path(), &["check", "--help"]);
+    assert_eq!(out.code, 0);
+    assert!(out.stdout.contains("tpcc: TPC-C 3.3.2.1"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("linkbench: counttable"),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("micro-read"), "{}", out.stdout);
+}
+
 #[test]
 fn mysql_wrong_password_and_unknown_engine() {
     let Some(url) = server_url("EB_TEST_MYSQL_URL") else {

@@ -137,8 +137,8 @@ impl Entry for LinkbenchEntry {
         }
         Ok(Arc::new(spec))
     }
-    fn has_check(&self) -> bool {
-        true
+    fn check_conditions(&self) -> Option<&'static str> {
+        Some("counttable equals the visible links per (id1, link_type)")
     }
     fn report(&self) -> Option<&'static dyn crate::report::SectionOwner> {
         Some(&super::Report)

@@ -117,8 +117,8 @@ impl Entry for TpccEntry {
             terminals: a.terminals,
         }))
     }
-    fn has_check(&self) -> bool {
-        true
+    fn check_conditions(&self) -> Option<&'static str> {
+        Some("TPC-C 3.3.2.1 to 3.3.2.4")
     }
     fn report(&self) -> Option<&'static dyn crate::report::SectionOwner> {
         Some(&super::Report)
