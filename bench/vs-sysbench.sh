@@ -51,6 +51,12 @@
 #                  bounded by `timeout` to the length of the whole series and killed at the end,
 #                  so every window of both tools runs on a loaded host. On this 2-vCPU machine
 #                  EB_BURN=1 loads "the other core".
+#   EB_PLACEMENT   shared (default): client and server share both CPUs, as the scheduler
+#                  places them. pinned: every client tool runs on CPU 0 (`taskset -c 0`) and
+#                  every thread of the server (MariaDB: mariadbd's; PostgreSQL: the postmaster
+#                  and its processes, whose new backends inherit it) on CPU 1, a stand-in for a
+#                  client machine apart from the server's; both tools are placed the same way.
+#                  The server's affinity is set back to every CPU at the end.
 #   EB_PERF        1: also, in every window, `perf record -g` the server and `perf stat` the
 #                  client's system calls (raw_syscalls:sys_enter), written next to runs.tsv as
 #                  perf-<tool>-<run>.data / .stat. Recording costs the server CPU: use it for the
@@ -110,8 +116,23 @@ mkdir -p "$out"
 
 burners=""
 own_servers=0
+placement=${EB_PLACEMENT:-shared}
+[[ $placement == shared || $placement == pinned ]] ||
+    die "EB_PLACEMENT must be shared or pinned, not '$placement'"
+client_cpu=()
+[[ $placement == pinned ]] && client_cpu=(taskset -c 0)
+# Every thread of the server (and of its processes) onto the given CPUs.
+place_server() {
+    local p
+    for p in $srv_pid $(pgrep -P "$srv_pid" || true); do
+        taskset -a -p -c "$1" "$p" >/dev/null 2>&1 || true
+    done
+}
 on_exit() {
     [[ -z $burners ]] || kill $burners 2>/dev/null || true
+    if [[ $placement == pinned && -n ${srv_pid:-} ]]; then
+        place_server "0-$(($(nproc) - 1))"
+    fi
     if ((own_servers)); then
         bash "$repo/scripts/db-servers.sh" stop "$sdir" >&2
         rm -rf "$sdir"
@@ -206,7 +227,7 @@ measure() { # tool run
     local tool=$1 run=$2 pid
     local logf="$out/$tool-$run.log"
     if [[ $tool == sysbench ]]; then
-        "${sb[@]}" --threads="$threads" --time="$time_s" run >"$logf" 2>&1 &
+        "${client_cpu[@]}" "${sb[@]}" --threads="$threads" --time="$time_s" run >"$logf" 2>&1 &
     else
         local target=$eb_target variant="" flag=() exe=$bin
         if [[ $tool == enginebench-old ]]; then
@@ -221,7 +242,7 @@ measure() { # tool run
             fi
         fi
         # shellcheck disable=SC2086
-        "$exe" run "${eb_workload[@]}" --target "$target" --table-size "$rows" \
+        "${client_cpu[@]}" "$exe" run "${eb_workload[@]}" --target "$target" --table-size "$rows" \
             --threads "$threads" --warmup 2s --duration "${time_s}s" --runs 1 \
             --results-dir "$out/eb-results" ${EB_EXTRA:-} "${flag[@]}" >"$logf" 2>&1 &
     fi
@@ -263,6 +284,11 @@ round=(sysbench enginebench)
 for v in ${EB_VARIANTS:-}; do
     round+=("enginebench[$v]")
 done
+if [[ $placement == pinned ]]; then
+    (($(nproc) >= 2)) || die "EB_PLACEMENT=pinned needs two CPUs"
+    place_server 1
+    log "placement: clients on CPU 0, the server on CPU 1"
+fi
 log "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 burn=${EB_BURN:-0}
 if ((burn > 0)); then
@@ -293,9 +319,10 @@ log "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 burners=""
 
 # Medians per tool, and ratios enginebench / sysbench (of the medians, and per pair).
-python3 - "$out/runs.tsv" "$dbms" "$threads" "$rows" "$time_s" "$win_start" "$win_len" "$workload" >"$out/summary.md" <<'EOF'
+python3 - "$out/runs.tsv" "$dbms" "$threads" "$rows" "$time_s" "$win_start" "$win_len" "$workload" "$placement" >"$out/summary.md" <<'EOF'
 import sys, statistics as st
 path, dbms, threads, rows, time_s, ws, wl = sys.argv[1:8]
+placement = sys.argv[9]
 rows_ = [l.rstrip("\n").split("\t") for l in open(path)][1:]
 cols = ["qps", "client_us_per_q", "server_us_per_q", "ctxsw_per_q", "other_cores", "srv_vcs", "srv_ivcs"]
 by = {}
@@ -304,7 +331,8 @@ for r in rows_:
 med = {t: [st.median(v[i] for v in vs) for i in range(len(cols))] for t, vs in by.items()}
 print(f"## enginebench vs sysbench: {sys.argv[8]}, {dbms}, {threads} threads, {rows} rows, "
       f"{time_s} s runs, window {ws}+{wl} s, {len(by.get('sysbench', []))} "
-      f"{'rounds' if 'enginebench-old' in by else 'pairs'}\n")
+      f"{'rounds' if 'enginebench-old' in by else 'pairs'}, placement {placement}"
+      f"{' (clients on CPU 0, server on CPU 1)' if placement == 'pinned' else ''}\n")
 print("| tool | QPS | client µs/query | server µs/query | ctx switches/query | other busy cores | server voluntary cs/query | server preempted cs/query |")
 print("|---|---|---|---|---|---|---|---|")
 for t in ["sysbench", "enginebench", "enginebench-old"] + sorted(t for t in med if t.startswith("enginebench[")):
@@ -325,6 +353,20 @@ if "sysbench" in med and "enginebench" in med:
         print(f"\n{t} / sysbench: QPS {v[0]/s[0]:.3f}, client CPU/query {v[1]/s[1]:.3f} by medians; "
               f"per pair QPS {', '.join(f'{x:.3f}' for x in pq)}; "
               f"client CPU/query {', '.join(f'{x:.3f}' for x in pc)}")
+# Each variant against the default run of the same round: what the variant's flag costs.
+for t in sorted(t for t in by if t.startswith("enginebench[")):
+    if "enginebench" not in by:
+        break
+    base = {int(r[1]): [float(x) for x in r[2:]] for r in rows_ if r[0] == "enginebench"}
+    var = {int(r[1]): [float(x) for x in r[2:]] for r in rows_ if r[0] == t}
+    runs = sorted(set(base) & set(var))
+    if not runs:
+        continue
+    print(f"\n### {t} / enginebench, per round ({len(runs)} rounds)\n")
+    for name, i in [("QPS", 0), ("client µs/query", 1), ("server µs/query", 2)]:
+        v = [var[n][i] / base[n][i] for n in runs]
+        print(f"- {name}: median {st.median(v):.3f} (min {min(v):.3f}, max {max(v):.3f}; "
+              f"rounds {', '.join(f'{x:.3f}' for x in v)})")
 if "enginebench" in by and "enginebench-old" in by:
     # New build / old build, per round (matched by run number), then the median of those.
     new = {int(r[1]): [float(x) for x in r[2:]] for r in rows_ if r[0] == "enginebench"}
