@@ -1,6 +1,6 @@
 //! `--profile-server`: the server's CPU sampled with `perf record` (software event cpu-clock,
 //! call graphs by frame pointer) over exactly one measured run, then read back with
-//! `perf script` into where the time went: top functions (self and inclusive), system calls by
+//! `perf script` (the server's processes only) into where the time went: top functions (self and inclusive), system calls by
 //! time, and the shares in the kernel, in locks, in I/O, on the network, in the engine's own
 //! code and in code perf could not name; plus the folded stacks a flame graph is drawn from.
 //!
@@ -8,6 +8,13 @@
 //! (mariadbd exports its functions for plugins), the kernel's and the libraries' ones, which a
 //! hand-written reader would have to redo. Without perf or without permission the run goes
 //! on: `start` says why in one line.
+//!
+//! perf samples every CPU (`-a`) and the server's samples are picked out afterwards, rather
+//! than following the server's threads (`-p`): events that follow threads are switched in and
+//! out with the thread at every context switch, and a server whose threads sleep once per
+//! query then paid 1.16x its CPU per query (point select, 16 connections, BENCHMARKS.md).
+//! Per-CPU events cost only their samples. Where system-wide sampling is refused
+//! (perf_event_paranoid above 0 without CAP_PERFMON), perf follows the threads instead.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read;
@@ -89,21 +96,39 @@ pub struct FoldedStack {
     pub samples: u64,
 }
 
-/// A `perf record` attached to the server for one measured run.
+/// A `perf record` sampling the server for one measured run.
 pub struct Profiler {
     child: Child,
     file: PathBuf,
     hz: u32,
+    /// The server's process; its samples (and its children's) are the profile.
+    pid: u32,
 }
 
-/// Attach `perf record` to `pid` and its direct children (PostgreSQL: the postmaster and its
-/// backends, which exist before the measured run since its connections are open). Err is the
-/// one-line reason profiling is off.
-pub fn start(pid: u32, hz: u32) -> Result<Profiler, String> {
-    let perf = perf_binary();
+/// The server's processes: `pid` and its direct children (PostgreSQL: the postmaster and its
+/// backends, which exist before the measured run since its connections are open).
+fn server_pids(pid: u32) -> String {
     let mut pids = vec![pid];
     pids.extend(super::proc::children(pid));
     let list: Vec<String> = pids.iter().map(u32::to_string).collect();
+    list.join(",")
+}
+
+/// Start `perf record` on every CPU for the server `pid`; where that is refused, on the
+/// server's threads. Err is the one-line reason profiling is off.
+pub fn start(pid: u32, hz: u32) -> Result<Profiler, String> {
+    match record(pid, hz, &["-a"]) {
+        Ok(p) => Ok(p),
+        // No perf to run: nothing else to try.
+        Err(none) if none.starts_with("cannot run") => Err(none),
+        Err(wide) => record(pid, hz, &["-p", &server_pids(pid)])
+            .map_err(|e| format!("{e} (and on every CPU: {wide})")),
+    }
+}
+
+/// `perf record` with `scope` (`-a`, or `-p PIDS`).
+fn record(pid: u32, hz: u32, scope: &[&str]) -> Result<Profiler, String> {
+    let perf = perf_binary();
     static SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let file =
@@ -111,8 +136,7 @@ pub fn start(pid: u32, hz: u32) -> Result<Profiler, String> {
     let mut child = Command::new(&perf)
         .args(["record", "-q", "-e", "cpu-clock", "-g", "-F"])
         .arg(hz.to_string())
-        .arg("-p")
-        .arg(list.join(","))
+        .args(scope)
         .arg("-o")
         .arg(&file)
         .stdin(Stdio::null())
@@ -141,7 +165,12 @@ pub fn start(pid: u32, hz: u32) -> Result<Profiler, String> {
             return Err(format!("{perf} record exited ({status}): {line}"));
         }
     }
-    Ok(Profiler { child, file, hz })
+    Ok(Profiler {
+        child,
+        file,
+        hz,
+        pid,
+    })
 }
 
 /// `--profile-server` around one measured run: a started profiler, or None (off, or it
@@ -223,6 +252,7 @@ impl Profiler {
                 "-i",
             ])
             .arg(&self.file)
+            .arg(format!("--pid={}", server_pids(self.pid)))
             .stdin(Stdio::null())
             .stderr(Stdio::null())
             .output();
