@@ -1,6 +1,7 @@
 //! `--profile-server`: a point-select run against a real MariaDB samples the server with perf,
 //! names its query path among the top functions, and the profile's CPU per operation agrees
-//! with the server CPU the run measured from /proc; without perf the run goes on and says why.
+//! with the server CPU the run measured from /proc (also for iiBench, which runs its own loop);
+//! without perf the run goes on and says why.
 
 use serde_json::Value as Json;
 
@@ -222,4 +223,47 @@ expect = "a > b"
         assert!(seen.page_requests.is_empty(), "{:?}", seen.page_requests);
         assert!(seen.dom.contains("class=\"flame\""));
     }
+}
+
+/// A workload with its own run loop (iiBench: windows of batches, not the runner's timed runs)
+/// is profiled too: the run's record has the server's profile, and its CPU per batch agrees
+/// with what /proc measured.
+#[test]
+fn iibench_run_is_profiled_too() {
+    let Some(base) = server_url("EB_TEST_MYSQL_URL") else {
+        return;
+    };
+    let _g = server_lock();
+    let url = fresh_db(&base, "eb_it_profile_iibench");
+    let dir = tempdir();
+    let out = eb(
+        dir.path(),
+        &[
+            "run",
+            "iibench",
+            "--target",
+            &url,
+            "--max-rows",
+            "20000",
+            "--rows-per-commit",
+            "200",
+            "--format",
+            "json",
+            "--profile-server",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: Json = serde_json::from_str(&out.stdout).expect("json result");
+    assert_schema_valid(&doc);
+    let run = &doc["points"][0]["runs"][0];
+    let p = &run["server_profile"];
+    assert!(p.is_object(), "no profile: {}", out.stderr);
+    assert!(p["samples"].as_u64().unwrap() > 0, "{p}");
+    let profiled = p["cpu_us_per_op"].as_f64().unwrap();
+    let measured = run["server_process"]["cpu_us_per_op"].as_f64().unwrap();
+    let ratio = profiled / measured;
+    assert!(
+        (0.8..=1.2).contains(&ratio),
+        "profile {profiled:.1} us/batch vs /proc {measured:.1} us/batch ({ratio:.3})"
+    );
 }

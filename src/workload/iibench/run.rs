@@ -22,14 +22,13 @@ use std::time::{Duration, Instant};
 use crate::config::RunConfig;
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Error, Result};
-use crate::harness::{
-    delta, disturbed, disturbed_above, host_cpu, server_process, Harness, HostSample,
-};
+use crate::harness::{delta, disturbed, record_counted, Counted, Harness, HostSample};
 use crate::interrupt;
 use crate::live::{PhaseInfo, PhaseKind};
 use crate::measure::proc::{self, ProcSample};
+use crate::measure::profile::{self, ServerProfile};
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};
-use crate::report::{Aggregate, ClientCpu, Point, RunRecord};
+use crate::report::{Aggregate, Point};
 use crate::runner::{IntervalSample, Pacing, PhaseResult, Session, SessionConfig};
 use crate::server::capture::{self, DiskUsage};
 
@@ -97,6 +96,8 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
         Ok(c) => rt.block_on(capture::counters(c)),
         Err(_) => BTreeMap::new(),
     };
+    // Started before the first sample: perf takes a moment to attach.
+    let profiler = profile::start_for_run(cfg.profile_hz, server_pid);
     let proc0 = server_pid.and_then(ProcSample::of_tree);
     let disk0 = device
         .as_ref()
@@ -149,6 +150,7 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
     let cpu = CpuTimes::now().since(cpu0);
     let busy1 = proc::host_busy_s();
     let proc_run = server_pid.and_then(ProcSample::of_tree);
+    let profile = profile::stop_for_run(profiler, st.batches);
     let admin = h.conn()?;
     let after = rt.block_on(capture::counters(admin));
 
@@ -186,6 +188,7 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
         queries: None,
         wear: Wear::default(),
         table_rows_end,
+        profile,
     };
     if let Some(q) = qres {
         fin.queries = Some(Queries {
@@ -361,6 +364,8 @@ struct Final {
     queries: Option<Queries>,
     wear: Wear,
     table_rows_end: Option<u64>,
+    /// `--profile-server`: where the server's CPU went over the run.
+    profile: Option<ServerProfile>,
 }
 
 /// The window being measured: what its phases added up to so far.
@@ -541,53 +546,33 @@ impl State {
         // A failed DELETE is an error of the run too (its batch committed).
         let mut errors = self.errors.clone();
         errors.merge(&del.errors);
-        let cpu = fin.map(|f| f.cpu).unwrap_or_default();
         let server = fin.and_then(|f| f.server);
-        let server_process =
-            server_process(server.map(|(a, _)| a), server.map(|(_, b)| b), self.batches);
-        let client_s = cpu.total_s();
-        let server_s = server_process.as_ref().map(|p| p.user_s + p.sys_s);
-        let busy_s = fin.map_or(0.0, |f| f.busy_s);
-        let host_cpu = host_cpu(busy_s, client_s, server_s, elapsed_s);
-        let rec = RunRecord {
+        let counted = Counted {
             run: 1,
             ops: self.batches,
             rows: self.rows,
-            rows_per_op: self.rows as f64 / self.batches.max(1) as f64,
             statements: self.statements,
             elapsed_s,
-            ops_per_s: self.batches as f64 / elapsed_s,
-            statements_per_s: self.statements as f64 / elapsed_s,
-            errors_total: errors.total(),
-            errors: errors
-                .to_map()
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect(),
-            error_samples: self.error_samples.clone(),
-            latency_us: self.hist.summary(),
-            response_us: None,
-            open_loop: None,
-            client_cpu: ClientCpu::new(cpu, self.batches),
-            server_counters: fin.map(|f| f.counters.clone()).unwrap_or_default(),
-            client_cpu_share: server_s
-                .filter(|s| client_s + s > 0.0)
-                .map(|s| client_s / (client_s + s)),
-            server_process,
-            disturbed: disturbed_above(host_cpu.others_cpus, elapsed_s, cfg.disturbed_above_cpus),
-            host_cpu,
-            intervals,
+            errors: &errors,
+            error_samples: &self.error_samples,
+            hist: &self.hist,
+            client_cpu: fin.map(|f| f.cpu).unwrap_or_default(),
             workers_lost: self.workers_lost,
             interrupted: interrupt::signal().is_some(),
-            histogram_hdr_v2: self.hist.encode(),
-            by_kind: BTreeMap::new(),
-            workload_counters: BTreeMap::new(),
-            percentiles_us: self.hist.percentiles_us(&cfg.extra_percentiles),
-            reconnects: self.reconnects,
-            reconnect_failures: self.reconnect_failures,
-            started_at_unix_s: self.started,
-            ..Default::default()
         };
+        let mut rec = record_counted(
+            counted,
+            (server.map(|(a, _)| a), server.map(|(_, b)| b)),
+            fin.map_or(0.0, |f| f.busy_s),
+            cfg.disturbed_above_cpus,
+        );
+        rec.server_counters = fin.map(|f| f.counters.clone()).unwrap_or_default();
+        rec.server_profile = fin.and_then(|f| f.profile.clone());
+        rec.intervals = intervals;
+        rec.percentiles_us = self.hist.percentiles_us(&cfg.extra_percentiles);
+        rec.reconnects = self.reconnects;
+        rec.reconnect_failures = self.reconnect_failures;
+        rec.started_at_unix_s = self.started;
         let aggregate = Aggregate::of(std::slice::from_ref(&rec), self.hist.summary());
         let last_full = self.windows.iter().rev().find(|w| !w.partial);
         let mut point = Point {
