@@ -154,7 +154,6 @@ impl AsyncConn {
         Ok(n)
     }
 
-    /// Every column of every row as an integer (NULL as `None`); returns the row count.
     /// Every column of every row as text (NULL as `None`); returns the row count.
     pub async fn exec_text(
         &mut self,
@@ -175,6 +174,7 @@ impl AsyncConn {
         Ok(n)
     }
 
+    /// Every column of every row as an integer (NULL as `None`); returns the row count.
     pub async fn exec_ints(
         &mut self,
         id: StmtId,
