@@ -203,8 +203,18 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
     }
     let w = &mut fin.wear;
     if let (Some(a), Some(b), Some(c)) = (proc0, proc_run, proc_total) {
-        w.server_written_bytes_run = Some(b.write_bytes.saturating_sub(a.write_bytes));
-        let total = c.write_bytes.saturating_sub(a.write_bytes);
+        // A process of the server that exits during the run (PostgreSQL's autovacuum workers)
+        // takes its byte counts out of the tree's sum, so the difference of the first and last
+        // samples can fall short of what was written; the windows' deltas, each between two
+        // close samples, add up to a lower bound of the run's.
+        let windows: u64 = st
+            .windows
+            .iter()
+            .filter_map(|x| x.server_written_bytes)
+            .sum();
+        let run = b.write_bytes.saturating_sub(a.write_bytes).max(windows);
+        w.server_written_bytes_run = Some(run);
+        let total = c.write_bytes.saturating_sub(a.write_bytes).max(run);
         w.server_written_bytes_total = Some(total);
         w.written_bytes_per_row = Some(total as f64 / st.rows.max(1) as f64);
         w.write_amplification = Some(total as f64 / st.logical.max(1) as f64);
