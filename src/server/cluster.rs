@@ -323,7 +323,17 @@ impl Cluster {
             let url = admin_url(node);
             wait_until(node, &what, |_| {
                 mysql_status(&url, "wsrep_local_state_comment").as_deref() == Some("Synced")
+                    && mysql_status(&url, "wsrep_ready").as_deref() == Some("ON")
             })?;
+            if i == 1 {
+                node.sql(
+                    &url,
+                    &[&format!(
+                        "CREATE DATABASE IF NOT EXISTS {}",
+                        super::DATABASE
+                    )],
+                )?;
+            }
         }
         for (i, node) in self.nodes.iter().enumerate() {
             let size = mysql_status(&admin_url(node), "wsrep_cluster_size");

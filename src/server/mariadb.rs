@@ -149,8 +149,10 @@ impl Server {
             );
             let admin = format!("mysql://root@localhost/mysql?socket={}", sock.display());
             match self.wait_ready(&admin, &log, log_off)? {
-                // A joiner has the database from the cluster (and takes no DDL until synced).
-                Ready::Yes if joiner => return Ok(()),
+                // A Galera node takes no statement until it is part of a primary component
+                // (ERROR 1047 under load): the cluster creates the database once node 1 is
+                // Synced, and the joiners get it by state transfer.
+                Ready::Yes if galera => return Ok(()),
                 Ready::Yes => {
                     self.sql(
                         &admin,
