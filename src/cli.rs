@@ -694,6 +694,15 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_sched_batch: bool,
 
+    /// How the lean MariaDB and PostgreSQL clients do their I/O. io_uring: one system call
+    /// hands every connection's sends to the kernel and collects their replies, and a closed
+    /// loop whose connections all wait wakes once per several replies. epoll: a send and a
+    /// receive per query, a wake-up per reply. auto: io_uring where the kernel and sandbox
+    /// allow it (Linux 6.1+), else epoll. The path taken is in the result (client.io).
+    #[arg(long, value_name = "PATH", env = "EB_CLIENT_IO", default_value = "auto",
+          value_parser = ["auto", "io_uring", "epoll"])]
+    pub client_io: String,
+
     /// Open loop: start operations on a schedule at this total rate (operations per second over
     /// all connections, k/M suffixes allowed), whatever the server's speed; latency is then
     /// also measured from each operation's intended start (response time). Default: closed

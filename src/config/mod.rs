@@ -447,6 +447,12 @@ impl RunConfig {
             },
             shard,
         };
+        crate::db::ring::choose(match a.client_io.as_str() {
+            "io_uring" => crate::db::ring::IoChoice::IoUring,
+            "epoll" => crate::db::ring::IoChoice::Epoll,
+            _ => crate::db::ring::IoChoice::Auto,
+        })
+        .map_err(Error::usage)?;
         let resolved = workload(&mut cx, &spec)?;
         let Shape {
             threads,

@@ -74,6 +74,7 @@ pub mod mysqlwire;
 pub mod peer;
 pub mod pgwire;
 pub mod postgres;
+pub mod ring;
 pub(crate) mod sock;
 pub mod sqlite;
 pub mod tls;

@@ -106,28 +106,67 @@ pub(crate) fn busy_or_out_of_fds(message: &str) -> bool {
         .any(|n| message.contains(&format!("(os error {n})")))
 }
 
+/// A lean client's connection: on the loop's io_uring when its thread has one (`ring`),
+/// else registered with the loop's epoll.
+pub(crate) enum Stream {
+    Epoll(AsyncFd<Sock>),
+    Ring { sock: Sock, slot: usize },
+}
+
+impl Stream {
+    pub(crate) fn get_ref(&self) -> &Sock {
+        match self {
+            Stream::Epoll(a) => a.get_ref(),
+            Stream::Ring { sock, .. } => sock,
+        }
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        if let Stream::Ring { slot, .. } = self {
+            super::ring::close(*slot);
+        }
+    }
+}
+
 /// Connect to a Unix socket and register it.
-pub(crate) async fn connect_unix(path: &str) -> std::io::Result<AsyncFd<Sock>> {
+pub(crate) async fn connect_unix(path: &str) -> std::io::Result<Stream> {
     let s = tokio::net::UnixStream::connect(path).await?;
     register(Sock::Unix(s.into_std()?))
 }
 
 /// Connect over TCP (no Nagle delay) and register the socket.
-pub(crate) async fn connect_tcp(host: &str, port: u16) -> std::io::Result<AsyncFd<Sock>> {
+pub(crate) async fn connect_tcp(host: &str, port: u16) -> std::io::Result<Stream> {
     let s = tokio::net::TcpStream::connect((host, port)).await?;
     let _ = s.set_nodelay(true);
     register(Sock::Tcp(s.into_std()?))
 }
 
-/// `into_std` keeps the socket non-blocking, as AsyncFd needs.
-fn register(s: Sock) -> std::io::Result<AsyncFd<Sock>> {
+/// On the thread's ring if it has one; else `into_std` keeps the socket non-blocking, as
+/// AsyncFd needs.
+fn register(s: Sock) -> std::io::Result<Stream> {
+    if super::ring::active() {
+        let slot = super::ring::open(s.as_raw_fd())?;
+        return Ok(Stream::Ring { sock: s, slot });
+    }
     // SAFETY: `Sock` owns its stream, so the descriptor stays open and the same for as long
     // as the AsyncFd that owns the `Sock` exists.
-    unsafe { AsyncFd::register_with_interest(s, Interest::READABLE) }.map_err(std::io::Error::from)
+    unsafe { AsyncFd::register_with_interest(s, Interest::READABLE) }
+        .map(Stream::Epoll)
+        .map_err(std::io::Error::from)
 }
 
-/// Write all of `buf`: usually at once; a full send buffer waits for room.
-pub(crate) async fn write_all(sock: &AsyncFd<Sock>, mut buf: &[u8]) -> std::io::Result<()> {
+/// Write all of `buf`: usually at once; a full send buffer waits for room. On the ring the
+/// bytes are queued, and go with the loop's next turn.
+pub(crate) async fn write_all(stream: &Stream, buf: &[u8]) -> std::io::Result<()> {
+    match stream {
+        Stream::Epoll(sock) => write_all_epoll(sock, buf).await,
+        Stream::Ring { slot, .. } => super::ring::write(*slot, buf),
+    }
+}
+
+async fn write_all_epoll(sock: &AsyncFd<Sock>, mut buf: &[u8]) -> std::io::Result<()> {
     while !buf.is_empty() {
         match sock.get_ref().write(buf) {
             Ok(0) => {
@@ -163,7 +202,13 @@ async fn wait_writable(fd: BorrowedFd<'_>) -> std::io::Result<()> {
 /// readiness is cleared: the next read waits for the next (edge-triggered) event instead of
 /// first failing with EAGAIN (one `recvfrom` per reply; measured with strace: 1.95 -> 1.0
 /// per query).
-pub(crate) async fn read_some(sock: &AsyncFd<Sock>, dst: &mut [u8]) -> std::io::Result<usize> {
+pub(crate) async fn read_some(stream: &Stream, dst: &mut [u8]) -> std::io::Result<usize> {
+    let sock = match stream {
+        Stream::Epoll(sock) => sock,
+        Stream::Ring { slot, .. } => {
+            return std::future::poll_fn(|cx| super::ring::poll_read(*slot, dst, cx)).await
+        }
+    };
     loop {
         let mut g = sock.readable().await?;
         match g.try_io(|s| s.get_ref().read(dst)) {
@@ -204,7 +249,7 @@ impl ReadBuf {
     }
 
     /// Make at least `n` bytes available from `pos`, reading as much as the socket has.
-    pub async fn fill(&mut self, sock: &AsyncFd<Sock>, n: usize) -> std::io::Result<()> {
+    pub async fn fill(&mut self, sock: &Stream, n: usize) -> std::io::Result<()> {
         if self.end - self.pos >= n {
             return Ok(());
         }

@@ -22,7 +22,9 @@ use crate::live::Live;
 use crate::load::{LoadMethod, LoadOptions, LoadStats};
 use crate::measure::host::HostFacts;
 use crate::measure::proc;
-use crate::report::{self, NodeInfo, ResultDoc, ServerInfo, Status, TargetInfo, ToolInfo};
+use crate::report::{
+    self, ClientInfo, NodeInfo, ResultDoc, ServerInfo, Status, TargetInfo, ToolInfo,
+};
 use crate::runner::admin::Admin;
 use crate::server::{capture, cluster::Cluster, Server};
 
@@ -485,6 +487,7 @@ fn run_on(
         host: HostFacts::collect(),
         load: loaded,
         notes,
+        client: client_info(&admin),
         ..ResultDoc::default()
     };
     let mut h = Harness {
@@ -569,6 +572,31 @@ fn client_note(admin: &Conn) -> Option<String> {
     Some(format!(
         "{dbms} client: {driver} (connections use the same client as this admin connection)."
     ))
+}
+
+/// The client's driver and I/O path; a fallback from io_uring is also said on stderr.
+fn client_info(admin: &Conn) -> Option<ClientInfo> {
+    let driver = match admin {
+        Conn::Mysql(m) => m.driver(),
+        Conn::Postgres(p) => p.driver(),
+        _ => return None,
+    };
+    let requested = crate::db::ring::choice().name().to_string();
+    let (io, fallback) = match crate::db::ring::path() {
+        _ if driver != "wire" => ("epoll", None),
+        Ok(true) => ("io_uring", None),
+        Ok(false) => ("epoll", None),
+        Err(why) => {
+            eprintln!("enginebench: the client uses epoll: {why}");
+            ("epoll", Some(why))
+        }
+    };
+    Some(ClientInfo {
+        driver: driver.to_string(),
+        io: io.to_string(),
+        requested,
+        fallback,
+    })
 }
 
 /// The result's server part: a managed server (its profile and options file) or one named by

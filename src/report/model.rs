@@ -58,6 +58,25 @@ pub struct ResultDoc {
     /// were lost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fleet: Option<FleetMerge>,
+    /// The client's I/O path (a network target's; none for SQLite).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientInfo>,
+}
+
+/// How the client reached the server.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ClientInfo {
+    /// `wire` (enginebench's lean client) or the general driver (`mysql_async`,
+    /// `tokio_postgres`).
+    pub driver: String,
+    /// The lean client's I/O path in the measuring loops: `io_uring` or `epoll` (the general
+    /// drivers: `epoll`).
+    pub io: String,
+    /// What `--client-io` asked for: `auto`, `io_uring` or `epoll`.
+    pub requested: String,
+    /// Why io_uring was not used though `auto` asked for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
 }
 
 /// What a merged result is made of.

@@ -11,7 +11,6 @@
 
 mod packet;
 
-use tokio::io::unix::AsyncFd;
 
 use super::sock::{self, Sock};
 use super::{DbError, DbResult, ErrorClass, TargetSpec, Value};
@@ -81,7 +80,7 @@ struct Col {
 
 pub struct WireConn {
     /// Registered with the loop's epoll for readability only (`db::sock`).
-    stream: AsyncFd<Sock>,
+    stream: sock::Stream,
     r: sock::ReadBuf,
     wbuf: Vec<u8>,
     seq: u8,

@@ -27,7 +27,6 @@
 pub mod msg;
 
 use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256, SCRAM_SHA_256};
-use tokio::io::unix::AsyncFd;
 
 use super::sock::{self, Sock};
 use super::{numbered_placeholders, DbError, DbResult, ErrorClass, TargetSpec, Value};
@@ -58,7 +57,7 @@ struct Stmt {
 const MAX_DEFERRED: usize = 16 * 1024;
 
 pub struct PgWireConn {
-    sock: AsyncFd<Sock>,
+    sock: sock::Stream,
     r: sock::ReadBuf,
     wbuf: Vec<u8>,
     stmts: Vec<Stmt>,

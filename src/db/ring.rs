@@ -1,0 +1,880 @@
+//! The batched I/O path of both lean clients: one io_uring per event loop thread.
+//!
+//! Why: on the epoll path each query costs one `send`, one `recv` and, when the loop has
+//! nothing else to do, one sleep in `epoll_wait` and one wake-up (0.94 per query with the client
+//! on a CPU of its own; BENCHMARKS.md). Here a query's send and the receive of its reply are
+//! entries queued in shared memory, and the loop hands them all to the kernel in one
+//! `io_uring_enter` when it would otherwise sleep. When every connection of the loop waits for
+//! a reply (a closed loop), that call also sleeps until half of them have their reply
+//! (`min_complete`, with `IORING_SETUP_DEFER_TASKRUN` the kernel wakes the loop only then), so
+//! the loop wakes once per several replies instead of once per reply.
+//!
+//! What it must not change: a closed loop of N connections measures, by Little's law, a mean
+//! response time of N ÷ throughput whoever holds the replies; while the server stays busy
+//! (half the connections still queued at it) the throughput and so the response times stay.
+//! A loop where some connection is not waiting for a reply (thinking, paced by `--rate`, idle
+//! between phases) never waits for more than one completion: it sleeps in tokio's `epoll_wait`,
+//! woken through an eventfd on the first completion, as on the epoll path.
+//!
+//! The ring lives in a thread-local of the loop thread that installed it (`install`), is
+//! driven from tokio's `on_thread_park` hook (`park`) and from a task woken by its eventfd
+//! (`drive`). A socket gets the ring only on such a thread (`Stream` in `sock.rs`); any other
+//! thread (loads, checks, set-up) keeps the epoll path. Buffers the kernel writes to or reads
+//! from belong to the ring's slot table, never to a future: a dropped read leaves the bytes it
+//! received in the slot for the next read, and a dropped socket's slot is freed only when the
+//! kernel has returned every entry of it.
+//!
+//! Raw system calls (no crate): the structures below are those of `<linux/io_uring.h>`.
+
+use std::cell::RefCell;
+use std::io;
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::task::Waker;
+use std::time::Duration;
+
+const SETUP_CQSIZE: u32 = 1 << 3;
+const SETUP_SUBMIT_ALL: u32 = 1 << 7;
+const SETUP_COOP_TASKRUN: u32 = 1 << 8;
+const SETUP_SINGLE_ISSUER: u32 = 1 << 12;
+const SETUP_DEFER_TASKRUN: u32 = 1 << 13;
+const FEAT_SINGLE_MMAP: u32 = 1;
+const FEAT_EXT_ARG: u32 = 1 << 8;
+const ENTER_GETEVENTS: u32 = 1;
+const ENTER_EXT_ARG: u32 = 1 << 3;
+const REGISTER_EVENTFD: u32 = 4;
+const OFF_SQ_RING: i64 = 0;
+const OFF_SQES: i64 = 0x1000_0000;
+const OP_ASYNC_CANCEL: u8 = 14;
+const OP_SEND: u8 = 26;
+const OP_RECV: u8 = 27;
+
+/// What a completion was: the low byte of its user data (the slot index is above it).
+const TAG_RECV: u64 = 1;
+const TAG_SEND: u64 = 2;
+const TAG_CANCEL: u64 = 3;
+
+#[repr(C)]
+#[derive(Default)]
+struct SqOffsets {
+    head: u32,
+    tail: u32,
+    ring_mask: u32,
+    ring_entries: u32,
+    flags: u32,
+    dropped: u32,
+    array: u32,
+    resv1: u32,
+    user_addr: u64,
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct CqOffsets {
+    head: u32,
+    tail: u32,
+    ring_mask: u32,
+    ring_entries: u32,
+    overflow: u32,
+    cqes: u32,
+    flags: u32,
+    resv1: u32,
+    user_addr: u64,
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct Params {
+    sq_entries: u32,
+    cq_entries: u32,
+    flags: u32,
+    sq_thread_cpu: u32,
+    sq_thread_idle: u32,
+    features: u32,
+    wq_fd: u32,
+    resv: [u32; 3],
+    sq_off: SqOffsets,
+    cq_off: CqOffsets,
+}
+
+#[repr(C)]
+#[derive(Default, Clone, Copy)]
+struct Sqe {
+    opcode: u8,
+    flags: u8,
+    ioprio: u16,
+    fd: i32,
+    off: u64,
+    addr: u64,
+    len: u32,
+    op_flags: u32,
+    user_data: u64,
+    buf_index: u16,
+    personality: u16,
+    splice_fd_in: i32,
+    addr3: u64,
+    pad: u64,
+}
+
+#[repr(C)]
+struct Cqe {
+    user_data: u64,
+    res: i32,
+    flags: u32,
+}
+
+#[repr(C)]
+struct GetEventsArg {
+    sigmask: u64,
+    sigmask_sz: u32,
+    min_wait_usec: u32,
+    ts: u64,
+}
+
+#[repr(C)]
+struct KernelTimespec {
+    sec: i64,
+    nsec: i64,
+}
+
+/// One mapping of the kernel's shared memory, unmapped on drop.
+struct Map {
+    ptr: *mut u8,
+    len: usize,
+}
+
+impl Map {
+    fn new(fd: RawFd, len: usize, off: i64) -> io::Result<Map> {
+        // SAFETY: a fresh shared mapping of the ring descriptor at an offset the kernel defines;
+        // the result is checked before use.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_POPULATE,
+                fd,
+                off,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Map {
+            ptr: ptr.cast(),
+            len,
+        })
+    }
+
+    /// The `u32` at byte offset `off` (a ring index or field the kernel shares with us).
+    fn u32_at(&self, off: u32) -> *const AtomicU32 {
+        // SAFETY: `off` comes from the kernel's offsets for this mapping, within `len`.
+        unsafe { self.ptr.add(off as usize).cast() }
+    }
+}
+
+impl Drop for Map {
+    fn drop(&mut self) {
+        // SAFETY: the mapping was made by `Map::new` with this pointer and length.
+        unsafe { libc::munmap(self.ptr.cast(), self.len) };
+    }
+}
+
+/// The ring: its descriptor and its three shared areas.
+struct Uring {
+    fd: RawFd,
+    _sq_map: Map,
+    sqes: Map,
+    sq_tail: *const AtomicU32,
+    sq_head: *const AtomicU32,
+    sq_mask: u32,
+    sq_entries: u32,
+    cq_head: *const AtomicU32,
+    cq_tail: *const AtomicU32,
+    cq_mask: u32,
+    cq_flags: *const AtomicU32,
+    cqes: *const Cqe,
+    /// Entries written since the last `io_uring_enter`, and how many of them are sends
+    /// (which complete during the submit: a batch wait counts them in).
+    unsubmitted: u32,
+    unsubmitted_sends: u32,
+    /// Entries handed out and not yet completed.
+    outstanding: u32,
+}
+
+fn sys_setup(entries: u32, p: &mut Params) -> io::Result<RawFd> {
+    // SAFETY: `p` is a valid io_uring_params for the kernel to read and fill.
+    let fd = unsafe { libc::syscall(libc::SYS_io_uring_setup, entries, p as *mut Params) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(fd as RawFd)
+}
+
+impl Uring {
+    fn new(entries: u32) -> io::Result<Uring> {
+        let mut p = Params {
+            flags: SETUP_SINGLE_ISSUER
+                | SETUP_DEFER_TASKRUN
+                | SETUP_COOP_TASKRUN
+                | SETUP_SUBMIT_ALL
+                | SETUP_CQSIZE,
+            cq_entries: entries * 4,
+            ..Params::default()
+        };
+        let fd = sys_setup(entries, &mut p)?;
+        let close_on_err = |e: io::Error| {
+            // SAFETY: `fd` is the ring descriptor just created and owned here.
+            unsafe { libc::close(fd) };
+            e
+        };
+        if p.features & FEAT_SINGLE_MMAP == 0 || p.features & FEAT_EXT_ARG == 0 {
+            return Err(close_on_err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "the kernel's io_uring lacks single mmap or timed waits (Linux 5.11 or later)",
+            )));
+        }
+        let sq_len = p.sq_off.array as usize + p.sq_entries as usize * 4;
+        let cq_len = p.cq_off.cqes as usize + p.cq_entries as usize * std::mem::size_of::<Cqe>();
+        let ring_len = sq_len.max(cq_len);
+        let sq_map = Map::new(fd, ring_len, OFF_SQ_RING).map_err(close_on_err)?;
+        let sqes = Map::new(fd, p.sq_entries as usize * 64, OFF_SQES).map_err(close_on_err)?;
+        let sq_mask = unsafe { (*sq_map.u32_at(p.sq_off.ring_mask)).load(Ordering::Relaxed) };
+        let cq_mask = unsafe { (*sq_map.u32_at(p.cq_off.ring_mask)).load(Ordering::Relaxed) };
+        // The submission array maps ring positions to entries: the identity, set once.
+        for i in 0..p.sq_entries {
+            // SAFETY: the array has `sq_entries` u32s from its offset, inside the mapping.
+            unsafe {
+                (*sq_map.u32_at(p.sq_off.array + 4 * i)).store(i, Ordering::Relaxed);
+            }
+        }
+        // SAFETY: offsets given by the kernel for this single mapping.
+        let cqes = unsafe { sq_map.ptr.add(p.cq_off.cqes as usize).cast::<Cqe>() };
+        Ok(Uring {
+            fd,
+            sq_tail: sq_map.u32_at(p.sq_off.tail),
+            sq_head: sq_map.u32_at(p.sq_off.head),
+            sq_mask,
+            sq_entries: p.sq_entries,
+            cq_head: sq_map.u32_at(p.cq_off.head),
+            cq_tail: sq_map.u32_at(p.cq_off.tail),
+            cq_mask,
+            cq_flags: sq_map.u32_at(p.cq_off.flags),
+            cqes,
+            _sq_map: sq_map,
+            sqes,
+            unsubmitted: 0,
+            unsubmitted_sends: 0,
+            outstanding: 0,
+        })
+    }
+
+    /// Queue one entry; a full queue is handed to the kernel first.
+    fn push(&mut self, sqe: Sqe) {
+        // SAFETY: the tail is ours to write (single issuer); the head is the kernel's.
+        let tail = unsafe { (*self.sq_tail).load(Ordering::Relaxed) };
+        let head = unsafe { (*self.sq_head).load(Ordering::Acquire) };
+        if tail.wrapping_sub(head) >= self.sq_entries {
+            let _ = self.enter(0, None);
+        }
+        let tail = unsafe { (*self.sq_tail).load(Ordering::Relaxed) };
+        let idx = (tail & self.sq_mask) as usize;
+        // SAFETY: `idx` is within the `sq_entries` entries of the mapping; the kernel has
+        // consumed this entry (the queue is not full).
+        unsafe {
+            self.sqes.ptr.cast::<Sqe>().add(idx).write(sqe);
+            (*self.sq_tail).store(tail.wrapping_add(1), Ordering::Release);
+        }
+        self.unsubmitted += 1;
+        self.outstanding += 1;
+        if sqe.opcode == OP_SEND {
+            self.unsubmitted_sends += 1;
+        }
+    }
+
+    /// Submit what is queued and, with `wait = Some((k, t))`, sleep until `k` completions are
+    /// ready or `t` has passed. Always runs the completions the kernel deferred to us.
+    fn enter(&mut self, min_complete: u32, timeout: Option<Duration>) -> io::Result<()> {
+        let ts = KernelTimespec {
+            sec: timeout.map_or(0, |t| t.as_secs() as i64),
+            nsec: timeout.map_or(0, |t| t.subsec_nanos() as i64),
+        };
+        let arg = GetEventsArg {
+            sigmask: 0,
+            sigmask_sz: 0,
+            min_wait_usec: 0,
+            ts: if timeout.is_some() {
+                &ts as *const KernelTimespec as u64
+            } else {
+                0
+            },
+        };
+        let submit = self.unsubmitted;
+        // SAFETY: `arg` and `ts` outlive the call; the sizes are those the kernel expects.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_io_uring_enter,
+                self.fd,
+                submit,
+                min_complete,
+                ENTER_GETEVENTS | ENTER_EXT_ARG,
+                &arg as *const GetEventsArg,
+                std::mem::size_of::<GetEventsArg>(),
+            )
+        };
+        if rc < 0 {
+            let e = io::Error::last_os_error();
+            return match e.raw_os_error() {
+                Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EAGAIN) | Some(libc::EBUSY) => {
+                    Ok(())
+                }
+                _ => Err(e),
+            };
+        }
+        self.unsubmitted -= (rc as u32).min(submit);
+        if self.unsubmitted == 0 {
+            self.unsubmitted_sends = 0;
+        }
+        Ok(())
+    }
+
+    /// Take every ready completion.
+    fn reap(&mut self, mut f: impl FnMut(u64, i32)) {
+        // SAFETY: the CQ head is ours to write, the tail the kernel's; entries between them
+        // are complete and stay until we move the head.
+        unsafe {
+            let mut head = (*self.cq_head).load(Ordering::Relaxed);
+            let tail = (*self.cq_tail).load(Ordering::Acquire);
+            while head != tail {
+                let c = &*self.cqes.add((head & self.cq_mask) as usize);
+                f(c.user_data, c.res);
+                head = head.wrapping_add(1);
+                self.outstanding -= 1;
+            }
+            (*self.cq_head).store(head, Ordering::Release);
+        }
+    }
+
+    /// Stop or resume the eventfd's signals (`IORING_CQ_EVENTFD_DISABLED`): a loop that sleeps
+    /// in `io_uring_enter` wakes from it, and must not wake tokio's epoll for the same replies.
+    fn eventfd_signals(&self, on: bool) {
+        // SAFETY: the CQ ring's flags word is the application's to write.
+        unsafe {
+            if on {
+                (*self.cq_flags).fetch_and(!1, Ordering::Release);
+            } else {
+                (*self.cq_flags).fetch_or(1, Ordering::Release);
+            }
+        }
+    }
+
+    fn register_eventfd(&self, efd: RawFd) -> io::Result<()> {
+        // SAFETY: the argument is one i32 descriptor, as REGISTER_EVENTFD expects.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_io_uring_register,
+                self.fd,
+                REGISTER_EVENTFD,
+                &efd as *const RawFd,
+                1,
+            )
+        };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Uring {
+    fn drop(&mut self) {
+        // SAFETY: the ring descriptor is owned here.
+        unsafe { libc::close(self.fd) };
+    }
+}
+
+/// One socket's state on the ring. The buffers are the kernel's while an entry is out.
+struct Slot {
+    fd: RawFd,
+    /// Received bytes not yet read: `rbuf[rpos..rlen]`.
+    rbuf: Vec<u8>,
+    rpos: usize,
+    rlen: usize,
+    recv_out: bool,
+    /// End of stream (0) or an error, for the next read.
+    recv_end: Option<io::Result<usize>>,
+    /// Bytes being sent (`sbuf[soff..]`), and those written meanwhile, sent next.
+    sbuf: Vec<u8>,
+    soff: usize,
+    send_out: bool,
+    squeue: Vec<u8>,
+    send_err: Option<io::Error>,
+    waker: Option<Waker>,
+    /// The socket was dropped: free the slot when the kernel has returned its entries.
+    closed: bool,
+    cancel_out: bool,
+    in_use: bool,
+}
+
+impl Slot {
+    fn idle(&self) -> bool {
+        !self.recv_out && !self.send_out && !self.cancel_out
+    }
+}
+
+/// How a loop may wait: `batch` lets a loop whose connections all wait for replies sleep
+/// until half of them have one (closed loops); otherwise it waits for the first.
+#[derive(Debug, Clone, Copy)]
+pub struct Policy {
+    pub batch: bool,
+}
+
+struct Loop {
+    ring: Uring,
+    slots: Vec<Slot>,
+    free: Vec<usize>,
+    /// Sockets open on this loop, and how many of them wait for a receive.
+    open: usize,
+    recv_waiting: usize,
+    policy: Policy,
+    /// The eventfd the kernel signals on completions, for tokio's epoll to wake the loop.
+    efd: RawFd,
+    stats: RingStats,
+}
+
+/// Counts of one loop, for the result and the benchmarks.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RingStats {
+    /// `io_uring_enter` calls, those that waited for more than one completion, completions.
+    pub enters: u64,
+    pub batched_waits: u64,
+    pub completions: u64,
+}
+
+thread_local! {
+    static LOOP: RefCell<Option<Loop>> = const { RefCell::new(None) };
+}
+
+/// The batch wait's upper bound: past it the loop takes what has come (a slow query, a lock
+/// wait or the phase's end is not held up longer than this).
+const BATCH_TIMEOUT: Duration = Duration::from_millis(2);
+
+/// Whether this process can use the ring, and if not why: probed once.
+pub fn probe() -> Result<(), String> {
+    static PROBE: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    PROBE
+        .get_or_init(|| {
+            // The probe's thread is not a loop's: a ring for it alone, dropped at once.
+            std::thread::spawn(|| Uring::new(8).map(drop).map_err(|e| describe(&e)))
+                .join()
+                .unwrap_or_else(|_| Err("the probe panicked".into()))
+        })
+        .clone()
+}
+
+fn describe(e: &io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::ENOSYS) => "io_uring_setup: not in this kernel".into(),
+        Some(libc::EPERM) | Some(libc::EACCES) => {
+            "io_uring_setup: not permitted (a sandbox, seccomp or kernel.io_uring_disabled forbids it)".into()
+        }
+        Some(libc::EINVAL) => "io_uring_setup: flags refused (DEFER_TASKRUN needs Linux 6.1 or later)".into(),
+        _ => format!("io_uring_setup: {e}"),
+    }
+}
+
+/// Make this thread a ring loop: sockets connected on it from now on use the ring. Returns
+/// the eventfd to watch (tokio wakes `drive` when it is readable), or why not.
+pub fn install(entries: u32, policy: Policy) -> io::Result<RawFd> {
+    let ring = Uring::new(entries.next_power_of_two().clamp(64, 16384))?;
+    // SAFETY: a new eventfd, owned by the loop until `uninstall`.
+    let efd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+    if efd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if let Err(e) = ring.register_eventfd(efd) {
+        // SAFETY: `efd` was created above and is owned here.
+        unsafe { libc::close(efd) };
+        return Err(e);
+    }
+    LOOP.with(|l| {
+        *l.borrow_mut() = Some(Loop {
+            ring,
+            slots: Vec::new(),
+            free: Vec::new(),
+            open: 0,
+            recv_waiting: 0,
+            policy,
+            efd,
+            stats: RingStats::default(),
+        })
+    });
+    Ok(efd)
+}
+
+/// Remove this thread's ring (the loop ends); returns its counts.
+pub fn uninstall() -> Option<RingStats> {
+    let mut l = LOOP.with(|l| l.borrow_mut().take())?;
+    // Sockets still open (a connection kept past its loop): cancel their receives, and wait
+    // until the kernel has returned every entry before the buffers go.
+    for i in 0..l.slots.len() {
+        if l.slots[i].in_use && l.slots[i].recv_out && !l.slots[i].cancel_out {
+            l.slots[i].cancel_out = true;
+            l.ring.push(Sqe {
+                opcode: OP_ASYNC_CANCEL,
+                fd: -1,
+                addr: (i as u64) << 8 | TAG_RECV,
+                user_data: (i as u64) << 8 | TAG_CANCEL,
+                ..Sqe::default()
+            });
+        }
+    }
+    let mut sink = Vec::new();
+    for _ in 0..50 {
+        if l.ring.outstanding == 0 && l.ring.unsubmitted == 0 {
+            break;
+        }
+        let want = l.ring.outstanding;
+        let _ = l.ring.enter(want, Some(Duration::from_millis(10)));
+        let mut done = Vec::new();
+        l.ring.reap(|u, r| done.push((u, r)));
+        for (u, r) in done {
+            l.complete(u, r, &mut sink);
+        }
+    }
+    // SAFETY: the eventfd is owned by the loop.
+    unsafe { libc::close(l.efd) };
+    let stats = l.stats;
+    if l.ring.outstanding > 0 {
+        // The kernel may still write into the slots' buffers: they are left to it.
+        std::mem::forget(l);
+    }
+    Some(stats)
+}
+
+/// Whether this thread is a ring loop.
+pub fn active() -> bool {
+    LOOP.with(|l| l.borrow().is_some())
+}
+
+/// Take a slot for socket `fd` (made blocking: the ring waits for it, not us).
+pub(crate) fn open(fd: RawFd) -> io::Result<usize> {
+    // SAFETY: `fd` is an open socket owned by the caller's `Stream`.
+    unsafe {
+        let fl = libc::fcntl(fd, libc::F_GETFL);
+        if fl < 0 || libc::fcntl(fd, libc::F_SETFL, fl & !libc::O_NONBLOCK) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    with_loop(|l| {
+        let slot = Slot {
+            fd,
+            rbuf: vec![0; 4096],
+            rpos: 0,
+            rlen: 0,
+            recv_out: false,
+            recv_end: None,
+            sbuf: Vec::new(),
+            soff: 0,
+            send_out: false,
+            squeue: Vec::new(),
+            send_err: None,
+            waker: None,
+            closed: false,
+            cancel_out: false,
+            in_use: true,
+        };
+        let i = match l.free.pop() {
+            Some(i) => {
+                l.slots[i] = slot;
+                i
+            }
+            None => {
+                l.slots.push(slot);
+                l.slots.len() - 1
+            }
+        };
+        l.open += 1;
+        i
+    })
+    .ok_or_else(|| io::Error::other("no ring on this thread"))
+}
+
+fn with_loop<T>(f: impl FnOnce(&mut Loop) -> T) -> Option<T> {
+    LOOP.with(|l| l.borrow_mut().as_mut().map(f))
+}
+
+/// The socket of slot `i` is dropped: cancel its receive; the slot is freed when its entries
+/// are back.
+pub(crate) fn close(i: usize) {
+    with_loop(|l| {
+        let s = &mut l.slots[i];
+        s.closed = true;
+        s.waker = None;
+        if s.recv_out {
+            l.recv_waiting -= 1;
+            s.cancel_out = true;
+            l.ring.push(Sqe {
+                opcode: OP_ASYNC_CANCEL,
+                fd: -1,
+                addr: (i as u64) << 8 | TAG_RECV,
+                user_data: (i as u64) << 8 | TAG_CANCEL,
+                ..Sqe::default()
+            });
+            // Not left for the next park: the socket closes now.
+            let _ = l.ring.enter(0, None);
+        }
+        l.open -= 1;
+        l.free_if_done(i);
+    });
+}
+
+impl Loop {
+    fn free_if_done(&mut self, i: usize) {
+        let s = &mut self.slots[i];
+        if s.closed && s.in_use && s.idle() {
+            s.in_use = false;
+            s.rbuf = Vec::new();
+            s.sbuf = Vec::new();
+            s.squeue = Vec::new();
+            self.free.push(i);
+        }
+    }
+
+    fn push_recv(&mut self, i: usize) {
+        let s = &mut self.slots[i];
+        s.recv_out = true;
+        s.rpos = 0;
+        s.rlen = 0;
+        let sqe = Sqe {
+            opcode: OP_RECV,
+            fd: s.fd,
+            addr: s.rbuf.as_mut_ptr() as u64,
+            len: s.rbuf.len() as u32,
+            user_data: (i as u64) << 8 | TAG_RECV,
+            ..Sqe::default()
+        };
+        self.recv_waiting += 1;
+        self.ring.push(sqe);
+    }
+
+    fn push_send(&mut self, i: usize) {
+        let s = &mut self.slots[i];
+        s.send_out = true;
+        let sqe = Sqe {
+            opcode: OP_SEND,
+            fd: s.fd,
+            addr: s.sbuf[s.soff..].as_ptr() as u64,
+            len: (s.sbuf.len() - s.soff) as u32,
+            op_flags: libc::MSG_NOSIGNAL as u32,
+            user_data: (i as u64) << 8 | TAG_SEND,
+            ..Sqe::default()
+        };
+        self.ring.push(sqe);
+    }
+
+    fn complete(&mut self, user_data: u64, res: i32, wake: &mut Vec<Waker>) {
+        let i = (user_data >> 8) as usize;
+        let s = &mut self.slots[i];
+        match user_data & 0xff {
+            TAG_RECV => {
+                s.recv_out = false;
+                if !s.closed {
+                    self.recv_waiting -= 1;
+                }
+                if res > 0 {
+                    s.rlen = res as usize;
+                } else if res == 0 {
+                    s.recv_end = Some(Ok(0));
+                } else if res != -libc::ECANCELED && res != -libc::EINTR {
+                    s.recv_end = Some(Err(io::Error::from_raw_os_error(-res)));
+                }
+            }
+            TAG_SEND => {
+                s.send_out = false;
+                if res < 0 {
+                    s.send_err = Some(io::Error::from_raw_os_error(-res));
+                } else {
+                    s.soff += res as usize;
+                }
+                if s.send_err.is_none() && !s.closed {
+                    if s.soff < s.sbuf.len() {
+                        self.push_send(i);
+                    } else if !self.slots[i].squeue.is_empty() {
+                        let s = &mut self.slots[i];
+                        std::mem::swap(&mut s.sbuf, &mut s.squeue);
+                        s.squeue.clear();
+                        s.soff = 0;
+                        self.push_send(i);
+                    }
+                }
+            }
+            _ => self.slots[i].cancel_out = false,
+        }
+        self.stats.completions += 1;
+        if let Some(w) = self.slots[i].waker.take() {
+            wake.push(w);
+        }
+        self.free_if_done(i);
+    }
+
+    /// Submit, wait as the policy allows, and take every completion.
+    fn turn(&mut self, wake: &mut Vec<Waker>) {
+        let everyone_waits = self.open > 0 && self.recv_waiting == self.open;
+        let (k, t) = if self.policy.batch && everyone_waits {
+            if self.recv_waiting > 1 {
+                self.stats.batched_waits += 1;
+            }
+            // The sends handed over in this call complete during it: counted in.
+            let k = self.recv_waiting.div_ceil(2) as u32 + self.ring.unsubmitted_sends;
+            (k, Some(BATCH_TIMEOUT))
+        } else {
+            (0, None)
+        };
+        if self.ring.unsubmitted > 0 || self.ring.outstanding > 0 {
+            self.stats.enters += 1;
+            if k > 0 {
+                self.ring.eventfd_signals(false);
+            }
+            if let Err(e) = self.ring.enter(k, t) {
+                eprintln!("enginebench: io_uring_enter: {e}");
+            }
+            if k > 0 {
+                self.ring.eventfd_signals(true);
+            }
+        }
+        let mut done = Vec::new();
+        self.ring.reap(|u, r| done.push((u, r)));
+        for (u, r) in done {
+            self.complete(u, r, wake);
+        }
+    }
+}
+
+/// tokio's `on_thread_park` hook of a ring loop: hand the queued entries to the kernel and,
+/// when every connection waits for a reply, sleep until half of them have it.
+pub fn park() {
+    let mut wake = Vec::new();
+    with_loop(|l| l.turn(&mut wake));
+    for w in wake {
+        w.wake();
+    }
+}
+
+/// The eventfd was signalled (a completion came while tokio slept in `epoll_wait`): reset it.
+/// The completions are taken by `park`, which tokio calls before it sleeps again.
+pub fn drive(efd: RawFd) {
+    let mut v = 0u64;
+    // SAFETY: reading the eventfd's 8-byte counter into `v`.
+    unsafe { libc::read(efd, (&mut v as *mut u64).cast(), 8) };
+}
+
+
+/// Read from slot `i` into `dst`: what was received, or the end of stream or an error;
+/// `Pending` (with a receive queued) when nothing has come yet.
+pub(crate) fn poll_read(
+    i: usize,
+    dst: &mut [u8],
+    cx: &mut std::task::Context<'_>,
+) -> std::task::Poll<io::Result<usize>> {
+    use std::task::Poll;
+    with_loop(|l| {
+        let s = &mut l.slots[i];
+        if s.rpos < s.rlen {
+            let n = (s.rlen - s.rpos).min(dst.len());
+            dst[..n].copy_from_slice(&s.rbuf[s.rpos..s.rpos + n]);
+            s.rpos += n;
+            return Poll::Ready(Ok(n));
+        }
+        if let Some(r) = s.recv_end.take() {
+            return Poll::Ready(r);
+        }
+        if let Some(e) = s.send_err.take() {
+            return Poll::Ready(Err(e));
+        }
+        if !s.recv_out {
+            // A receive that filled the buffer: replies here are big, take more at once.
+            if s.rlen == s.rbuf.len() && s.rbuf.len() < 256 * 1024 {
+                let n = s.rbuf.len() * 2;
+                s.rbuf.resize(n, 0);
+            }
+            l.push_recv(i);
+        }
+        l.slots[i].waker = Some(cx.waker().clone());
+        Poll::Pending
+    })
+    .unwrap_or_else(|| Poll::Ready(Err(io::Error::other("no ring on this thread"))))
+}
+
+/// Queue `buf` for sending on slot `i` (copied: the call returns at once; the send goes to
+/// the kernel with the loop's next turn). An earlier send's error is returned here.
+pub(crate) fn write(i: usize, buf: &[u8]) -> io::Result<()> {
+    with_loop(|l| {
+        let s = &mut l.slots[i];
+        if let Some(e) = s.send_err.take() {
+            return Err(e);
+        }
+        if s.send_out {
+            s.squeue.extend_from_slice(buf);
+        } else {
+            s.sbuf.clear();
+            s.sbuf.extend_from_slice(buf);
+            s.soff = 0;
+            l.push_send(i);
+        }
+        Ok(())
+    })
+    .unwrap_or_else(|| Err(io::Error::other("no ring on this thread")))
+}
+
+/// Which I/O path the lean clients of the session loops take (`--client-io`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoChoice {
+    /// io_uring where it can start, else epoll (said in the result).
+    Auto,
+    IoUring,
+    Epoll,
+}
+
+static CHOICE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Set the process's choice. `IoUring` where the ring cannot start is refused with why.
+pub fn choose(c: IoChoice) -> Result<(), String> {
+    if c == IoChoice::IoUring {
+        probe().map_err(|why| format!("--client-io io_uring: {why}"))?;
+    }
+    let v = match c {
+        IoChoice::Auto => 0,
+        IoChoice::IoUring => 1,
+        IoChoice::Epoll => 2,
+    };
+    CHOICE.store(v, Ordering::Relaxed);
+    Ok(())
+}
+
+pub fn choice() -> IoChoice {
+    match CHOICE.load(Ordering::Relaxed) {
+        1 => IoChoice::IoUring,
+        2 => IoChoice::Epoll,
+        _ => IoChoice::Auto,
+    }
+}
+
+/// The path session loops take: `Ok(true)` the ring, `Ok(false)` epoll as chosen,
+/// `Err(why)` epoll because the ring cannot start here.
+pub fn path() -> Result<bool, String> {
+    match choice() {
+        IoChoice::Epoll => Ok(false),
+        _ => probe().map(|()| true),
+    }
+}
+
+impl IoChoice {
+    pub fn name(self) -> &'static str {
+        match self {
+            IoChoice::Auto => "auto",
+            IoChoice::IoUring => "io_uring",
+            IoChoice::Epoll => "epoll",
+        }
+    }
+}
