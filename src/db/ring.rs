@@ -769,7 +769,6 @@ pub fn drive(efd: RawFd) {
     unsafe { libc::read(efd, (&mut v as *mut u64).cast(), 8) };
 }
 
-
 /// Read from slot `i` into `dst`: what was received, or the end of stream or an error;
 /// `Pending` (with a receive queued) when nothing has come yet.
 pub(crate) fn poll_read(
@@ -877,4 +876,74 @@ impl IoChoice {
             IoChoice::Epoll => "epoll",
         }
     }
+}
+
+/// A client loop's runtime: a current-thread tokio runtime whose sleeps go through this
+/// thread's ring when `ring` holds a policy (and the ring starts), with the task that wakes
+/// tokio on the ring's eventfd. A loop whose ring cannot start says so and uses epoll.
+pub struct LoopRuntime {
+    pub rt: tokio::runtime::Runtime,
+    pub local: tokio::task::LocalSet,
+    efd: Option<RawFd>,
+}
+
+impl LoopRuntime {
+    pub fn new(ring: Option<Policy>, connections: usize, label: &str) -> LoopRuntime {
+        let efd = ring.and_then(|policy| {
+            install(2 * connections as u32 + 16, policy)
+                .map_err(|e| eprintln!("enginebench: {label}: io_uring: {e}; epoll instead"))
+                .ok()
+        });
+        let mut builder = tokio::runtime::Builder::new_current_thread();
+        builder.enable_all();
+        if efd.is_some() {
+            builder.on_thread_park(park);
+        }
+        let rt = builder.build().expect("tokio runtime");
+        let local = tokio::task::LocalSet::new();
+        if let Some(efd) = efd {
+            let _rt = rt.enter();
+            // SAFETY: the eventfd stays open until `finish`, after the LocalSet (and this
+            // AsyncFd with it) is dropped.
+            let w = unsafe {
+                tokio::io::unix::AsyncFd::register_with_interest(efd, tokio::io::Interest::READABLE)
+            };
+            match w {
+                Ok(w) => {
+                    local.spawn_local(async move {
+                        while let Ok(mut g) = w.readable().await {
+                            drive(efd);
+                            g.clear_ready();
+                        }
+                    });
+                }
+                Err(e) => eprintln!("enginebench: {label}: eventfd: {e}"),
+            }
+        }
+        LoopRuntime { rt, local, efd }
+    }
+
+    /// Whether this loop's sockets use the ring.
+    pub fn on_ring(&self) -> bool {
+        self.efd.is_some()
+    }
+
+    /// Run `f` on the loop (with the tasks spawned on `local`), then take the ring down.
+    pub fn run<F: std::future::Future>(self, f: F) -> (F::Output, Option<RingStats>) {
+        let out = self.local.block_on(&self.rt, f);
+        drop(self.local);
+        let stats = self.efd.and_then(|_| uninstall());
+        (out, stats)
+    }
+}
+
+/// Run `f` on a loop of its own with the process's I/O path (`--client-io`, `EB_CLIENT_IO`
+/// for tests): what a client loop of the runner does, for one future.
+pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    let want = match std::env::var("EB_CLIENT_IO").as_deref() {
+        Ok("epoll") => false,
+        _ => probe().is_ok(),
+    };
+    let lr = LoopRuntime::new(want.then_some(Policy { batch: true }), 64, "client loop");
+    lr.run(f).0
 }

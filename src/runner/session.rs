@@ -3,9 +3,6 @@
 
 use super::*;
 
-use tokio::io::unix::AsyncFd;
-use tokio::io::Interest;
-
 use crate::db::ring;
 
 /// Connected workers, ready to run phases.
@@ -114,39 +111,15 @@ impl Session {
                     }
                     // The lean clients' batched I/O path: this loop's io_uring, driven when
                     // tokio would sleep (db::ring). A loop where it cannot start takes epoll.
-                    let efd = use_ring
-                        .then(|| {
-                            let policy = ring::Policy {
-                                batch: pacing == Pacing::ClosedLoop,
-                            };
-                            ring::install(2 * ids.len() as u32 + 16, policy)
-                                .map_err(|e| eprintln!("enginebench: client loop {l}: io_uring: {e}; this loop uses epoll"))
-                                .ok()
-                        })
-                        .flatten();
-                    let mut builder = tokio::runtime::Builder::new_current_thread();
-                    builder.enable_all();
-                    if efd.is_some() {
-                        builder.on_thread_park(ring::park);
-                    }
-                    let rt = builder.build().expect("tokio runtime");
-                    let local = tokio::task::LocalSet::new();
-                    if let Some(efd) = efd {
-                        let _rt = rt.enter();
-                        // SAFETY: the eventfd stays open until `ring::uninstall`, after the LocalSet (and
-                        // this AsyncFd with it) is dropped.
-                        match unsafe { AsyncFd::register_with_interest(efd, Interest::READABLE) } {
-                            Ok(w) => {
-                                local.spawn_local(async move {
-                                    while let Ok(mut g) = w.readable().await {
-                                        ring::drive(efd);
-                                        g.clear_ready();
-                                    }
-                                });
-                            }
-                            Err(e) => eprintln!("enginebench: client loop {l}: eventfd: {e}"),
-                        }
-                    }
+                    let policy = ring::Policy {
+                        batch: pacing == Pacing::ClosedLoop,
+                    };
+                    let lr = ring::LoopRuntime::new(
+                        use_ring.then_some(policy),
+                        ids.len(),
+                        &format!("client loop {l}"),
+                    );
+                    let local = &lr.local;
                     let mut workers = Vec::with_capacity(ids.len());
                     let rec = Rc::new(RefCell::new(LoopRecorder::new(ids.len())));
                     for (slot, w) in ids.into_iter().enumerate() {
@@ -170,21 +143,17 @@ impl Session {
                             opening,
                         )));
                     }
-                    local.block_on(&rt, async move {
+                    let (_, stats) = lr.run(async move {
                         for w in workers {
                             let _ = w.await;
                         }
                     });
-                    drop(local);
-                    if efd.is_some() {
-                        let stats = ring::uninstall();
-                        // For the benchmarks: how the loop's ring was used.
-                        if let (Some(st), Some(_)) = (stats, std::env::var_os("EB_RING_STATS")) {
-                            eprintln!(
-                                "ring loop {l}: {} enters, {} batched waits, {} completions",
-                                st.enters, st.batched_waits, st.completions
-                            );
-                        }
+                    // For the benchmarks: how the loop's ring was used.
+                    if let (Some(st), Some(_)) = (stats, std::env::var_os("EB_RING_STATS")) {
+                        eprintln!(
+                            "ring loop {l}: {} enters, {} batched waits, {} completions",
+                            st.enters, st.batched_waits, st.completions
+                        );
                     }
                 })
                 .map_err(|e| Error::run(format!("cannot start a client thread: {e}")))?;

@@ -80,12 +80,10 @@ pub fn server_lock() -> MutexGuard<'static, ()> {
     SERVER.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Run `f` on a client loop with the I/O path of `EB_CLIENT_IO` (io_uring unless `epoll`,
+/// where the kernel allows it), as the runner's loops do: the lean clients' tests run on both.
 pub fn block<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(f)
+    enginebench::db::ring::block_on(f)
 }
 
 pub fn spec(url: &str) -> TargetSpec {

@@ -4,6 +4,7 @@
 
 mod catalog;
 mod cli;
+mod client_io;
 mod cluster;
 mod common;
 mod compression;

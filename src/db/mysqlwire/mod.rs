@@ -11,7 +11,6 @@
 
 mod packet;
 
-
 use super::sock::{self, Sock};
 use super::{DbError, DbResult, ErrorClass, TargetSpec, Value};
 use packet::{lenenc_int, lenenc_str, put_lenenc_str, Reader};

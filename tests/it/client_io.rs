@@ -1,0 +1,171 @@
+//! The lean clients' I/O path (`--client-io`): the runner's loops and these tests' loops take
+//! io_uring unless `EB_CLIENT_IO=epoll`; the result names the path; a sandbox that forbids
+//! io_uring gets epoll, said on stderr and in the result, and an explicit `io_uring` there is
+//! a usage error.
+
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+
+use serde_json::Value as Json;
+
+use crate::common::*;
+
+/// The path these tests' loops and the runner's take under the suite's `EB_CLIENT_IO`.
+fn expected_io() -> &'static str {
+    match std::env::var("EB_CLIENT_IO").as_deref() {
+        Ok("epoll") => "epoll",
+        _ => "io_uring",
+    }
+}
+
+fn point_select(dir: &std::path::Path, url: &str) -> Command {
+    let mut c = Command::new(BIN);
+    c.args([
+        "run",
+        "oltp_point_select",
+        "--target",
+        url,
+        "--table-size",
+        "1000",
+        "--threads",
+        "4",
+        "--warmup",
+        "0",
+        "--time",
+        "1s",
+        "--runs",
+        "1",
+        "--format",
+        "json",
+        "--results-dir",
+    ])
+    .arg(dir.join("results"))
+    .current_dir(dir);
+    for v in ["MYSQL_PWD", "PGPASSWORD", "ENGINEBENCH_TARGET"] {
+        c.env_remove(v);
+    }
+    c
+}
+
+/// Deny `io_uring_setup` with EPERM in the child, as a container's seccomp profile does.
+fn forbid_io_uring(c: &mut Command) {
+    // SAFETY: only async-signal-safe calls (prctl) between fork and exec.
+    unsafe {
+        c.pre_exec(|| {
+            let nr = libc::SYS_io_uring_setup as u32;
+            let mut filter = [
+                // Load the system call number.
+                libc::sock_filter {
+                    code: 0x20,
+                    jt: 0,
+                    jf: 0,
+                    k: 0,
+                },
+                // io_uring_setup: next instruction; else skip it.
+                libc::sock_filter {
+                    code: 0x15,
+                    jt: 0,
+                    jf: 1,
+                    k: nr,
+                },
+                // SECCOMP_RET_ERRNO | EPERM
+                libc::sock_filter {
+                    code: 0x06,
+                    jt: 0,
+                    jf: 0,
+                    k: 0x0005_0000 | libc::EPERM as u32,
+                },
+                // SECCOMP_RET_ALLOW
+                libc::sock_filter {
+                    code: 0x06,
+                    jt: 0,
+                    jf: 0,
+                    k: 0x7fff_0000,
+                },
+            ];
+            let prog = libc::sock_fprog {
+                len: filter.len() as u16,
+                filter: filter.as_mut_ptr(),
+            };
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(libc::PR_SET_SECCOMP, 2, &prog as *const libc::sock_fprog) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// The lean clients' own tests (mysqlwire, pgwire) run on the path the suite asks for.
+#[test]
+fn test_loops_take_the_suites_path() {
+    let on_ring = block(async { enginebench::db::ring::active() });
+    assert_eq!(on_ring, expected_io() == "io_uring");
+}
+
+#[test]
+fn results_name_the_io_path_mariadb_and_postgres() {
+    for var in ["EB_TEST_MYSQL_URL", "EB_TEST_PG_URL"] {
+        let Some(base) = server_url(var) else {
+            return;
+        };
+        let url = fresh_db(&base, "eb_it_client_io");
+        let dir = tempdir();
+        let o = point_select(dir.path(), &url).output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{stderr}");
+        let doc: Json = serde_json::from_slice(&o.stdout).expect("json");
+        assert_schema_valid(&doc);
+        let c = &doc["client"];
+        assert_eq!(c["driver"], "wire", "{c}");
+        assert_eq!(c["io"], expected_io(), "{c}");
+        assert!(c.get("fallback").is_none(), "{c}");
+        assert!(doc["points"][0]["runs"][0]["ops"].as_u64().unwrap() > 100);
+    }
+}
+
+#[test]
+fn a_sandbox_that_forbids_io_uring_gets_epoll_and_says_so() {
+    let Some(base) = server_url("EB_TEST_MYSQL_URL") else {
+        return;
+    };
+    let url = fresh_db(&base, "eb_it_client_io_seccomp");
+    let dir = tempdir();
+    let mut c = point_select(dir.path(), &url);
+    c.env_remove("EB_CLIENT_IO");
+    forbid_io_uring(&mut c);
+    let o = c.output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("the client uses epoll: io_uring_setup: not permitted"),
+        "{stderr}"
+    );
+    let doc: Json = serde_json::from_slice(&o.stdout).expect("json");
+    assert_schema_valid(&doc);
+    let client = &doc["client"];
+    assert_eq!(client["io"], "epoll", "{client}");
+    assert_eq!(client["requested"], "auto", "{client}");
+    assert!(
+        client["fallback"]
+            .as_str()
+            .unwrap()
+            .contains("not permitted"),
+        "{client}"
+    );
+    assert!(doc["points"][0]["runs"][0]["ops"].as_u64().unwrap() > 100);
+
+    // Asked for by name where it cannot start: one line, exit 2, nothing run.
+    let mut c = point_select(dir.path(), &url);
+    c.args(["--client-io", "io_uring"]);
+    forbid_io_uring(&mut c);
+    let o = c.output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("--client-io io_uring: io_uring_setup: not permitted"),
+        "{stderr}"
+    );
+}
