@@ -97,4 +97,13 @@ step "running: cargo test --release ${locked[*]} $*"
 rc=0
 cargo test --release "${locked[@]}" "$@" || rc=$?
 step "cargo test exited with $rc"
+# The whole suite ran on the lean clients' default I/O path (io_uring where the kernel
+# allows it); the lean clients' own tests run once more on the epoll path, the fallback.
+if [[ $# -eq 0 && $rc -eq 0 ]]; then
+    step "running the lean clients' tests on the epoll path (EB_CLIENT_IO=epoll)"
+    EB_CLIENT_IO=epoll cargo test --release "${locked[@]}" --test it -- \
+        mysqlwire:: pgwire:: client_io:: oltp:: open_loop:: faults::server_restart \
+        faults::stopped_server || rc=$?
+    step "epoll pass exited with $rc"
+fi
 exit "$rc"

@@ -155,8 +155,25 @@ impl Store {
         c.busy_timeout(BUSY).map_err(|e| e.to_string())?;
         // WAL: readers (history, a page) never block the writers, and writers queue on the
         // busy timeout instead of failing at once.
-        c.pragma_update(None, "journal_mode", "WAL")
-            .map_err(|e| e.to_string())?;
+        // Two processes opening a new catalog at once: the switch to WAL needs the file to
+        // itself and SQLite may refuse it at once ("database is locked", the busy timeout
+        // not consulted; seen with two importers on a loaded host): try again until BUSY.
+        let t0 = std::time::Instant::now();
+        loop {
+            match c.pragma_update(None, "journal_mode", "WAL") {
+                Ok(()) => break,
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::DatabaseBusy
+                        || e.code == rusqlite::ErrorCode::DatabaseLocked =>
+                {
+                    if t0.elapsed() > BUSY {
+                        return Err("database is locked (waited 30 s)".into());
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(e) => return Err(e.to_string()),
+            }
+        }
         c.pragma_update(None, "synchronous", "NORMAL")
             .map_err(|e| e.to_string())?;
         c.pragma_update(None, "foreign_keys", "ON")
