@@ -519,14 +519,7 @@ pub fn uninstall() -> Option<RingStats> {
     // until the kernel has returned every entry before the buffers go.
     for i in 0..l.slots.len() {
         if l.slots[i].in_use && l.slots[i].recv_out && !l.slots[i].cancel_out {
-            l.slots[i].cancel_out = true;
-            l.ring.push(Sqe {
-                opcode: OP_ASYNC_CANCEL,
-                fd: -1,
-                addr: (i as u64) << 8 | TAG_RECV,
-                user_data: (i as u64) << 8 | TAG_CANCEL,
-                ..Sqe::default()
-            });
+            l.push_cancel(i);
         }
     }
     let mut sink = Vec::new();
@@ -613,14 +606,7 @@ pub(crate) fn close(i: usize) {
         s.waker = None;
         if s.recv_out {
             l.recv_waiting -= 1;
-            s.cancel_out = true;
-            l.ring.push(Sqe {
-                opcode: OP_ASYNC_CANCEL,
-                fd: -1,
-                addr: (i as u64) << 8 | TAG_RECV,
-                user_data: (i as u64) << 8 | TAG_CANCEL,
-                ..Sqe::default()
-            });
+            l.push_cancel(i);
             // Not left for the next park: the socket closes now.
             let _ = l.ring.enter(0, None);
         }
@@ -639,6 +625,18 @@ impl Loop {
             s.squeue = Vec::new();
             self.free.push(i);
         }
+    }
+
+    /// Cancel slot `i`'s receive (its socket goes); the slot waits for both completions.
+    fn push_cancel(&mut self, i: usize) {
+        self.slots[i].cancel_out = true;
+        self.ring.push(Sqe {
+            opcode: OP_ASYNC_CANCEL,
+            fd: -1,
+            addr: (i as u64) << 8 | TAG_RECV,
+            user_data: (i as u64) << 8 | TAG_CANCEL,
+            ..Sqe::default()
+        });
     }
 
     fn push_recv(&mut self, i: usize) {

@@ -19,7 +19,7 @@ fn expected_io() -> &'static str {
 }
 
 fn point_select(dir: &std::path::Path, url: &str) -> Command {
-    let mut c = Command::new(BIN);
+    let mut c = eb_command(dir);
     c.args([
         "run",
         "oltp_point_select",
@@ -39,11 +39,7 @@ fn point_select(dir: &std::path::Path, url: &str) -> Command {
         "json",
         "--results-dir",
     ])
-    .arg(dir.join("results"))
-    .current_dir(dir);
-    for v in ["MYSQL_PWD", "PGPASSWORD", "ENGINEBENCH_TARGET"] {
-        c.env_remove(v);
-    }
+    .arg(dir.join("results"));
     c
 }
 

@@ -42,12 +42,19 @@ pub fn eb(dir: &Path, args: &[&str]) -> Out {
     eb_env(dir, args, &[])
 }
 
-pub fn eb_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Out {
+/// The binary in `dir`, without the variables it reads for a password or a default target.
+pub fn eb_command(dir: &Path) -> Command {
     let mut c = Command::new(BIN);
-    c.args(args).current_dir(dir);
+    c.current_dir(dir);
     for v in ["MYSQL_PWD", "PGPASSWORD", "ENGINEBENCH_TARGET"] {
         c.env_remove(v);
     }
+    c
+}
+
+pub fn eb_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Out {
+    let mut c = eb_command(dir);
+    c.args(args);
     for (k, v) in env {
         c.env(k, v);
     }
