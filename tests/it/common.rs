@@ -58,12 +58,82 @@ pub fn eb_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Out {
     for (k, v) in env {
         c.env(k, v);
     }
-    let o = c.output().expect("run enginebench");
+    let o = output_within(c, args);
     Out {
         code: o.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
     }
+}
+
+/// No invocation of a test runs longer than this (`EB_TEST_CHILD_TIMEOUT_S`, default 15 min):
+/// a hung child fails its test, naming what each of its threads waits in, instead of holding
+/// the whole suite until CI's own limit.
+fn child_timeout() -> Duration {
+    let s = std::env::var("EB_TEST_CHILD_TIMEOUT_S")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(900);
+    Duration::from_secs(s)
+}
+
+/// `c.output()`, or a panic with the child's threads' kernel waits once `child_timeout` passed.
+fn output_within(mut c: Command, args: &[&str]) -> std::process::Output {
+    c.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = c.spawn().expect("run enginebench");
+    let pid = child.id();
+    let deadline = Instant::now() + child_timeout();
+    let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        loop {
+            match stop_rx.recv_timeout(Duration::from_millis(200)) {
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => break,
+                _ => return None,
+            }
+        }
+        let threads = thread_waits(pid);
+        // SAFETY: signalling our own child, not yet reaped (we hold its Child).
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        Some(threads)
+    });
+    let o = child.wait_with_output().expect("wait for enginebench");
+    let _ = stop_tx.send(());
+    if let Some(threads) = watchdog.join().unwrap() {
+        panic!(
+            "enginebench {} ran past {:?} and was killed; its threads waited in:\n{threads}\nstderr:\n{}",
+            args.join(" "),
+            child_timeout(),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    o
+}
+
+/// Each thread of `pid`: its name, kernel wait channel and system call (from /proc).
+fn thread_waits(pid: u32) -> String {
+    let mut s = String::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return s;
+    };
+    for t in tasks.flatten() {
+        let p = t.path();
+        let read = |f: &str| {
+            std::fs::read_to_string(p.join(f))
+                .unwrap_or_default()
+                .trim()
+                .to_string()
+        };
+        let syscall = read("syscall");
+        let nr = syscall.split_whitespace().next().unwrap_or("?");
+        s.push_str(&format!(
+            "  {} {}: wchan {}, syscall {nr}\n",
+            t.file_name().to_string_lossy(),
+            read("comm"),
+            read("wchan")
+        ));
+    }
+    s
 }
 
 /// A server URL from the environment; `None` (test skipped) unless servers are required.
