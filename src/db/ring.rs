@@ -42,7 +42,7 @@ const SETUP_DEFER_TASKRUN: u32 = 1 << 13;
 const FEAT_SINGLE_MMAP: u32 = 1;
 const FEAT_EXT_ARG: u32 = 1 << 8;
 /// In the SQ ring's flags: completions deferred to this thread wait to be run.
-const SQ_TASKRUN: u32 = 1 << 1;
+const SQ_TASKRUN: u32 = 1 << 2;
 const ENTER_GETEVENTS: u32 = 1;
 const ENTER_EXT_ARG: u32 = 1 << 3;
 const REGISTER_EVENTFD: u32 = 4;
@@ -752,16 +752,22 @@ impl Loop {
             if let Err(e) = self.ring.enter(k, t) {
                 eprintln!("enginebench: io_uring_enter: {e}");
             }
-            if k > 0 {
-                self.ring.eventfd_signals(true);
-            }
+        }
+        self.settle(k > 0, wake);
+    }
+
+    /// After a turn's wait: let the eventfd signal again, take the completions, and run every
+    /// one the kernel still holds deferred. tokio may sleep in epoll_wait right after, and the
+    /// eventfd cannot be trusted to wake it for those: it fires only when the kernel's list
+    /// was empty, and not at all while muted (a reply that came between the batched wait's
+    /// end and the unmuting left a loop asleep for good; CI hung on it). One call runs at most
+    /// about 20 of them (with 32 connections a loop slept for good too): `IORING_SQ_TASKRUN`
+    /// stays set while any is left.
+    fn settle(&mut self, muted: bool, wake: &mut Vec<Waker>) {
+        if muted {
+            self.ring.eventfd_signals(true);
         }
         self.take_completions(wake);
-        // One call runs at most about 20 of the completions the kernel deferred to us; the rest
-        // stay on its list, and a new one added to a list that is not empty signals nothing
-        // (the eventfd fires when the list was empty). tokio may be about to sleep in
-        // epoll_wait: run them all now, for as long as the kernel says some are left. (With 32
-        // connections a loop slept for good.)
         let mut rounds = 0;
         while self.ring.work_pending() && rounds < 1024 {
             self.stats.enters += 1;
@@ -978,4 +984,111 @@ pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
     };
     let lr = LoopRuntime::new(want.then_some(Policy { batch: true }), 64, "client loop");
     lr.run(f).0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    use std::task::{Context, Poll, Wake};
+
+    struct Flag(AtomicBool);
+
+    impl Wake for Flag {
+        fn wake(self: Arc<Self>) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// A reply that comes after a batched wait ended but before the eventfd is unmuted: the
+    /// kernel defers its completion to the loop and signals nothing. The loop must run it
+    /// before tokio sleeps, or it sleeps for good.
+    #[test]
+    fn a_reply_deferred_while_the_eventfd_is_muted_is_taken_before_sleeping() {
+        if let Err(why) = probe() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+        let (ours, mut theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+        let efd = install(64, Policy { batch: true }).unwrap();
+        let slot = open(ours.as_raw_fd()).unwrap();
+        let woken = Arc::new(Flag(AtomicBool::new(false)));
+        let waker = Waker::from(woken.clone());
+        let mut cx = Context::from_waker(&waker);
+        let mut buf = [0u8; 8];
+        assert!(poll_read(slot, &mut buf, &mut cx).is_pending());
+        // The batched wait: muted, and over before the reply comes (nothing to receive yet).
+        with_loop(|l| {
+            l.ring.eventfd_signals(false);
+            l.ring.enter(1, Some(Duration::from_millis(1))).unwrap();
+        });
+        theirs.write_all(b"x").unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        // The eventfd said nothing (muted when the kernel deferred the completion), and says
+        // nothing more for it: only the loop's own check can find the reply.
+        let mut v = 0u64;
+        // SAFETY: reading the non-blocking eventfd's 8-byte counter into `v`.
+        let n = unsafe { libc::read(efd, (&mut v as *mut u64).cast(), 8) };
+        assert_eq!(n, -1, "the eventfd was signalled ({v})");
+        assert_eq!(with_loop(|l| l.ring.work_pending()), Some(true));
+        let mut wake = Vec::new();
+        with_loop(|l| l.settle(true, &mut wake));
+        assert_eq!(wake.len(), 1, "the reply's completion was not taken");
+        wake.into_iter().for_each(Waker::wake);
+        assert!(woken.0.load(Ordering::SeqCst));
+        match poll_read(slot, &mut buf, &mut cx) {
+            Poll::Ready(Ok(1)) => assert_eq!(buf[0], b'x'),
+            other => panic!("read after the reply: {other:?}"),
+        }
+        close(slot);
+        drop(ours);
+        uninstall();
+    }
+
+    /// One connection whose replies come at about the batched wait's limit (2 ms), so that
+    /// many come while the loop is between its wait and tokio's: a thousand round trips end.
+    #[test]
+    fn replies_at_the_batch_limit_never_leave_the_loop_asleep() {
+        if let Err(why) = probe() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let (ours, mut theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+            std::thread::spawn(move || {
+                let mut b = [0u8; 1];
+                let mut i = 0u64;
+                while std::io::Read::read_exact(&mut theirs, &mut b).is_ok() {
+                    // 1.6 to 2.4 ms, in steps of 10 µs.
+                    i += 1;
+                    std::thread::sleep(Duration::from_micros(1600 + (i * 7919) % 80 * 10));
+                    if theirs.write_all(&b).is_err() {
+                        return;
+                    }
+                }
+            });
+            ours.set_nonblocking(true).unwrap();
+            let lr = LoopRuntime::new(Some(Policy { batch: true }), 1, "test loop");
+            assert!(lr.on_ring());
+            let (n, _) = lr.run(async move {
+                let s = crate::db::sock::Stream::for_test(ours).unwrap();
+                let mut n = 0;
+                let mut b = [0u8; 1];
+                for _ in 0..1000 {
+                    crate::db::sock::write_all(&s, b"q").await.unwrap();
+                    n += crate::db::sock::read_some(&s, &mut b).await.unwrap();
+                }
+                n
+            });
+            let _ = done_tx.send(n);
+        });
+        let n = done_rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a loop slept with a reply waiting (1000 round trips of about 2 ms each)");
+        assert_eq!(n, 1000);
+    }
 }

@@ -120,6 +120,12 @@ impl Stream {
             Stream::Ring { sock, .. } => sock,
         }
     }
+
+    /// One end of a socket pair, as a connection of this thread's loop (the ring's tests).
+    #[cfg(test)]
+    pub(crate) fn for_test(s: std::os::unix::net::UnixStream) -> std::io::Result<Stream> {
+        register(Sock::Unix(s))
+    }
 }
 
 impl Drop for Stream {
