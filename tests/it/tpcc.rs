@@ -498,8 +498,12 @@ fn tpcc_terminals_share_connections_on_mariadb() {
             "20",
             "--warmup",
             "0",
+            // Keying time (3 s) comes first: every terminal's Payment is due at 3 s, and its
+            // next cannot start before 6 s (after a second keying time). 5.9 s leaves the 200
+            // Payments the most room a loaded host may need: they queue on two warehouse rows
+            // and a log flush each.
             "--duration",
-            "5s",
+            "5.9s",
             "--runs",
             "1",
             "--format",
