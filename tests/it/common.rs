@@ -82,28 +82,26 @@ fn output_within(mut c: Command, args: &[&str]) -> std::process::Output {
     c.stdout(Stdio::piped()).stderr(Stdio::piped());
     let child = c.spawn().expect("run enginebench");
     let pid = child.id();
-    let deadline = Instant::now() + child_timeout();
+    let limit = child_timeout();
     let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
     let watchdog = std::thread::spawn(move || {
-        loop {
-            match stop_rx.recv_timeout(Duration::from_millis(200)) {
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => break,
-                _ => return None,
-            }
-        }
-        let threads = thread_waits(pid);
-        // SAFETY: signalling our own child, not yet reaped (we hold its Child).
-        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-        Some(threads)
+        let timed_out = matches!(
+            stop_rx.recv_timeout(limit),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+        );
+        timed_out.then(|| {
+            let threads = thread_waits(pid);
+            // SAFETY: signalling our own child, not yet reaped (we hold its Child).
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            threads
+        })
     });
     let o = child.wait_with_output().expect("wait for enginebench");
     let _ = stop_tx.send(());
     if let Some(threads) = watchdog.join().unwrap() {
         panic!(
-            "enginebench {} ran past {:?} and was killed; its threads waited in:\n{threads}\nstderr:\n{}",
+            "enginebench {} ran past {limit:?} and was killed; its threads waited in:\n{threads}\nstderr:\n{}",
             args.join(" "),
-            child_timeout(),
             String::from_utf8_lossy(&o.stderr)
         );
     }
