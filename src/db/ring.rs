@@ -46,11 +46,26 @@ const SQ_TASKRUN: u32 = 1 << 2;
 const ENTER_GETEVENTS: u32 = 1;
 const ENTER_EXT_ARG: u32 = 1 << 3;
 const REGISTER_EVENTFD: u32 = 4;
+const REGISTER_PBUF_RING: u32 = 22;
 const OFF_SQ_RING: i64 = 0;
 const OFF_SQES: i64 = 0x1000_0000;
 const OP_ASYNC_CANCEL: u8 = 14;
 const OP_SEND: u8 = 26;
 const OP_RECV: u8 = 27;
+
+/// Entry flag: the kernel picks the receive's buffer from the loop's buffer ring.
+const SQE_BUFFER_SELECT: u8 = 1 << 5;
+/// A receive's `ioprio` flags: wait for data before the first attempt (a reply is never there
+/// when its query has just been sent), and stay armed, one completion per arrival.
+const RECVSEND_POLL_FIRST: u16 = 1;
+const RECV_MULTISHOT: u16 = 1 << 1;
+/// Completion flags: a buffer of the ring holds the data (its id above `CQE_BUFFER_SHIFT`);
+/// more completions of the same entry follow.
+const CQE_F_BUFFER: u32 = 1;
+const CQE_F_MORE: u32 = 1 << 1;
+const CQE_BUFFER_SHIFT: u32 = 16;
+/// The loop's one buffer group.
+const BGID: u16 = 0;
 
 /// What a completion was: the low byte of its user data (the slot index is above it).
 const TAG_RECV: u64 = 1;
@@ -353,8 +368,9 @@ impl Uring {
         unsafe { (*self.sq_flags).load(Ordering::Acquire) & SQ_TASKRUN != 0 }
     }
 
-    /// Take every ready completion.
-    fn reap(&mut self, mut f: impl FnMut(u64, i32)) {
+    /// Take every ready completion: its user data, result and flags. An entry counts as done
+    /// with its last completion (a multishot receive has many).
+    fn reap(&mut self, mut f: impl FnMut(u64, i32, u32)) {
         // SAFETY: the CQ head is ours to write, the tail the kernel's; entries between them
         // are complete and stay until we move the head.
         unsafe {
@@ -362,9 +378,11 @@ impl Uring {
             let tail = (*self.cq_tail).load(Ordering::Acquire);
             while head != tail {
                 let c = &*self.cqes.add((head & self.cq_mask) as usize);
-                f(c.user_data, c.res);
+                f(c.user_data, c.res, c.flags);
                 head = head.wrapping_add(1);
-                self.outstanding -= 1;
+                if c.flags & CQE_F_MORE == 0 {
+                    self.outstanding -= 1;
+                }
             }
             (*self.cq_head).store(head, Ordering::Release);
         }
@@ -401,6 +419,116 @@ impl Uring {
     }
 }
 
+/// The buffers multishot receives fill: a ring of `entries` buffers of `size` bytes the kernel
+/// takes from (`IORING_REGISTER_PBUF_RING`). A completion names the buffer it filled; the loop
+/// copies the bytes to the socket's slot and hands the buffer back at once, so the kernel runs
+/// short only when more replies come in one turn than there are buffers (the receive then ends
+/// with `ENOBUFS` and is armed again).
+struct BufRing {
+    /// The ring of buffer descriptors (16 bytes each; the kernel reads the tail at byte 14).
+    ring: Map,
+    mask: u16,
+    tail: u16,
+    size: usize,
+    bufs: Vec<u8>,
+}
+
+impl BufRing {
+    fn new(uring: &Uring, entries: u16, size: usize) -> io::Result<BufRing> {
+        debug_assert!(entries.is_power_of_two());
+        let len = (entries as usize * 16).next_multiple_of(4096);
+        // SAFETY: a fresh private anonymous mapping (page-aligned, as the kernel requires).
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let ring = Map {
+            ptr: ptr.cast(),
+            len,
+        };
+        #[repr(C)]
+        struct BufReg {
+            ring_addr: u64,
+            ring_entries: u32,
+            bgid: u16,
+            flags: u16,
+            resv: [u64; 3],
+        }
+        let reg = BufReg {
+            ring_addr: ring.ptr as u64,
+            ring_entries: entries as u32,
+            bgid: BGID,
+            flags: 0,
+            resv: [0; 3],
+        };
+        // SAFETY: `reg` describes the mapping above, which outlives the ring (dropped after it
+        // in `Loop`, or leaked with it).
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_io_uring_register,
+                uring.fd,
+                REGISTER_PBUF_RING,
+                &reg as *const BufReg,
+                1,
+            )
+        };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let mut b = BufRing {
+            ring,
+            mask: entries - 1,
+            tail: 0,
+            size,
+            bufs: vec![0; entries as usize * size],
+        };
+        for bid in 0..entries {
+            b.give(bid);
+        }
+        b.publish();
+        Ok(b)
+    }
+
+    /// The bytes of buffer `bid` the kernel filled.
+    fn data(&self, bid: u16, len: usize) -> &[u8] {
+        let at = bid as usize * self.size;
+        &self.bufs[at..at + len.min(self.size)]
+    }
+
+    /// Hand buffer `bid` back to the kernel (seen at the next `publish`).
+    fn give(&mut self, bid: u16) {
+        let at = (self.tail & self.mask) as usize * 16;
+        let addr = self.bufs[bid as usize * self.size..].as_ptr() as u64;
+        // SAFETY: the descriptor at `at` is inside the mapping and not the kernel's (it is past
+        // the published tail). Only addr, len and bid are written: bytes 14-15 of the first
+        // descriptor are the tail.
+        unsafe {
+            let d = self.ring.ptr.add(at);
+            d.cast::<u64>().write(addr);
+            d.add(8).cast::<u32>().write(self.size as u32);
+            d.add(12).cast::<u16>().write(bid);
+        }
+        self.tail = self.tail.wrapping_add(1);
+    }
+
+    fn publish(&self) {
+        // SAFETY: the tail is the u16 at byte 14 of the mapping, written by us, read by the kernel.
+        unsafe {
+            (*self.ring.ptr.add(14).cast::<std::sync::atomic::AtomicU16>())
+                .store(self.tail, Ordering::Release)
+        };
+    }
+}
+
 impl Drop for Uring {
     fn drop(&mut self) {
         // SAFETY: the ring descriptor is owned here.
@@ -408,14 +536,16 @@ impl Drop for Uring {
     }
 }
 
-/// One socket's state on the ring. The buffers are the kernel's while an entry is out.
+/// One socket's state on the ring. The send buffer is the kernel's while a send is out.
 struct Slot {
     fd: RawFd,
-    /// Received bytes not yet read: `rbuf[rpos..rlen]`.
+    /// Received bytes not yet read: `rbuf[rpos..]`.
     rbuf: Vec<u8>,
     rpos: usize,
-    rlen: usize,
+    /// The multishot receive is armed.
     recv_out: bool,
+    /// The reader found nothing and waits (counted in `Loop::recv_waiting`).
+    reader_waits: bool,
     /// End of stream (0) or an error, for the next read.
     recv_end: Option<io::Result<usize>>,
     /// Bytes being sent (`sbuf[soff..]`), and those written meanwhile, sent next.
@@ -446,12 +576,15 @@ pub struct Policy {
 
 struct Loop {
     ring: Uring,
+    bufs: BufRing,
     slots: Vec<Slot>,
     free: Vec<usize>,
-    /// Sockets open on this loop, and how many of them wait for a receive.
+    /// Sockets open on this loop, and how many of their readers wait for a reply.
     open: usize,
     recv_waiting: usize,
     policy: Policy,
+    /// The completions of a turn, taken before they are handled (kept for its capacity).
+    done: Vec<(u64, i32, u32)>,
     /// The eventfd the kernel signals on completions, for tokio's epoll to wake the loop.
     efd: RawFd,
     stats: RingStats,
@@ -464,11 +597,18 @@ pub struct RingStats {
     pub enters: u64,
     pub batched_waits: u64,
     pub completions: u64,
+    /// Multishot receives armed again after the buffers ran out (`ENOBUFS`).
+    pub rearms: u64,
 }
 
 thread_local! {
     static LOOP: RefCell<Option<Loop>> = const { RefCell::new(None) };
 }
+
+/// Receive buffers of a loop: at most `MAX_BUFS` of `BUF_SIZE` bytes (8 MiB, whatever the
+/// connections; a big result takes a buffer per 16 KiB).
+const MAX_BUFS: u16 = 512;
+const BUF_SIZE: usize = 16 * 1024;
 
 /// The batch wait's upper bound: past it the loop takes what has come (a slow query, a lock
 /// wait or the phase's end is not held up longer than this).
@@ -480,7 +620,12 @@ pub fn probe() -> Result<(), String> {
     PROBE
         .get_or_init(|| {
             // The probe's thread is not a loop's: a ring for it alone, dropped at once.
-            std::thread::spawn(|| Uring::new(8).map(drop).map_err(|e| describe(&e)))
+            std::thread::spawn(|| {
+                let ring = Uring::new(8).map_err(|e| describe(&e))?;
+                BufRing::new(&ring, 16, 64)
+                    .map(drop)
+                    .map_err(|e| format!("io_uring provided buffers (Linux 5.19 or later): {e}"))
+            })
                 .join()
                 .unwrap_or_else(|_| Err("the probe panicked".into()))
         })
@@ -502,6 +647,8 @@ fn describe(e: &io::Error) -> String {
 /// the eventfd to watch (tokio wakes `drive` when it is readable), or why not.
 pub fn install(entries: u32, policy: Policy) -> io::Result<RawFd> {
     let ring = Uring::new(entries.next_power_of_two().clamp(64, 16384))?;
+    let nbufs = entries.next_power_of_two().clamp(32, MAX_BUFS as u32) as u16;
+    let bufs = BufRing::new(&ring, nbufs, BUF_SIZE)?;
     // SAFETY: a new eventfd, owned by the loop until `uninstall`.
     let efd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
     if efd < 0 {
@@ -515,11 +662,13 @@ pub fn install(entries: u32, policy: Policy) -> io::Result<RawFd> {
     LOOP.with(|l| {
         *l.borrow_mut() = Some(Loop {
             ring,
+            bufs,
             slots: Vec::new(),
             free: Vec::new(),
             open: 0,
             recv_waiting: 0,
             policy,
+            done: Vec::new(),
             efd,
             stats: RingStats::default(),
         })
@@ -545,9 +694,9 @@ pub fn uninstall() -> Option<RingStats> {
         let want = l.ring.outstanding;
         let _ = l.ring.enter(want, Some(Duration::from_millis(10)));
         let mut done = Vec::new();
-        l.ring.reap(|u, r| done.push((u, r)));
-        for (u, r) in done {
-            l.complete(u, r, &mut sink);
+        l.ring.reap(|u, r, f| done.push((u, r, f)));
+        for (u, r, f) in done {
+            l.complete(u, r, f, &mut sink);
         }
     }
     // SAFETY: the eventfd is owned by the loop.
@@ -577,10 +726,10 @@ pub(crate) fn open(fd: RawFd) -> io::Result<usize> {
     with_loop(|l| {
         let slot = Slot {
             fd,
-            rbuf: vec![0; 4096],
+            rbuf: Vec::new(),
             rpos: 0,
-            rlen: 0,
             recv_out: false,
+            reader_waits: false,
             recv_end: None,
             sbuf: Vec::new(),
             soff: 0,
@@ -603,6 +752,8 @@ pub(crate) fn open(fd: RawFd) -> io::Result<usize> {
             }
         };
         l.open += 1;
+        // Armed from the start: a server may speak first (MariaDB's greeting).
+        l.push_recv(i);
         i
     })
     .ok_or_else(|| io::Error::other("no ring on this thread"))
@@ -619,8 +770,11 @@ pub(crate) fn close(i: usize) {
         let s = &mut l.slots[i];
         s.closed = true;
         s.waker = None;
-        if s.recv_out {
+        if s.reader_waits {
+            s.reader_waits = false;
             l.recv_waiting -= 1;
+        }
+        if s.recv_out && !s.cancel_out {
             l.push_cancel(i);
             // Not left for the next park: the socket closes now.
             let _ = l.ring.enter(0, None);
@@ -636,6 +790,7 @@ impl Loop {
         if s.closed && s.in_use && s.idle() {
             s.in_use = false;
             s.rbuf = Vec::new();
+            s.rpos = 0;
             s.sbuf = Vec::new();
             s.squeue = Vec::new();
             self.free.push(i);
@@ -654,20 +809,20 @@ impl Loop {
         });
     }
 
+    /// Arm slot `i`'s multishot receive: from now on every arrival of bytes is a completion
+    /// naming the ring buffer that holds them, without a new entry per reply.
     fn push_recv(&mut self, i: usize) {
         let s = &mut self.slots[i];
         s.recv_out = true;
-        s.rpos = 0;
-        s.rlen = 0;
         let sqe = Sqe {
             opcode: OP_RECV,
+            flags: SQE_BUFFER_SELECT,
+            ioprio: RECV_MULTISHOT | RECVSEND_POLL_FIRST,
             fd: s.fd,
-            addr: s.rbuf.as_mut_ptr() as u64,
-            len: s.rbuf.len() as u32,
+            buf_index: BGID,
             user_data: (i as u64) << 8 | TAG_RECV,
             ..Sqe::default()
         };
-        self.recv_waiting += 1;
         self.ring.push(sqe);
     }
 
@@ -686,26 +841,60 @@ impl Loop {
         self.ring.push(sqe);
     }
 
-    fn complete(&mut self, user_data: u64, res: i32, wake: &mut Vec<Waker>) {
+    /// Handle one completion. The socket's reader is woken only when it has something to
+    /// read: bytes, the end, an error. A send's success wakes nobody (`write` returned long
+    /// ago; waking the reader there polled every query's future once more for nothing).
+    fn complete(&mut self, user_data: u64, res: i32, flags: u32, wake: &mut Vec<Waker>) {
         let i = (user_data >> 8) as usize;
         let s = &mut self.slots[i];
-        match user_data & 0xff {
+        let news = match user_data & 0xff {
             TAG_RECV => {
-                s.recv_out = false;
-                if !s.closed {
+                if flags & CQE_F_MORE == 0 {
+                    s.recv_out = false;
+                }
+                if flags & CQE_F_BUFFER != 0 {
+                    let bid = (flags >> CQE_BUFFER_SHIFT) as u16;
+                    if res > 0 && !s.closed {
+                        if s.rpos == s.rbuf.len() {
+                            s.rbuf.clear();
+                            s.rpos = 0;
+                        }
+                        s.rbuf.extend_from_slice(self.bufs.data(bid, res as usize));
+                    }
+                    self.bufs.give(bid);
+                    self.bufs.publish();
+                }
+                let news = match res {
+                    1.. => true,
+                    0 => {
+                        s.recv_end = Some(Ok(0));
+                        true
+                    }
+                    _ if res == -libc::ENOBUFS => {
+                        self.stats.rearms += 1;
+                        false
+                    }
+                    _ if res == -libc::ECANCELED || res == -libc::EINTR => false,
+                    _ => {
+                        s.recv_end = Some(Err(io::Error::from_raw_os_error(-res)));
+                        true
+                    }
+                };
+                if news && s.reader_waits {
+                    s.reader_waits = false;
                     self.recv_waiting -= 1;
                 }
-                if res > 0 {
-                    s.rlen = res as usize;
-                } else if res == 0 {
-                    s.recv_end = Some(Ok(0));
-                } else if res != -libc::ECANCELED && res != -libc::EINTR {
-                    s.recv_end = Some(Err(io::Error::from_raw_os_error(-res)));
+                // Ended without the socket's end (out of buffers, or the kernel stopped it):
+                // armed again, for the next turn.
+                if !s.recv_out && !s.closed && s.recv_end.is_none() {
+                    self.push_recv(i);
                 }
+                news
             }
             TAG_SEND => {
                 s.send_out = false;
-                if res < 0 {
+                let failed = res < 0;
+                if failed {
                     s.send_err = Some(io::Error::from_raw_os_error(-res));
                 } else {
                     s.soff += res as usize;
@@ -721,12 +910,18 @@ impl Loop {
                         self.push_send(i);
                     }
                 }
+                failed
             }
-            _ => self.slots[i].cancel_out = false,
-        }
+            _ => {
+                self.slots[i].cancel_out = false;
+                false
+            }
+        };
         self.stats.completions += 1;
-        if let Some(w) = self.slots[i].waker.take() {
-            wake.push(w);
+        if news {
+            if let Some(w) = self.slots[i].waker.take() {
+                wake.push(w);
+            }
         }
         self.free_if_done(i);
     }
@@ -738,13 +933,16 @@ impl Loop {
             if self.recv_waiting > 1 {
                 self.stats.batched_waits += 1;
             }
-            // The sends handed over in this call complete during it: counted in.
-            let k = self.recv_waiting.div_ceil(2) as u32 + self.ring.unsubmitted_sends;
+            // The sends handed over in this call complete during it: counted in. No more
+            // replies than half the buffers: the rest would end their receives (ENOBUFS).
+            let replies = self.recv_waiting.div_ceil(2).min(self.bufs.mask as usize / 2 + 1);
+            let k = replies as u32 + self.ring.unsubmitted_sends;
             (k, Some(BATCH_TIMEOUT))
         } else {
             (0, None)
         };
-        if self.ring.unsubmitted > 0 || self.ring.outstanding > 0 {
+        // Nothing to hand over and no wait: `settle` takes what the kernel holds, if anything.
+        if self.ring.unsubmitted > 0 || k > 0 {
             self.stats.enters += 1;
             if k > 0 {
                 self.ring.eventfd_signals(false);
@@ -762,14 +960,15 @@ impl Loop {
     /// was empty, and not at all while muted (a reply that came between the batched wait's
     /// end and the unmuting left a loop asleep for good; CI hung on it). One call runs at most
     /// about 20 of them (with 32 connections a loop slept for good too): `IORING_SQ_TASKRUN`
-    /// stays set while any is left.
+    /// stays set while any is left. Once a task is to be woken, tokio will not sleep: it runs
+    /// the task and parks again, and that turn's call runs what is left (one call, not two).
     fn settle(&mut self, muted: bool, wake: &mut Vec<Waker>) {
         if muted {
             self.ring.eventfd_signals(true);
         }
         self.take_completions(wake);
         let mut rounds = 0;
-        while self.ring.work_pending() && rounds < 1024 {
+        while wake.is_empty() && self.ring.work_pending() && rounds < 1024 {
             self.stats.enters += 1;
             if let Err(e) = self.ring.enter(0, None) {
                 eprintln!("enginebench: io_uring_enter: {e}");
@@ -781,11 +980,13 @@ impl Loop {
     }
 
     fn take_completions(&mut self, wake: &mut Vec<Waker>) {
-        let mut done = Vec::new();
-        self.ring.reap(|u, r| done.push((u, r)));
-        for (u, r) in done {
-            self.complete(u, r, wake);
+        let mut done = std::mem::take(&mut self.done);
+        self.ring.reap(|u, r, f| done.push((u, r, f)));
+        for &(u, r, f) in &done {
+            self.complete(u, r, f, wake);
         }
+        done.clear();
+        self.done = done;
     }
 }
 
@@ -818,27 +1019,33 @@ pub(crate) fn poll_read(
     use std::task::Poll;
     with_loop(|l| {
         let s = &mut l.slots[i];
-        if s.rpos < s.rlen {
-            let n = (s.rlen - s.rpos).min(dst.len());
+        let ready = if s.rpos < s.rbuf.len() {
+            let n = (s.rbuf.len() - s.rpos).min(dst.len());
             dst[..n].copy_from_slice(&s.rbuf[s.rpos..s.rpos + n]);
             s.rpos += n;
-            return Poll::Ready(Ok(n));
-        }
-        if let Some(r) = s.recv_end.take() {
+            Some(Ok(n))
+        } else if let Some(r) = s.recv_end.take() {
+            Some(r)
+        } else {
+            s.send_err.take().map(Err)
+        };
+        if let Some(r) = ready {
+            if s.reader_waits {
+                s.reader_waits = false;
+                l.recv_waiting -= 1;
+            }
             return Poll::Ready(r);
         }
-        if let Some(e) = s.send_err.take() {
-            return Poll::Ready(Err(e));
-        }
+        // Read again after the end was said: one more receive says it again.
         if !s.recv_out {
-            // A receive that filled the buffer: replies here are big, take more at once.
-            if s.rlen == s.rbuf.len() && s.rbuf.len() < 256 * 1024 {
-                let n = s.rbuf.len() * 2;
-                s.rbuf.resize(n, 0);
-            }
             l.push_recv(i);
         }
-        l.slots[i].waker = Some(cx.waker().clone());
+        let s = &mut l.slots[i];
+        s.waker = Some(cx.waker().clone());
+        if !s.reader_waits {
+            s.reader_waits = true;
+            l.recv_waiting += 1;
+        }
         Poll::Pending
     })
     .unwrap_or_else(|| Poll::Ready(Err(io::Error::other("no ring on this thread"))))

@@ -151,8 +151,8 @@ impl Session {
                     // For the benchmarks: how the loop's ring was used.
                     if let (Some(st), Some(_)) = (stats, std::env::var_os("EB_RING_STATS")) {
                         eprintln!(
-                            "ring loop {l}: {} enters, {} batched waits, {} completions",
-                            st.enters, st.batched_waits, st.completions
+                            "ring loop {l}: {} enters, {} batched waits, {} completions, {} receives armed again",
+                            st.enters, st.batched_waits, st.completions, st.rearms
                         );
                     }
                 })
