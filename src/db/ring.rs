@@ -626,8 +626,8 @@ pub fn probe() -> Result<(), String> {
                     .map(drop)
                     .map_err(|e| format!("io_uring provided buffers (Linux 5.19 or later): {e}"))
             })
-                .join()
-                .unwrap_or_else(|_| Err("the probe panicked".into()))
+            .join()
+            .unwrap_or_else(|_| Err("the probe panicked".into()))
         })
         .clone()
 }
@@ -935,7 +935,10 @@ impl Loop {
             }
             // The sends handed over in this call complete during it: counted in. No more
             // replies than half the buffers: the rest would end their receives (ENOBUFS).
-            let replies = self.recv_waiting.div_ceil(2).min(self.bufs.mask as usize / 2 + 1);
+            let replies = self
+                .recv_waiting
+                .div_ceil(2)
+                .min(self.bufs.mask as usize / 2 + 1);
             let k = replies as u32 + self.ring.unsubmitted_sends;
             (k, Some(BATCH_TIMEOUT))
         } else {
@@ -968,7 +971,12 @@ impl Loop {
         }
         self.take_completions(wake);
         let mut rounds = 0;
-        while wake.is_empty() && self.ring.work_pending() && rounds < 1024 {
+        // Entries queued by the completions themselves (the rest of a long send, a receive
+        // armed again) go now too: nobody may be woken to queue more and get them submitted.
+        while wake.is_empty()
+            && (self.ring.work_pending() || self.ring.unsubmitted > 0)
+            && rounds < 1024
+        {
             self.stats.enters += 1;
             if let Err(e) = self.ring.enter(0, None) {
                 eprintln!("enginebench: io_uring_enter: {e}");
@@ -1251,6 +1259,45 @@ mod tests {
         close(slot);
         drop(ours);
         uninstall();
+    }
+
+    /// A send many times the socket's buffer, then a wait for the reply: the send goes out
+    /// piece by piece as the peer reads, each piece queued by the last one's completion, with
+    /// no task woken to get it submitted (a COPY hung on it).
+    #[test]
+    fn a_long_send_goes_out_whole_while_its_writer_waits_for_the_reply() {
+        if let Err(why) = probe() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+        const LEN: usize = 8 << 20;
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let (ours, mut theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+            std::thread::spawn(move || {
+                let mut got = vec![0u8; LEN];
+                std::io::Read::read_exact(&mut theirs, &mut got).unwrap();
+                assert!(got.iter().enumerate().all(|(i, &b)| b == (i % 251) as u8));
+                theirs.write_all(b"k").unwrap();
+            });
+            let lr = LoopRuntime::new(Some(Policy { batch: true }), 1, "test loop");
+            assert!(lr.on_ring());
+            let (b, _) = lr.run(async move {
+                let s = crate::db::sock::Stream::for_test(ours).unwrap();
+                let data: Vec<u8> = (0..LEN).map(|i| (i % 251) as u8).collect();
+                for piece in data.chunks(1 << 20) {
+                    crate::db::sock::write_all(&s, piece).await.unwrap();
+                }
+                let mut b = [0u8; 1];
+                crate::db::sock::read_some(&s, &mut b).await.unwrap();
+                b[0]
+            });
+            let _ = done_tx.send(b);
+        });
+        let b = done_rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the send stalled with its rest queued and not submitted");
+        assert_eq!(b, b'k');
     }
 
     /// One connection whose replies come at about the batched wait's limit (2 ms), so that
