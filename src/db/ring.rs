@@ -2,12 +2,14 @@
 //!
 //! Why: on the epoll path each query costs one `send`, one `recv` and, when the loop has
 //! nothing else to do, one sleep in `epoll_wait` and one wake-up (0.94 per query with the client
-//! on a CPU of its own; BENCHMARKS.md). Here a query's send and the receive of its reply are
-//! entries queued in shared memory, and the loop hands them all to the kernel in one
-//! `io_uring_enter` when it would otherwise sleep. When every connection of the loop waits for
-//! a reply (a closed loop), that call also sleeps until half of them have their reply
-//! (`min_complete`, with `IORING_SETUP_DEFER_TASKRUN` the kernel wakes the loop only then), so
-//! the loop wakes once per several replies instead of once per reply.
+//! on a CPU of its own; BENCHMARKS.md). Here a query's send is an entry queued in shared memory,
+//! and the loop hands them all to the kernel in one `io_uring_enter` when it would otherwise
+//! sleep. A socket's receive is armed once (a multishot receive into the loop's provided buffer
+//! ring) and posts a completion per arrival of bytes: no entry and no poll set up per reply.
+//! When every connection of the loop waits for a reply (a closed loop), that call also sleeps
+//! until half of them have their reply (`min_complete`, with `IORING_SETUP_DEFER_TASKRUN` the
+//! kernel wakes the loop only then), so the loop wakes once per several replies instead of once
+//! per reply.
 //!
 //! What it must not change: a closed loop of N connections measures, by Little's law, a mean
 //! response time of N ÷ throughput whoever holds the replies; while the server stays busy
@@ -20,9 +22,9 @@
 //! driven from tokio's `on_thread_park` hook (`park`) and from a task woken by its eventfd
 //! (`drive`). A socket gets the ring only on such a thread (`Stream` in `sock.rs`); any other
 //! thread (loads, checks, set-up) keeps the epoll path. Buffers the kernel writes to or reads
-//! from belong to the ring's slot table, never to a future: a dropped read leaves the bytes it
-//! received in the slot for the next read, and a dropped socket's slot is freed only when the
-//! kernel has returned every entry of it.
+//! from belong to the loop (send buffers to the slot table, receive buffers to the buffer ring),
+//! never to a future: received bytes are copied to their slot and wait there for the next read,
+//! and a dropped socket's slot is freed only when the kernel has returned every entry of it.
 //!
 //! Raw system calls (no crate): the structures below are those of `<linux/io_uring.h>`.
 
