@@ -121,6 +121,14 @@ impl Stream {
         }
     }
 
+    /// What the server's last reply said: whether the session is inside a transaction (it
+    /// may hold locks). The batched I/O path holds no reply of a loop while one is.
+    pub(crate) fn in_transaction(&self, on: bool) {
+        if let Stream::Ring { slot, .. } = self {
+            super::ring::in_transaction(*slot, on);
+        }
+    }
+
     /// One end of a socket pair, as a connection of this thread's loop (the ring's tests).
     #[cfg(test)]
     pub(crate) fn for_test(s: std::os::unix::net::UnixStream) -> std::io::Result<Stream> {

@@ -34,6 +34,7 @@ const CLIENT_PLUGIN_AUTH: u32 = 0x8_0000;
 const MARIADB_CACHE_METADATA: u32 = 1 << (36 - 32);
 
 const SERVER_MORE_RESULTS_EXISTS: u16 = 0x0008;
+const SERVER_STATUS_IN_TRANS: u16 = 0x0001;
 
 const COM_QUIT: u8 = 0x01;
 const COM_QUERY: u8 = 0x03;
@@ -762,6 +763,8 @@ impl WireConn {
                 }
                 None => return Err(proto("empty packet")),
             };
+            self.stream
+                .in_transaction(status & SERVER_STATUS_IN_TRANS != 0);
             if status & SERVER_MORE_RESULTS_EXISTS == 0 {
                 return Ok(());
             }

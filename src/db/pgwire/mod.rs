@@ -312,6 +312,10 @@ impl PgWireConn {
         self.fill(1 + len).await?;
         let start = self.r.pos + msg::HEADER;
         let end = self.r.pos + 1 + len;
+        if ty == b'Z' && len == 5 {
+            // ReadyForQuery: 'I' idle, 'T' in a transaction, 'E' in a failed one.
+            self.sock.in_transaction(self.r.buf[start] != b'I');
+        }
         self.r.pos = end;
         if self.r.pos == self.r.end {
             // All consumed: the next read starts at the front (the body stays in place until
