@@ -701,11 +701,7 @@ pub fn uninstall() -> Option<RingStats> {
         }
         let want = l.ring.outstanding;
         let _ = l.ring.enter(want, Some(Duration::from_millis(10)));
-        let mut done = Vec::new();
-        l.ring.reap(|u, r, f| done.push((u, r, f)));
-        for (u, r, f) in done {
-            l.complete(u, r, f, &mut sink);
-        }
+        l.take_completions(&mut sink);
     }
     // SAFETY: the eventfd is owned by the loop.
     unsafe { libc::close(l.efd) };
@@ -1250,6 +1246,32 @@ mod tests {
         }
     }
 
+    /// Run `client` on a ring loop of its own with one end of a socket pair and `peer` on a
+    /// thread with the other: the client's result, or `None` if it is not back within 60 s
+    /// (a loop asleep for good).
+    fn client_and_peer<T, F>(
+        peer: impl FnOnce(std::os::unix::net::UnixStream) + Send + 'static,
+        client: impl FnOnce(crate::db::sock::Stream) -> F + Send + 'static,
+    ) -> Option<T>
+    where
+        T: Send + 'static,
+        F: std::future::Future<Output = T>,
+    {
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+            std::thread::spawn(move || peer(theirs));
+            let lr = LoopRuntime::new(Some(Policy { batch: true }), 1, "test loop");
+            assert!(lr.on_ring());
+            let (out, _) = lr.run(async move {
+                let s = crate::db::sock::Stream::for_test(ours).unwrap();
+                client(s).await
+            });
+            let _ = done_tx.send(out);
+        });
+        done_rx.recv_timeout(Duration::from_secs(60)).ok()
+    }
+
     /// A reply that comes after a batched wait ended but before the eventfd is unmuted: the
     /// kernel defers its completion to the loop and signals nothing. The loop must run it
     /// before tokio sleeps, or it sleeps for good.
@@ -1342,19 +1364,14 @@ mod tests {
             return;
         }
         const LEN: usize = 8 << 20;
-        let (done_tx, done_rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let (ours, mut theirs) = std::os::unix::net::UnixStream::pair().unwrap();
-            std::thread::spawn(move || {
+        let b = client_and_peer(
+            |mut theirs| {
                 let mut got = vec![0u8; LEN];
                 std::io::Read::read_exact(&mut theirs, &mut got).unwrap();
                 assert!(got.iter().enumerate().all(|(i, &b)| b == (i % 251) as u8));
                 theirs.write_all(b"k").unwrap();
-            });
-            let lr = LoopRuntime::new(Some(Policy { batch: true }), 1, "test loop");
-            assert!(lr.on_ring());
-            let (b, _) = lr.run(async move {
-                let s = crate::db::sock::Stream::for_test(ours).unwrap();
+            },
+            |s| async move {
                 let data: Vec<u8> = (0..LEN).map(|i| (i % 251) as u8).collect();
                 for piece in data.chunks(1 << 20) {
                     crate::db::sock::write_all(&s, piece).await.unwrap();
@@ -1362,12 +1379,9 @@ mod tests {
                 let mut b = [0u8; 1];
                 crate::db::sock::read_some(&s, &mut b).await.unwrap();
                 b[0]
-            });
-            let _ = done_tx.send(b);
-        });
-        let b = done_rx
-            .recv_timeout(Duration::from_secs(60))
-            .expect("the send stalled with its rest queued and not submitted");
+            },
+        )
+        .expect("the send stalled with its rest queued and not submitted");
         assert_eq!(b, b'k');
     }
 
@@ -1379,10 +1393,8 @@ mod tests {
             eprintln!("skipped: {why}");
             return;
         }
-        let (done_tx, done_rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let (ours, mut theirs) = std::os::unix::net::UnixStream::pair().unwrap();
-            std::thread::spawn(move || {
+        let n = client_and_peer(
+            |mut theirs| {
                 let mut b = [0u8; 1];
                 let mut i = 0u64;
                 while std::io::Read::read_exact(&mut theirs, &mut b).is_ok() {
@@ -1393,11 +1405,8 @@ mod tests {
                         return;
                     }
                 }
-            });
-            let lr = LoopRuntime::new(Some(Policy { batch: true }), 1, "test loop");
-            assert!(lr.on_ring());
-            let (n, _) = lr.run(async move {
-                let s = crate::db::sock::Stream::for_test(ours).unwrap();
+            },
+            |s| async move {
                 let mut n = 0;
                 let mut b = [0u8; 1];
                 for _ in 0..1000 {
@@ -1405,12 +1414,9 @@ mod tests {
                     n += crate::db::sock::read_some(&s, &mut b).await.unwrap();
                 }
                 n
-            });
-            let _ = done_tx.send(n);
-        });
-        let n = done_rx
-            .recv_timeout(Duration::from_secs(60))
-            .expect("a loop slept with a reply waiting (1000 round trips of about 2 ms each)");
+            },
+        )
+        .expect("a loop slept with a reply waiting (1000 round trips of about 2 ms each)");
         assert_eq!(n, 1000);
     }
 }
