@@ -274,7 +274,7 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                     .map(|(k, v)| format!("  {} {v:>7} us", k.replace('_', ".")))
                     .collect();
                 eprintln!(
-                    "{:<30} threads {:>4}  run {r}/{}  {:>10.1} ops/s  p95 {:>7} us{extra}  {:.1} rows/op  client {:.1} us/op{server_part}{}{}{}",
+                    "{:<30} threads {:>4}  run {r}/{}  {:>10.1} ops/s  p95 {:>7} us{extra}  {:.1} rows/op  client {:.1} us/op{}{server_part}{}{}{}",
                     op_name,
                     threads,
                     cfg.runs,
@@ -282,6 +282,10 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                     rec.latency_us.p95_us,
                     rec.rows_per_op,
                     rec.client_cpu.us_per_op,
+                    match rec.client_cpu.voluntary_cs_per_op {
+                        Some(s) => format!(" {s:.2} sleeps/op"),
+                        None => String::new(),
+                    },
                     if rec.disturbed { format!("  DISTURBED (others {:.2} CPU)", rec.host_cpu.others_cpus) } else { String::new() },
                     if rec.errors_total > 0 { format!("  errors {}", rec.errors_total) } else { String::new() },
                     if rec.reconnects > 0 { format!("  reconnects {}", rec.reconnects) } else { String::new() }

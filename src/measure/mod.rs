@@ -42,11 +42,17 @@ impl ErrorCounts {
     }
 }
 
-/// CPU time used by this process so far (all threads), from getrusage.
+/// CPU time used by this process so far (all threads), and its threads' context switches,
+/// from getrusage.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
 pub struct CpuTimes {
     pub user_s: f64,
     pub sys_s: f64,
+    /// Threads that went to sleep (voluntary switches) and were preempted (involuntary).
+    #[serde(default)]
+    pub voluntary_cs: u64,
+    #[serde(default)]
+    pub preempted_cs: u64,
 }
 
 impl CpuTimes {
@@ -61,13 +67,24 @@ impl CpuTimes {
         Self {
             user_s: tv(ru.ru_utime),
             sys_s: tv(ru.ru_stime),
+            voluntary_cs: ru.ru_nvcsw.max(0) as u64,
+            preempted_cs: ru.ru_nivcsw.max(0) as u64,
         }
     }
     pub fn since(self, earlier: CpuTimes) -> CpuTimes {
         CpuTimes {
             user_s: self.user_s - earlier.user_s,
             sys_s: self.sys_s - earlier.sys_s,
+            voluntary_cs: self.voluntary_cs.saturating_sub(earlier.voluntary_cs),
+            preempted_cs: self.preempted_cs.saturating_sub(earlier.preempted_cs),
         }
+    }
+    /// Add another interval's times and switches to these.
+    pub fn add(&mut self, other: CpuTimes) {
+        self.user_s += other.user_s;
+        self.sys_s += other.sys_s;
+        self.voluntary_cs += other.voluntary_cs;
+        self.preempted_cs += other.preempted_cs;
     }
     pub fn total_s(self) -> f64 {
         self.user_s + self.sys_s

@@ -83,12 +83,14 @@ fn value_text(metric: &str, v: f64) -> String {
 /// The per-run values of each compared metric; None where a run lacks it (the server's CPU
 /// of a run whose server process was not known).
 type Metric = (&'static str, fn(&super::RunRecord) -> Option<f64>);
-pub const METRICS: [Metric; 9] = [
+pub const METRICS: [Metric; 10] = [
     ("ops_per_s", |r| Some(r.ops_per_s)),
     ("p50_us", |r| Some(r.latency_us.p50_us as f64)),
     ("p95_us", |r| Some(r.latency_us.p95_us as f64)),
     ("p99_us", |r| Some(r.latency_us.p99_us as f64)),
     ("client_cpu_us_per_op", |r| Some(r.client_cpu.us_per_op)),
+    // Why the client's CPU per operation moved: its threads sleeping (and being woken).
+    ("client_sleeps_per_op", |r| r.client_cpu.voluntary_cs_per_op),
     ("server_cpu_us_per_op", |r| {
         r.server_process.as_ref().map(|s| s.cpu_us_per_op)
     }),

@@ -358,6 +358,8 @@ fn merge_run(
         ..RunRecord::default()
     };
     let (mut user_s, mut sys_s) = (0.0, 0.0);
+    // The client's switches add up over shards when every shard counted them.
+    let mut switches = Some((0u64, 0u64));
     for r in &here {
         m.ops += r.ops;
         m.rows += r.rows;
@@ -374,6 +376,14 @@ fn merge_run(
             .extend(r.error_samples.iter().take(3).cloned());
         user_s += r.client_cpu.user_s;
         sys_s += r.client_cpu.sys_s;
+        switches = match (
+            switches,
+            r.client_cpu.voluntary_cs,
+            r.client_cpu.preempted_cs,
+        ) {
+            (Some((v, p)), Some(rv), Some(rp)) => Some((v + rv, p + rp)),
+            _ => None,
+        };
         m.disturbed |= r.disturbed;
         m.workers_lost += r.workers_lost;
         m.interrupted |= r.interrupted;
@@ -417,11 +427,7 @@ fn merge_run(
         p.preempted_cs_per_op = p.preempted_cs_per_op.map(|v| v * scale);
     }
     m.by_node = merge_nodes(&here);
-    m.client_cpu = ClientCpu {
-        user_s,
-        sys_s,
-        us_per_op: (user_s + sys_s) * 1e6 / m.ops.max(1) as f64,
-    };
+    m.client_cpu = ClientCpu::from_parts(user_s, sys_s, switches, m.ops);
     m.client_cpu_share = m
         .server_process
         .as_ref()
@@ -575,8 +581,9 @@ mod tests {
             response_hdr_v2: Some(h.encode()),
             client_cpu: ClientCpu {
                 user_s: 0.5,
-                sys_s: 0.0,
-                us_per_op: 0.0,
+                voluntary_cs: Some(10 * index as u64),
+                preempted_cs: Some(1),
+                ..ClientCpu::default()
             },
             ..RunRecord::default()
         };
@@ -621,6 +628,11 @@ mod tests {
         assert_eq!(run.ops, (a.len() + b.len()) as u64);
         assert_eq!(run.errors["deadlock"], 2);
         assert_eq!(run.client_cpu.user_s, 1.0);
+        // The client's switches add (shard 0 counted 0 + 1, shard 1 10 + 1), per all ops.
+        assert_eq!(run.client_cpu.voluntary_cs, Some(10));
+        assert_eq!(run.client_cpu.preempted_cs, Some(2));
+        let per_op = 10.0 / (a.len() + b.len()) as f64;
+        assert_eq!(run.client_cpu.voluntary_cs_per_op, Some(per_op));
         // One node reached by both shards: one record of both shards' connections and ops.
         assert_eq!(run.by_node.len(), 1);
         assert_eq!(run.by_node[0].ops, (a.len() + b.len()) as u64);

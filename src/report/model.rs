@@ -497,14 +497,40 @@ pub struct ClientCpu {
     pub user_s: f64,
     pub sys_s: f64,
     pub us_per_op: f64,
+    /// The client's threads going to sleep (voluntary context switches) and preempted
+    /// (involuntary), over the run and per operation: a client wakes once per sleep, and its
+    /// wake-ups are much of its cost (absent in results from before they were counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub voluntary_cs: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preempted_cs: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub voluntary_cs_per_op: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preempted_cs_per_op: Option<f64>,
 }
 
 impl ClientCpu {
     pub fn new(c: CpuTimes, ops: u64) -> Self {
+        Self::from_parts(
+            c.user_s,
+            c.sys_s,
+            Some((c.voluntary_cs, c.preempted_cs)),
+            ops,
+        )
+    }
+
+    /// From the run's totals: CPU seconds, the switches when counted, and the operations.
+    pub fn from_parts(user_s: f64, sys_s: f64, switches: Option<(u64, u64)>, ops: u64) -> Self {
+        let per_op = |n: u64| n as f64 / ops.max(1) as f64;
         Self {
-            user_s: c.user_s,
-            sys_s: c.sys_s,
-            us_per_op: c.total_s() * 1e6 / ops.max(1) as f64,
+            user_s,
+            sys_s,
+            us_per_op: (user_s + sys_s) * 1e6 / ops.max(1) as f64,
+            voluntary_cs: switches.map(|s| s.0),
+            preempted_cs: switches.map(|s| s.1),
+            voluntary_cs_per_op: switches.map(|s| per_op(s.0)),
+            preempted_cs_per_op: switches.map(|s| per_op(s.1)),
         }
     }
 }

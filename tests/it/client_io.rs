@@ -117,7 +117,15 @@ fn results_name_the_io_path_mariadb_and_postgres() {
         assert_eq!(c["driver"], "wire", "{c}");
         assert_eq!(c["io"], expected_io(), "{c}");
         assert!(c.get("fallback").is_none(), "{c}");
-        assert!(doc["points"][0]["runs"][0]["ops"].as_u64().unwrap() > 100);
+        let run = &doc["points"][0]["runs"][0];
+        let ops = run["ops"].as_u64().unwrap();
+        assert!(ops > 100);
+        // The client's sleeps: counted (a closed loop waits for replies), and per operation.
+        let cpu = &run["client_cpu"];
+        let sleeps = cpu["voluntary_cs"].as_u64().expect("client sleeps counted");
+        assert!(sleeps > 0, "{cpu}");
+        let per_op = cpu["voluntary_cs_per_op"].as_f64().unwrap();
+        assert!((per_op - sleeps as f64 / ops as f64).abs() < 1e-9, "{cpu}");
     }
 }
 

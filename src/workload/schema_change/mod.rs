@@ -538,8 +538,7 @@ fn run_timeline(
         m.statements += res.statements;
         m.errors.merge(&res.errors);
         m.hist.add(&res.hist);
-        m.cpu.user_s += res.client_cpu.user_s;
-        m.cpu.sys_s += res.client_cpu.sys_s;
+        m.cpu.add(res.client_cpu);
         m.lost_workers += res.workers_lost;
         for e in res.error_samples {
             if m.samples.len() < 5 && !m.samples.contains(&e) {

@@ -260,8 +260,7 @@ impl<'a> Runner<'a> {
             let b = HostSample::now(self.server_pid);
             let c = b.client.since(a.client);
             self.meter.wall_s += b.at.duration_since(a.at).as_secs_f64();
-            self.meter.cpu.user_s += c.user_s;
-            self.meter.cpu.sys_s += c.sys_s;
+            self.meter.cpu.add(c);
             self.meter.busy_s += (b.busy_s - a.busy_s).max(0.0);
             if let (Some(acc), Some(s0), Some(s1)) =
                 (self.meter.server_s.as_mut(), a.server, b.server)
