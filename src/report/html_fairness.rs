@@ -14,7 +14,7 @@ const MAX_HTML_SETTINGS: usize = 80;
 pub fn section(h: &mut String, rs: &[Labeled]) {
     let ts = tables(rs);
     if let Some(cpu) = ts.iter().find(|t| t.name == "cpu") {
-        h.push_str("<h3>Where the CPU went</h3><p class=note>Per operation, medians over the measured runs: CPU (user + system) of the benchmark client and of the server process per operation, and the client's share of the two (on a shared machine every µs of client CPU is taken from the server); other processes: mean CPUs used by everything else during the runs (1.0 is one whole CPU), and how many runs that disturbed.</p>");
+        h.push_str("<h3>Where the CPU went</h3><p class=note>Per operation, medians over the measured runs: CPU (user + system) of the benchmark client and of the server process per operation, the client's sleeps per operation (its threads going to sleep, each to be woken again: most of a client's cost besides its system calls), and the client's share of the two (on a shared machine every µs of client CPU is taken from the server); other processes: mean CPUs used by everything else during the runs (1.0 is one whole CPU), and how many runs that disturbed.</p>");
         h.push_str(&cpu.to_html());
     }
     if rs.len() < 2 || rs.iter().all(|r| r.doc.target.settings.is_empty()) {
@@ -46,6 +46,7 @@ pub fn tables(rs: &[Labeled]) -> Vec<Table> {
             ("operation", "operation"),
             ("threads", "threads"),
             ("client_cpu_us_per_op", "client µs/op"),
+            ("client_sleeps_per_op", "client sleeps/op"),
             ("server_cpu_us_per_op", "server µs/op"),
             ("client_cpu_share", "client share"),
             ("others_cpus", "other processes (CPUs)"),
@@ -64,11 +65,19 @@ pub fn tables(rs: &[Labeled]) -> Vec<Table> {
                         / p.runs.len() as f64,
                 )
             };
+            // Results from before the client's switches were counted have none.
+            let sleeps: Vec<f64> = p
+                .runs
+                .iter()
+                .filter_map(|x| x.client_cpu.voluntary_cs_per_op)
+                .collect();
+            let sleeps = (!sleeps.is_empty()).then(|| super::model::median(&sleeps));
             cpu.rows.push(vec![
                 Cell::text(&r.label),
                 Cell::text(&p.operation),
                 Cell::Int(p.threads as u64),
                 Cell::Num(a.client_cpu_us_per_op_median, 1),
+                Cell::opt(sleeps, 2),
                 Cell::opt(a.server_cpu_us_per_op_median, 1),
                 Cell::opt(a.client_cpu_share_median, 3),
                 Cell::opt(others, 2),
