@@ -261,9 +261,10 @@ pub struct ReportArgs {
     pub filter: FilterArgs,
     #[command(flatten)]
     pub catalog: CatalogArgs,
-    /// Where to write the report ("-" for stdout).
-    #[arg(long, short = 'o', default_value = "report.html", value_name = "FILE")]
-    pub output: String,
+    /// Where to write the report ("-" for stdout; default: report.html, or report.csv with
+    /// --format csv, report.txt with --format table).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<String>,
     /// html: the page; csv: one line per measured run of every result; table: sqlbench
     /// results side by side (operation x engine seconds).
     #[arg(long, value_enum, default_value_t = ReportFormat::Html)]
@@ -272,6 +273,20 @@ pub struct ReportArgs {
     /// `report --help`).
     #[arg(long, value_name = "NAME")]
     pub table: Option<String>,
+}
+
+impl ReportArgs {
+    /// The file to write: `--output`, or a name that says the format.
+    pub fn output_path(&self) -> String {
+        self.output.clone().unwrap_or_else(|| {
+            match (self.trend, self.format) {
+                (false, ReportFormat::Csv) => "report.csv",
+                (false, ReportFormat::Table) => "report.txt",
+                _ => "report.html",
+            }
+            .to_string()
+        })
+    }
 }
 
 #[derive(Debug, Clone, Args)]

@@ -279,12 +279,13 @@ pub fn report(a: &ReportArgs, reg: &Registry) -> Result<ExitCode> {
                 )
             })?,
     };
-    if a.output == "-" {
+    let output = a.output_path();
+    if output == "-" {
         print!("{text}");
     } else {
-        report::json::write_text_atomic(Path::new(&a.output), &text)
-            .map_err(|e| Error::usage(format!("--output: cannot write {}: {e}", a.output)))?;
-        eprintln!("report: {} ({} KiB)", a.output, text.len().div_ceil(1024));
+        report::json::write_text_atomic(Path::new(&output), &text)
+            .map_err(|e| Error::usage(format!("--output: cannot write {output}: {e}")))?;
+        eprintln!("report: {output} ({} KiB)", text.len().div_ceil(1024));
     }
     Ok(ExitCode::SUCCESS)
 }

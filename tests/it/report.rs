@@ -338,6 +338,15 @@ fn csv_and_table_snapshots() {
         "workload,operation,threads,run,ops,rows,elapsed_s,ops_per_s,errors,p50_us,p90_us,p95_us,p99_us,p99_9_us,max_us,mean_us,client_cpu_us_per_op,server_cpu_us_per_op,client_cpu_share,written_bytes_per_op,others_cpus,disturbed\n\
          micro-read,READ_PK_POINT,1,1,100,100,0.500,200.0,0,2,3,4,5,6,7,2.5,3.25,,,,0.250,true\n"
     );
+    // Without -o the CSV goes to a file named for it, not to report.html.
+    let to_file = eb(
+        dir.path(),
+        &["report", f.to_str().unwrap(), "--format", "csv"],
+    );
+    assert_eq!(to_file.code, 0, "{}", to_file.stderr);
+    let written = std::fs::read_to_string(dir.path().join("report.csv")).expect("report.csv");
+    assert_eq!(written, csv.stdout);
+    assert!(!dir.path().join("report.html").exists());
 }
 
 /// A TPC-C result shows tpmC vs threads, NewOrders over time and the per-transaction table,
