@@ -276,13 +276,6 @@ pub fn trend(a: &crate::cli::ReportArgs, reg: &Registry) -> Result<ExitCode> {
     }
     let _ = reg;
     let html = catalog::trend::page(&rows, &mut cat, &loc.display())?;
-    let output = a.output_path();
-    if output == "-" {
-        print!("{html}");
-    } else {
-        report::json::write_text_atomic(Path::new(&output), &html)
-            .map_err(|e| Error::usage(format!("--output: cannot write {output}: {e}")))?;
-        eprintln!("report: {output} ({} KiB)", html.len().div_ceil(1024));
-    }
+    report::json::write_report(&a.output_path(), &html)?;
     Ok(ExitCode::SUCCESS)
 }

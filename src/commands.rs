@@ -279,14 +279,7 @@ pub fn report(a: &ReportArgs, reg: &Registry) -> Result<ExitCode> {
                 )
             })?,
     };
-    let output = a.output_path();
-    if output == "-" {
-        print!("{text}");
-    } else {
-        report::json::write_text_atomic(Path::new(&output), &text)
-            .map_err(|e| Error::usage(format!("--output: cannot write {output}: {e}")))?;
-        eprintln!("report: {output} ({} KiB)", text.len().div_ceil(1024));
-    }
+    report::json::write_report(&a.output_path(), &text)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -66,12 +66,9 @@ pub fn tables(rs: &[Labeled]) -> Vec<Table> {
                 )
             };
             // Results from before the client's switches were counted have none.
-            let sleeps: Vec<f64> = p
-                .runs
-                .iter()
-                .filter_map(|x| x.client_cpu.voluntary_cs_per_op)
-                .collect();
-            let sleeps = (!sleeps.is_empty()).then(|| super::model::median(&sleeps));
+            let sleeps = super::model::median_of_some(
+                p.runs.iter().map(|x| x.client_cpu.voluntary_cs_per_op),
+            );
             cpu.rows.push(vec![
                 Cell::text(&r.label),
                 Cell::text(&p.operation),

@@ -40,6 +40,18 @@ pub fn write_text_atomic(path: &Path, text: &str) -> std::io::Result<()> {
     r
 }
 
+/// Write a report's text to `output` (said on stderr with its size), or to stdout for "-".
+pub fn write_report(output: &str, text: &str) -> Result<()> {
+    if output == "-" {
+        print!("{text}");
+    } else {
+        write_text_atomic(Path::new(output), text)
+            .map_err(|e| Error::usage(format!("--output: cannot write {output}: {e}")))?;
+        eprintln!("report: {output} ({} KiB)", text.len().div_ceil(1024));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -595,6 +595,12 @@ pub struct Aggregate {
     pub percentiles_us: BTreeMap<String, u64>,
 }
 
+/// Median of the values present, or None when no run has one.
+pub fn median_of_some(v: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    let v: Vec<f64> = v.flatten().collect();
+    (!v.is_empty()).then(|| median(&v))
+}
+
 /// Median of a non-empty list (mean of the two middle values for an even count).
 pub fn median(v: &[f64]) -> f64 {
     if v.is_empty() {
@@ -640,17 +646,11 @@ impl Aggregate {
             latency_us: merged,
             response_us: None,
             client_cpu_us_per_op_median: median(&cpu),
-            server_cpu_us_per_op_median: {
-                let v: Vec<f64> = runs
-                    .iter()
-                    .filter_map(|r| r.server_process.as_ref().map(|s| s.cpu_us_per_op))
-                    .collect();
-                (!v.is_empty()).then(|| median(&v))
-            },
-            client_cpu_share_median: {
-                let v: Vec<f64> = runs.iter().filter_map(|r| r.client_cpu_share).collect();
-                (!v.is_empty()).then(|| median(&v))
-            },
+            server_cpu_us_per_op_median: median_of_some(
+                runs.iter()
+                    .map(|r| r.server_process.as_ref().map(|s| s.cpu_us_per_op)),
+            ),
+            client_cpu_share_median: median_of_some(runs.iter().map(|r| r.client_cpu_share)),
             disturbed_runs: runs.iter().filter(|r| r.disturbed).count(),
             errors_total: runs.iter().map(|r| r.errors_total).sum(),
             percentiles_us: BTreeMap::new(),
