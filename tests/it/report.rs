@@ -323,6 +323,7 @@ fn csv_and_table_snapshots() {
     }
     r["latency_us"] = serde_json::json!({"min_us":1,"mean_us":2.5,"p50_us":2,"p90_us":3,"p95_us":4,"p99_us":5,"p99_9_us":6,"max_us":7});
     r["client_cpu"]["us_per_op"] = Json::from(3.25);
+    r["client_cpu"]["voluntary_cs_per_op"] = Json::from(0.125);
     r["host_cpu"] = serde_json::json!({"busy_s": 1.0, "others_s": 0.125, "others_cpus": 0.25});
     r["disturbed"] = Json::from(true);
     doc["target"]["engine"] = Json::from("sqlite-btree");
@@ -335,8 +336,8 @@ fn csv_and_table_snapshots() {
     assert_eq!(csv.code, 0, "{}", csv.stderr);
     assert_eq!(
         csv.stdout,
-        "workload,operation,threads,run,ops,rows,elapsed_s,ops_per_s,errors,p50_us,p90_us,p95_us,p99_us,p99_9_us,max_us,mean_us,client_cpu_us_per_op,server_cpu_us_per_op,client_cpu_share,written_bytes_per_op,others_cpus,disturbed\n\
-         micro-read,READ_PK_POINT,1,1,100,100,0.500,200.0,0,2,3,4,5,6,7,2.5,3.25,,,,0.250,true\n"
+        "workload,operation,threads,run,ops,rows,elapsed_s,ops_per_s,errors,p50_us,p90_us,p95_us,p99_us,p99_9_us,max_us,mean_us,client_cpu_us_per_op,server_cpu_us_per_op,client_cpu_share,written_bytes_per_op,others_cpus,disturbed,client_sleeps_per_op,server_sleeps_per_op\n\
+         micro-read,READ_PK_POINT,1,1,100,100,0.500,200.0,0,2,3,4,5,6,7,2.5,3.25,,,,0.250,true,0.125,\n"
     );
     // Without -o the CSV goes to a file named for it, not to report.html.
     let to_file = eb(
