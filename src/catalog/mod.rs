@@ -223,8 +223,8 @@ impl Catalog {
             self.store.exec(
                 "INSERT INTO points (result_id, seq, operation, threads, runs, ops_per_s,
                     ops_per_s_sd, ops_per_s_min, ops_per_s_max, p99_us, client_us_per_op,
-                    server_us_per_op, tpm_c, disturbed)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    server_us_per_op, tpm_c, disturbed, client_sleeps_per_op)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 &[
                     Val::Int(new_id),
                     Val::Int(seq as i64),
@@ -240,6 +240,7 @@ impl Catalog {
                     s.server_us_per_op.into(),
                     s.tpm_c.into(),
                     Val::Int(s.disturbed as i64),
+                    s.client_sleeps_per_op.into(),
                 ],
             )?;
         }
@@ -411,6 +412,8 @@ pub struct PointStats {
     pub ops_per_s_max: Option<f64>,
     pub p99_us: Option<f64>,
     pub client_us_per_op: Option<f64>,
+    /// Over the runs that counted them.
+    pub client_sleeps_per_op: Option<f64>,
     pub server_us_per_op: Option<f64>,
     pub tpm_c: Option<f64>,
     pub disturbed: bool,
@@ -433,6 +436,12 @@ impl PointStats {
             ops_per_s_max: ops.iter().copied().reduce(f64::max),
             p99_us: mean(p.runs.iter().map(|r| r.latency_us.p99_us as f64).collect()),
             client_us_per_op: mean(p.runs.iter().map(|r| r.client_cpu.us_per_op).collect()),
+            client_sleeps_per_op: mean(
+                p.runs
+                    .iter()
+                    .filter_map(|r| r.client_cpu.voluntary_cs_per_op)
+                    .collect(),
+            ),
             server_us_per_op: mean(
                 p.runs
                     .iter()
@@ -538,5 +547,56 @@ mod tests {
         assert_eq!(c.record(&text, "b", &[]).unwrap(), Recorded::Already(id));
         assert_eq!(c.count().unwrap(), 1);
         assert_eq!(c.doc(id, &[]).unwrap().points[0].runs.len(), 2);
+    }
+
+    /// A catalog of schema version 1 gains the client's sleeps per operation: empty for the
+    /// points it held, the mean over the runs for the points recorded after.
+    #[test]
+    fn version_1_gains_client_sleeps() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.db");
+        let loc = Location::Sqlite(path.clone());
+        let doc = |started_at: &str| {
+            let run = |sleeps: f64| crate::report::RunRecord {
+                ops_per_s: 100.0,
+                client_cpu: crate::report::ClientCpu {
+                    voluntary_cs_per_op: Some(sleeps),
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            crate::report::json::to_string(&ResultDoc {
+                schema_version: 2,
+                started_at: started_at.into(),
+                config: serde_json::json!({"workload": "w"}),
+                points: vec![crate::report::Point {
+                    operation: "op".into(),
+                    threads: 2,
+                    runs: vec![run(0.25), run(0.5)],
+                    ..Default::default()
+                }],
+                ..Default::default()
+            })
+        };
+        let mut c = Catalog::open(&loc).unwrap();
+        c.record(&doc("2026-11-27T10:00:00Z"), "a", &[]).unwrap();
+        drop(c);
+        let raw = rusqlite::Connection::open(&path).unwrap();
+        raw.execute_batch(
+            "ALTER TABLE points DROP COLUMN client_sleeps_per_op;
+             UPDATE catalog_meta SET value = '1' WHERE key = 'schema_version'",
+        )
+        .unwrap();
+        drop(raw);
+        let mut c = Catalog::open(&loc).unwrap();
+        c.record(&doc("2026-11-27T11:00:00Z"), "b", &[]).unwrap();
+        let rows = c.history(&Filter::default()).unwrap();
+        let sleeps: Vec<Option<f64>> = rows.iter().map(|r| r.client_sleeps_per_op).collect();
+        assert_eq!(sleeps, [None, Some(0.375)]);
+        assert!(query::csv(&rows)
+            .lines()
+            .nth(2)
+            .unwrap()
+            .ends_with(",0.375"));
     }
 }

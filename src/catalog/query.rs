@@ -185,12 +185,14 @@ pub struct HistoryRow {
     pub server_us_per_op: Option<f64>,
     pub tpm_c: Option<f64>,
     pub disturbed: bool,
+    pub client_sleeps_per_op: Option<f64>,
 }
 
 const ROW_COLUMNS: &str = "r.id, r.started_at, r.status, r.workload, p.operation, p.threads,
     r.dbms, r.server_version, r.engine, r.options, r.profile, r.settings_fingerprint, r.host,
     r.tool_version, r.fleet, p.runs, p.ops_per_s, p.ops_per_s_sd, p.ops_per_s_min,
-    p.ops_per_s_max, p.p99_us, p.client_us_per_op, p.server_us_per_op, p.tpm_c, p.disturbed";
+    p.ops_per_s_max, p.p99_us, p.client_us_per_op, p.server_us_per_op, p.tpm_c, p.disturbed,
+    p.client_sleeps_per_op";
 
 fn row_of(v: &[Val]) -> HistoryRow {
     HistoryRow {
@@ -219,6 +221,7 @@ fn row_of(v: &[Val]) -> HistoryRow {
         server_us_per_op: v[22].real(),
         tpm_c: v[23].real(),
         disturbed: v[24].int().unwrap_or(0) != 0,
+        client_sleeps_per_op: v[25].real(),
     }
 }
 
@@ -337,7 +340,7 @@ pub fn table(rows: &[HistoryRow]) -> String {
 
 /// `history --format csv`: every column of the rows.
 pub fn csv(rows: &[HistoryRow]) -> String {
-    let mut out = String::from("id,started_at,status,workload,operation,threads,dbms,server_version,engine,options,profile,settings_fingerprint,host,tool_version,fleet,runs,ops_per_s,ops_per_s_sd,ops_per_s_min,ops_per_s_max,p99_us,client_us_per_op,server_us_per_op,tpm_c,disturbed\n");
+    let mut out = String::from("id,started_at,status,workload,operation,threads,dbms,server_version,engine,options,profile,settings_fingerprint,host,tool_version,fleet,runs,ops_per_s,ops_per_s_sd,ops_per_s_min,ops_per_s_max,p99_us,client_us_per_op,server_us_per_op,tpm_c,disturbed,client_sleeps_per_op\n");
     let o = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
     for r in rows {
         let cells = [
@@ -366,6 +369,7 @@ pub fn csv(rows: &[HistoryRow]) -> String {
             o(r.server_us_per_op),
             o(r.tpm_c),
             r.disturbed.to_string(),
+            o(r.client_sleeps_per_op),
         ];
         let line: Vec<String> = cells.iter().map(|c| csv_cell(c)).collect();
         out.push_str(&line.join(","));

@@ -77,8 +77,9 @@ impl From<i64> for Val {
 /// first N lists. A change is a new list at the end (never an edit of an old one), so every
 /// catalog reaches the same tables whatever version created it.
 /// `{ID}`, `{INT}`, `{REAL}`, `{BLOB}` are the type names that differ between the stores.
-const MIGRATIONS: &[&[&str]] = &[&[
-    "CREATE TABLE results (
+const MIGRATIONS: &[&[&str]] = &[
+    &[
+        "CREATE TABLE results (
         id {ID},
         identity TEXT NOT NULL UNIQUE,
         recorded_at TEXT NOT NULL,
@@ -104,10 +105,10 @@ const MIGRATIONS: &[&[&str]] = &[&[
         source TEXT NOT NULL,
         doc_zstd {BLOB} NOT NULL
     )",
-    "CREATE INDEX results_workload ON results (workload, started_at)",
-    "CREATE INDEX results_started ON results (started_at)",
-    "CREATE INDEX results_host ON results (host)",
-    "CREATE TABLE points (
+        "CREATE INDEX results_workload ON results (workload, started_at)",
+        "CREATE INDEX results_started ON results (started_at)",
+        "CREATE INDEX results_host ON results (host)",
+        "CREATE TABLE points (
         result_id {INT} NOT NULL REFERENCES results (id) ON DELETE CASCADE,
         seq {INT} NOT NULL,
         operation TEXT NOT NULL,
@@ -124,8 +125,12 @@ const MIGRATIONS: &[&[&str]] = &[&[
         disturbed {INT} NOT NULL,
         PRIMARY KEY (result_id, seq)
     )",
-    "CREATE INDEX points_operation ON points (operation, threads)",
-]];
+        "CREATE INDEX points_operation ON points (operation, threads)",
+    ],
+    // 2: the client's sleeps per operation (mean over the runs); empty for points recorded
+    // before, and for results from before they were counted.
+    &["ALTER TABLE points ADD COLUMN client_sleeps_per_op {REAL}"],
+];
 
 /// The schema version this enginebench writes.
 pub const SCHEMA_VERSION: usize = MIGRATIONS.len();
