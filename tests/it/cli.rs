@@ -169,6 +169,29 @@ fn help_explains() {
     assert_eq!(out.stdout.matches("READ_").count(), 13, "{}", out.stdout);
 }
 
+/// A reader that has gone (`enginebench list | head -0`) is not a bug: no "internal error"
+/// on stderr, as a C tool would die of SIGPIPE without a word.
+#[test]
+fn closed_stdout_is_not_an_internal_error() {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let dir = tempdir();
+    let mut fds = [0; 2];
+    // SAFETY: pipe(2) fills both descriptors, each owned once below.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    // Closed before the child starts: its first write fails with EPIPE, whatever the timing.
+    drop(read);
+    let out = eb_command(dir.path())
+        .arg("list")
+        .stdout(std::process::Stdio::from(write))
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.is_empty(), "{stderr}");
+    assert_ne!(out.status.code(), Some(0));
+}
+
 /// The lists in the help come from the workloads and the report, not from a hand-kept text:
 /// every table a report can print, and only the workloads that have consistency conditions.
 #[test]
