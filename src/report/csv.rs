@@ -12,6 +12,7 @@ pub fn to_string(doc: &ResultDoc) -> String {
     for p in &doc.points {
         for r in &p.runs {
             let l = &r.latency_us;
+            let srv = r.server_process.as_ref();
             out.push_str(&format!(
                 "{},{},{},{},{},{},{:.3},{:.1},{},{},{},{},{},{},{},{:.1},{:.2},{},{},{},{:.3},{},{},{}\n",
                 p.workload,
@@ -32,33 +33,22 @@ pub fn to_string(doc: &ResultDoc) -> String {
                 l.mean_us,
                 r.client_cpu.us_per_op,
                 // Empty when the server's pid is not known.
-                r.server_process
-                    .as_ref()
-                    .map(|s| format!("{:.2}", s.cpu_us_per_op))
-                    .unwrap_or_default(),
-                r.client_cpu_share
-                    .map(|s| format!("{s:.3}"))
-                    .unwrap_or_default(),
-                r.server_process
-                    .as_ref()
-                    .map(|s| format!("{:.1}", s.written_bytes_per_op))
-                    .unwrap_or_default(),
+                opt(srv.map(|s| s.cpu_us_per_op), 2),
+                opt(r.client_cpu_share, 3),
+                opt(srv.map(|s| s.written_bytes_per_op), 1),
                 r.host_cpu.others_cpus,
                 r.disturbed,
                 // Empty when not counted (results from before they were, a server whose pid
                 // is not known).
-                sleeps(r.client_cpu.voluntary_cs_per_op),
-                sleeps(
-                    r.server_process
-                        .as_ref()
-                        .and_then(|s| s.voluntary_cs_per_op)
-                ),
+                opt(r.client_cpu.voluntary_cs_per_op, 3),
+                opt(srv.and_then(|s| s.voluntary_cs_per_op), 3),
             ));
         }
     }
     out
 }
 
-fn sleeps(v: Option<f64>) -> String {
-    v.map(|v| format!("{v:.3}")).unwrap_or_default()
+/// An optional figure with `digits` decimals, or an empty cell.
+fn opt(v: Option<f64>, digits: usize) -> String {
+    v.map(|v| format!("{v:.digits$}")).unwrap_or_default()
 }
