@@ -199,7 +199,10 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                     cfg.disturbed_above_cpus,
                 );
                 rec.started_at_unix_s = started;
-                rec.server_profile = server_profile;
+                rec.server_profile = profile::with_coverage(
+                    server_profile,
+                    rec.server_process.as_ref().map(|s| s.cpu_us_per_op),
+                );
                 if let Some((response, schedule)) = open_loop {
                     rec.response_us = Some(response);
                     rec.open_loop = Some(schedule);

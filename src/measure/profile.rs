@@ -52,6 +52,11 @@ pub struct ServerProfile {
     pub cpu_s: f64,
     /// `cpu_s` per operation of the run: to hold against `server_process.cpu_us_per_op`.
     pub cpu_us_per_op: f64,
+    /// `cpu_us_per_op` ÷ `server_process.cpu_us_per_op` of the same run: how much of the
+    /// server's CPU (/proc) the samples stand for. Below 1 the per-operation times are low by
+    /// that much; the shares are not (docs/profile.md). Absent where /proc was not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<f64>,
     /// Shares of the samples (0..1): leaf in the kernel; anywhere under a lock or futex wait;
     /// under a file I/O system call or file system; under a socket call; leaf in the storage
     /// engine's own code; leaf perf could not name.
@@ -103,6 +108,121 @@ pub struct Profiler {
     hz: u32,
     /// The server's process; its samples (and its children's) are the profile.
     pid: u32,
+    /// perf's control FIFO (`enable`, `disable`) and the FIFO it answers `ack` on.
+    control: Control,
+}
+
+/// perf's control FIFOs (`perf record --control=fifo:CTL,ACK`), opened read-write here so
+/// neither side blocks opening them, and removed when dropped.
+struct Control {
+    ctl: std::fs::File,
+    ack: std::fs::File,
+    paths: [PathBuf; 2],
+}
+
+impl Control {
+    fn new(base: &std::path::Path) -> Result<Control, String> {
+        let paths = [base.with_extension("ctl"), base.with_extension("ack")];
+        for p in &paths {
+            let _ = std::fs::remove_file(p);
+            let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes())
+                .map_err(|_| format!("bad temporary path {}", p.display()))?;
+            // SAFETY: a valid NUL-terminated path.
+            if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
+                let e = std::io::Error::last_os_error();
+                return Err(format!("cannot make a FIFO {}: {e}", p.display()));
+            }
+        }
+        let open = |p: &PathBuf| {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(p)
+                .map_err(|e| format!("cannot open {}: {e}", p.display()))
+        };
+        match (open(&paths[0]), open(&paths[1])) {
+            (Ok(ctl), Ok(ack)) => Ok(Control { ctl, ack, paths }),
+            (Err(e), _) | (_, Err(e)) => {
+                for p in &paths {
+                    let _ = std::fs::remove_file(p);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// The `--control` argument naming both FIFOs.
+    fn arg(&self) -> String {
+        format!(
+            "--control=fifo:{},{}",
+            self.paths[0].display(),
+            self.paths[1].display()
+        )
+    }
+
+    /// Send `command` and wait for perf's `ack`; Err if perf exits first or takes longer
+    /// than `limit`.
+    fn send(&mut self, command: &str, child: &mut Child, limit: Duration) -> Result<(), String> {
+        use std::io::Write;
+        use std::os::fd::AsRawFd;
+        self.ctl
+            .write_all(format!("{command}\n").as_bytes())
+            .map_err(|e| format!("perf control: {e}"))?;
+        let until = std::time::Instant::now() + limit;
+        let mut got = Vec::new();
+        loop {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Err(exit_line(status, child));
+            }
+            let mut fds = libc::pollfd {
+                fd: self.ack.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd.
+            let ready = unsafe { libc::poll(&mut fds, 1, 10) };
+            if ready > 0 {
+                let mut buf = [0u8; 64];
+                let n = self
+                    .ack
+                    .read(&mut buf)
+                    .map_err(|e| format!("perf control: {e}"))?;
+                got.extend_from_slice(&buf[..n]);
+                if got.windows(3).any(|w| w == b"ack") {
+                    return Ok(());
+                }
+            }
+            if std::time::Instant::now() >= until {
+                return Err(format!(
+                    "perf did not answer `{command}` within {} s",
+                    limit.as_secs()
+                ));
+            }
+        }
+    }
+}
+
+impl Drop for Control {
+    fn drop(&mut self) {
+        for p in &self.paths {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// perf exited early: its status and the first line it printed.
+fn exit_line(status: std::process::ExitStatus, child: &mut Child) -> String {
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = e.read_to_string(&mut err);
+    }
+    let line = err
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("no message")
+        .to_string();
+    format!("{} record exited ({status}): {line}", perf_binary())
 }
 
 /// The server's processes: `pid` and its direct children (PostgreSQL: the postmaster and its
@@ -126,16 +246,21 @@ pub fn start(pid: u32, hz: u32) -> Result<Profiler, String> {
     }
 }
 
-/// `perf record` with `scope` (`-a`, or `-p PIDS`).
+/// `perf record` with `scope` (`-a`, or `-p PIDS`), started with its events off and switched
+/// on through its control FIFO: the call returns once perf says it samples, however long
+/// perf took to set up (a fixed wait was too short on a loaded host, and the start of a
+/// short run went unsampled).
 fn record(pid: u32, hz: u32, scope: &[&str]) -> Result<Profiler, String> {
     let perf = perf_binary();
     static SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let file =
         std::env::temp_dir().join(format!("enginebench-perf-{}-{n}.data", std::process::id()));
+    let mut control = Control::new(&file)?;
     let mut child = Command::new(&perf)
-        .args(["record", "-q", "-e", "cpu-clock", "-g", "-F"])
+        .args(["record", "-q", "-e", "cpu-clock", "-g", "-D", "-1", "-F"])
         .arg(hz.to_string())
+        .arg(control.arg())
         .args(scope)
         .arg("-o")
         .arg(&file)
@@ -146,32 +271,25 @@ fn record(pid: u32, hz: u32, scope: &[&str]) -> Result<Profiler, String> {
         .map_err(|e| {
             format!("cannot run {perf}: {e} (install linux-perf, or set ENGINEBENCH_PERF)")
         })?;
-    // perf refuses (no permission, perf_event_paranoid) within a moment; attaching to every
-    // thread takes about as long, so the wait also lets the sampling start before the run.
-    for _ in 0..30 {
-        std::thread::sleep(Duration::from_millis(10));
-        if let Ok(Some(status)) = child.try_wait() {
-            let mut err = String::new();
-            if let Some(mut e) = child.stderr.take() {
-                let _ = e.read_to_string(&mut err);
-            }
-            let _ = std::fs::remove_file(&file);
-            let line = err
-                .lines()
-                .map(str::trim)
-                .find(|l| !l.is_empty())
-                .unwrap_or("no message")
-                .to_string();
-            return Err(format!("{perf} record exited ({status}): {line}"));
-        }
+    // perf refuses (no permission, perf_event_paranoid) within a moment, or answers once it
+    // has attached everywhere and switched the events on.
+    if let Err(why) = control.send("enable", &mut child, START_LIMIT) {
+        let _ = child.kill();
+        let _ = child.wait();
+        let _ = std::fs::remove_file(&file);
+        return Err(why);
     }
     Ok(Profiler {
         child,
         file,
         hz,
         pid,
+        control,
     })
 }
+
+/// How long perf may take to start sampling (it reads every process of the host with `-a`).
+const START_LIMIT: Duration = Duration::from_secs(20);
 
 /// `--profile-server` around one measured run: a started profiler, or None (off, or it
 /// cannot start: the reason is printed once per process, the run goes on without it).
@@ -207,6 +325,21 @@ fn say_once(why: &str) {
     }
 }
 
+/// A run's profile with its `coverage` against the server CPU /proc measured over the run.
+pub fn with_coverage(
+    p: Option<ServerProfile>,
+    proc_us_per_op: Option<f64>,
+) -> Option<ServerProfile> {
+    let mut p = p?;
+    p.coverage = proc_us_per_op
+        .filter(|&m| m > 0.0)
+        .map(|m| p.cpu_us_per_op / m);
+    Some(p)
+}
+
+/// Below this coverage the terminal line says the per-operation times are low.
+const LOW_COVERAGE: f64 = 0.9;
+
 /// One line for the terminal after a profiled run: the CPU perf saw per operation, the
 /// shares, and the functions with the most self time.
 pub fn line(p: &ServerProfile) -> String {
@@ -218,9 +351,18 @@ pub fn line(p: &ServerProfile) -> String {
         .map(|f| format!("{} {:.1}", f.name, f.self_us_per_op))
         .collect();
     format!(
-        "profile: {:.1} us/op in {} samples; kernel {:.0}%, locks {:.0}%, I/O {:.0}%, network {:.0}%, engine {:.0}%, unresolved {:.0}%; top self us/op: {}",
+        "profile: {:.1} us/op in {} samples{}; kernel {:.0}%, locks {:.0}%, I/O {:.0}%, network {:.0}%, engine {:.0}%, unresolved {:.0}%; top self us/op: {}",
         p.cpu_us_per_op,
         p.samples,
+        match p.coverage {
+            Some(c) if c < LOW_COVERAGE => format!(
+                " (covers {:.0} % of the server's CPU in /proc: us/op low by {:.0} %, shares unaffected)",
+                100.0 * c,
+                100.0 * (1.0 - c)
+            ),
+            Some(c) => format!(" (covers {:.0} % of the server's CPU in /proc)", 100.0 * c),
+            None => String::new(),
+        },
         100.0 * p.kernel_share,
         100.0 * p.lock_share,
         100.0 * p.io_share,
@@ -234,6 +376,12 @@ pub fn line(p: &ServerProfile) -> String {
 impl Profiler {
     /// Stop sampling and read the profile; `ops` are the run's operations.
     pub fn stop(mut self, ops: u64) -> Result<ServerProfile, String> {
+        // Sampling ends now, not when perf has handled its signal: the server's CPU after
+        // the run (background flushing, purge) is not the run's. An old perf that does not
+        // answer still stops at the signal.
+        let _ = self
+            .control
+            .send("disable", &mut self.child, Duration::from_secs(2));
         // SIGINT: perf writes its file out and exits.
         unsafe {
             libc::kill(self.child.id() as libc::pid_t, libc::SIGINT);
@@ -593,6 +741,7 @@ pub fn summarize(samples: &[Sample], hz: u32, ops: u64) -> ServerProfile {
         samples: samples.len() as u64,
         cpu_s: total_ns as f64 / 1e9,
         cpu_us_per_op: per_op(total_ns),
+        coverage: None,
         kernel_share: share(kernel),
         lock_share: share(lock),
         io_share: share(io),
@@ -676,6 +825,10 @@ pub fn mean(ps: &[&ServerProfile]) -> Option<ServerProfile> {
         samples: ps.iter().map(|p| p.samples).sum(),
         cpu_s: ps.iter().map(|p| p.cpu_s).sum(),
         cpu_us_per_op: avg(|p| p.cpu_us_per_op),
+        coverage: {
+            let known: Vec<f64> = ps.iter().filter_map(|p| p.coverage).collect();
+            (!known.is_empty()).then(|| known.iter().sum::<f64>() / known.len() as f64)
+        },
         kernel_share: avg(|p| p.kernel_share),
         lock_share: avg(|p| p.lock_share),
         io_share: avg(|p| p.io_share),
@@ -756,6 +909,29 @@ mariadbd 100/103    2000000 \n\
         let d = differing_functions(&a, &b, 2);
         assert_eq!(d[0].0, "y");
         assert_eq!(d[1], ("x".to_string(), 1.0, 4.0));
+    }
+
+    #[test]
+    fn coverage_is_held_against_proc_and_said_when_low() {
+        let p = ServerProfile {
+            cpu_us_per_op: 8.0,
+            ..Default::default()
+        };
+        assert_eq!(with_coverage(Some(p.clone()), None).unwrap().coverage, None);
+        assert_eq!(
+            with_coverage(Some(p.clone()), Some(0.0)).unwrap().coverage,
+            None
+        );
+        let low = with_coverage(Some(p.clone()), Some(10.0)).unwrap();
+        assert_eq!(low.coverage, Some(0.8));
+        assert!(line(&low).contains("covers 80 % of the server's CPU in /proc: us/op low by 20 %"));
+        let full = with_coverage(Some(p), Some(8.2)).unwrap();
+        assert!(line(&full).contains("(covers 98 % of the server's CPU in /proc)"));
+        assert!(!line(&full).contains("low by"));
+        // A mean keeps the mean of the runs that have one.
+        let none = ServerProfile::default();
+        let m = mean(&[&low, &full, &none]).unwrap();
+        assert!((m.coverage.unwrap() - (0.8 + 8.0 / 8.2) / 2.0).abs() < 1e-12);
     }
 
     #[test]

@@ -80,8 +80,24 @@ fn mariadb_point_select_profile() {
     let profiled = p["cpu_us_per_op"].as_f64().unwrap();
     let measured = run["server_process"]["cpu_us_per_op"].as_f64().unwrap();
     let ratio = profiled / measured;
+    // The run keeps how much of the server's CPU the samples stand for, and says it.
+    let coverage = p["coverage"].as_f64().expect("coverage");
+    // (Both per-operation figures are rounded in the file.)
     assert!(
-        (0.9..=1.1).contains(&ratio),
+        (coverage / ratio - 1.0).abs() < 0.01,
+        "{coverage} vs {ratio}"
+    );
+    assert!(
+        out.stderr.contains("of the server's CPU in /proc"),
+        "{}",
+        out.stderr
+    );
+    // Only gross errors (the wrong processes, half the run unsampled): a server that sleeps
+    // once per query is sampled erratically on a VM: 0.63-1.04 of /proc in 30 runs of this
+    // test's settings on 2026-11-29, with and without a CPU-bound process beside it, and
+    // 0.61-1.27 with one connection (docs/profile.md, "How much of the CPU it sees").
+    assert!(
+        (0.5..=1.5).contains(&ratio),
         "profile {profiled:.1} us/op vs /proc {measured:.1} us/op ({ratio:.3})"
     );
     for k in [
@@ -244,12 +260,15 @@ fn iibench_run_is_profiled_too() {
             "--target",
             &url,
             "--max-rows",
-            "20000",
+            "50000",
             "--rows-per-commit",
             "200",
             "--format",
             "json",
-            "--profile-server",
+            // Both sides need the resolution: /proc counts the server's CPU in 10 ms ticks
+            // (about 30 here) and 999 Hz takes about 300 samples; at 20,000 rows and 199 Hz
+            // (12 ticks, 24 samples) the ratio scattered 0.77-1.21.
+            "--profile-server=999",
         ],
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -258,10 +277,17 @@ fn iibench_run_is_profiled_too() {
     let run = &doc["points"][0]["runs"][0];
     let p = &run["server_profile"];
     assert!(p.is_object(), "no profile: {}", out.stderr);
-    assert!(p["samples"].as_u64().unwrap() > 0, "{p}");
+    assert!(p["samples"].as_u64().unwrap() > 100, "{p}");
     let profiled = p["cpu_us_per_op"].as_f64().unwrap();
     let measured = run["server_process"]["cpu_us_per_op"].as_f64().unwrap();
     let ratio = profiled / measured;
+    // 0.93-1.04 in 8 runs on a quiet host, 0.993-1.006 in 5 with a CPU-bound process beside
+    // it (2026-11-29): a server working in long stretches is sampled evenly.
+    let coverage = p["coverage"].as_f64().expect("coverage");
+    assert!(
+        (coverage / ratio - 1.0).abs() < 0.01,
+        "{coverage} vs {ratio}"
+    );
     assert!(
         (0.8..=1.2).contains(&ratio),
         "profile {profiled:.1} us/batch vs /proc {measured:.1} us/batch ({ratio:.3})"

@@ -577,7 +577,10 @@ impl State {
             cfg.disturbed_above_cpus,
         );
         rec.server_counters = fin.map(|f| f.counters.clone()).unwrap_or_default();
-        rec.server_profile = fin.and_then(|f| f.profile.clone());
+        rec.server_profile = profile::with_coverage(
+            fin.and_then(|f| f.profile.clone()),
+            rec.server_process.as_ref().map(|s| s.cpu_us_per_op),
+        );
         rec.intervals = intervals;
         rec.percentiles_us = self.hist.percentiles_us(&cfg.extra_percentiles);
         rec.reconnects = self.reconnects;
