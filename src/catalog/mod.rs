@@ -12,6 +12,7 @@ pub mod trend;
 
 use std::path::{Path, PathBuf};
 
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
@@ -121,7 +122,7 @@ impl Catalog {
         };
         let fail = |e: String| Error::usage(format!("catalog {}: {e}", loc.display()));
         let mut store = store.map_err(fail)?;
-        store.migrate().map_err(fail)?;
+        store.migrate(fill_new_columns).map_err(fail)?;
         Ok(Catalog {
             store,
             location: loc.clone(),
@@ -274,6 +275,44 @@ impl Catalog {
         }
         serde_json::from_value(v).map_err(|e| self.err(format!("result #{id}: {e}")))
     }
+}
+
+/// Fill the columns a migration added from the result files the catalog holds, for the points
+/// recorded before (`had`: the schema version the catalog had).
+fn fill_new_columns(store: &mut Store, had: usize) -> std::result::Result<(), String> {
+    // Version 2: the client's sleeps per operation, where the result counted them.
+    if had != 1 {
+        return Ok(());
+    }
+    let ids = store.query("SELECT id FROM results ORDER BY id", &[])?;
+    for id in ids.iter().filter_map(|r| r[0].int()) {
+        let rows = store.query("SELECT doc_zstd FROM results WHERE id = ?", &[Val::Int(id)])?;
+        let Some(Val::Blob(z)) = rows.into_iter().next().and_then(|r| r.into_iter().next()) else {
+            continue;
+        };
+        // A file that no longer reads keeps its points empty, as before the migration.
+        let Some(doc) = zstd::decode_all(z.as_slice())
+            .ok()
+            .and_then(|t| serde_json::from_slice::<Value>(&t).ok())
+        else {
+            continue;
+        };
+        let points = doc.get("points").and_then(Value::as_array);
+        for (seq, p) in points.into_iter().flatten().enumerate() {
+            // Points of version-1 files do not read as today's, and counted no sleeps.
+            let Ok(p) = crate::report::Point::deserialize(p) else {
+                continue;
+            };
+            let Some(sleeps) = PointStats::of(&p).client_sleeps_per_op else {
+                continue;
+            };
+            store.exec(
+                "UPDATE points SET client_sleeps_per_op = ? WHERE result_id = ? AND seq = ?",
+                &[Val::Real(sleeps), Val::Int(id), Val::Int(seq as i64)],
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// A result's identity: the SHA-1 of its content with every object's keys sorted, so the
@@ -549,37 +588,43 @@ mod tests {
         assert_eq!(c.doc(id, &[]).unwrap().points[0].runs.len(), 2);
     }
 
-    /// A catalog of schema version 1 gains the client's sleeps per operation: empty for the
-    /// points it held, the mean over the runs for the points recorded after.
+    /// A catalog of schema version 1 gains the client's sleeps per operation: filled from the
+    /// stored result files for the points it held (empty where a file counted none), the
+    /// mean over the runs for the points recorded after.
     #[test]
     fn version_1_gains_client_sleeps() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.db");
         let loc = Location::Sqlite(path.clone());
-        let doc = |started_at: &str| {
-            let run = |sleeps: f64| crate::report::RunRecord {
+        let doc = |started_at: &str, sleeps: [Option<f64>; 2]| {
+            let run = |sleeps: Option<f64>| crate::report::RunRecord {
                 ops_per_s: 100.0,
                 client_cpu: crate::report::ClientCpu {
-                    voluntary_cs_per_op: Some(sleeps),
+                    voluntary_cs_per_op: sleeps,
                     ..Default::default()
                 },
+                ..Default::default()
+            };
+            let point = |operation: &str, threads, runs| crate::report::Point {
+                operation: operation.into(),
+                threads,
+                runs,
                 ..Default::default()
             };
             crate::report::json::to_string(&ResultDoc {
                 schema_version: 2,
                 started_at: started_at.into(),
                 config: serde_json::json!({"workload": "w"}),
-                points: vec![crate::report::Point {
-                    operation: "op".into(),
-                    threads: 2,
-                    runs: vec![run(0.25), run(0.5)],
-                    ..Default::default()
-                }],
+                points: vec![
+                    point("op", 2, vec![run(sleeps[0]), run(sleeps[1])]),
+                    point("op", 4, vec![run(None)]),
+                ],
                 ..Default::default()
             })
         };
         let mut c = Catalog::open(&loc).unwrap();
-        c.record(&doc("2026-11-27T10:00:00Z"), "a", &[]).unwrap();
+        let before = doc("2026-11-27T10:00:00Z", [Some(0.25), Some(0.75)]);
+        c.record(&before, "a", &[]).unwrap();
         drop(c);
         let raw = rusqlite::Connection::open(&path).unwrap();
         raw.execute_batch(
@@ -589,14 +634,17 @@ mod tests {
         .unwrap();
         drop(raw);
         let mut c = Catalog::open(&loc).unwrap();
-        c.record(&doc("2026-11-27T11:00:00Z"), "b", &[]).unwrap();
+        let after = doc("2026-11-27T11:00:00Z", [Some(0.25), Some(0.5)]);
+        c.record(&after, "b", &[]).unwrap();
         let rows = c.history(&Filter::default()).unwrap();
         let sleeps: Vec<Option<f64>> = rows.iter().map(|r| r.client_sleeps_per_op).collect();
-        assert_eq!(sleeps, [None, Some(0.375)]);
+        assert_eq!(sleeps, [Some(0.5), None, Some(0.375), None]);
         assert!(query::csv(&rows)
             .lines()
-            .nth(2)
+            .nth(3)
             .unwrap()
             .ends_with(",0.375"));
+        let table = query::table(&rows);
+        assert!(table.lines().nth(1).unwrap().ends_with(" 0.50"), "{table}");
     }
 }

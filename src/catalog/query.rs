@@ -288,9 +288,9 @@ impl Catalog {
 /// `history`'s table: one line per point, the spread of its runs beside the mean.
 pub fn table(rows: &[HistoryRow]) -> String {
     let mut out = format!(
-        "{:>6}  {:<20} {:<8} {:<14} {:<24} {:>7}  {:<18} {:<12} {:<14} {:>4} {:>12} {:>7} {:>9} {:>9}  {}\n",
+        "{:>6}  {:<20} {:<8} {:<14} {:<24} {:>7}  {:<18} {:<12} {:<14} {:>4} {:>12} {:>7} {:>9} {:>9} {:>9}  {}\n",
         "id", "started", "status", "workload", "operation", "threads", "target", "engine", "host",
-        "runs", "ops/s", "±sd", "p99 µs", "cpu µs/op", "notes"
+        "runs", "ops/s", "±sd", "p99 µs", "cpu µs/op", "sleeps/op", "notes"
     );
     for r in rows {
         let sd = match (r.ops_per_s, r.ops_per_s_sd) {
@@ -308,7 +308,7 @@ pub fn table(rows: &[HistoryRow]) -> String {
             notes.push(r.options.clone());
         }
         let line = format!(
-            "{:>6}  {:<20} {:<8} {:<14} {:<24} {:>7}  {:<18} {:<12} {:<14} {:>4} {:>12} {:>7} {:>9} {:>9}  {}",
+            "{:>6}  {:<20} {:<8} {:<14} {:<24} {:>7}  {:<18} {:<12} {:<14} {:>4} {:>12} {:>7} {:>9} {:>9} {:>9}  {}",
             r.id,
             r.started_at,
             r.status,
@@ -323,6 +323,7 @@ pub fn table(rows: &[HistoryRow]) -> String {
             sd,
             num(r.p99_us, 0),
             num(r.client_us_per_op, 1),
+            num(r.client_sleeps_per_op, 2),
             notes.join("; ")
         );
         out.push_str(line.trim_end());

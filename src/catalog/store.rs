@@ -127,8 +127,8 @@ const MIGRATIONS: &[&[&str]] = &[
     )",
         "CREATE INDEX points_operation ON points (operation, threads)",
     ],
-    // 2: the client's sleeps per operation (mean over the runs); empty for points recorded
-    // before, and for results from before they were counted.
+    // 2: the client's sleeps per operation (mean over the runs); for points recorded before,
+    // filled from their stored files (`fill_new_columns`), empty where a file counted none.
     &["ALTER TABLE points ADD COLUMN client_sleeps_per_op {REAL}"],
 ];
 
@@ -239,9 +239,14 @@ impl Store {
 
     /// Bring the schema to [`SCHEMA_VERSION`], one writer at a time; refuse a catalog written
     /// by a newer enginebench (its tables may mean something this one does not know).
-    pub fn migrate(&mut self) -> Result<(), String> {
+    /// `fill` runs in the same transaction with the version the catalog had, to fill new
+    /// columns from what the catalog holds.
+    pub fn migrate(
+        &mut self,
+        fill: impl FnOnce(&mut Store, usize) -> Result<(), String>,
+    ) -> Result<(), String> {
         self.begin_write()?;
-        let r = self.migrate_in_tx();
+        let r = self.migrate_in_tx().and_then(|had| fill(self, had));
         match r {
             Ok(()) => self.commit(),
             Err(e) => {
@@ -251,7 +256,8 @@ impl Store {
         }
     }
 
-    fn migrate_in_tx(&mut self) -> Result<(), String> {
+    /// The schema version the catalog had (0: none).
+    fn migrate_in_tx(&mut self) -> Result<usize, String> {
         self.exec(
             "CREATE TABLE IF NOT EXISTS catalog_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
             &[],
@@ -292,7 +298,7 @@ impl Store {
                 )?;
             }
         }
-        Ok(())
+        Ok(have)
     }
 
     /// Start a write transaction that holds the catalog's write lock from its first
