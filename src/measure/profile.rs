@@ -337,6 +337,12 @@ pub fn with_coverage(
     Some(p)
 }
 
+/// `coverage` in percent for a table or a line, `-` where /proc was not read.
+pub fn coverage_text(p: &ServerProfile) -> String {
+    p.coverage
+        .map_or_else(|| "-".to_string(), |c| format!("{:.0} %", 100.0 * c))
+}
+
 /// Below this coverage the terminal line says the per-operation times are low.
 const LOW_COVERAGE: f64 = 0.9;
 

@@ -262,8 +262,13 @@ pub fn function_lines(a: &ResultDoc, b: &ResultDoc, per_point: usize) -> Vec<Str
             continue;
         };
         out.push(format!(
-            "{} at {} threads: server CPU {:.1} -> {:.1} us/op by perf; functions (self us/op, A -> B):",
-            pa.operation, pa.threads, fa.cpu_us_per_op, fb.cpu_us_per_op
+            "{} at {} threads: server CPU {:.1} -> {:.1} us/op by perf, which saw {} -> {} of it (/proc); functions (self us/op, A -> B):",
+            pa.operation,
+            pa.threads,
+            fa.cpu_us_per_op,
+            fb.cpu_us_per_op,
+            profile::coverage_text(&fa),
+            profile::coverage_text(&fb)
         ));
         for (name, x, y) in profile::differing_functions(&fa, &fb, per_point) {
             out.push(format!(

@@ -214,6 +214,13 @@ pub fn why_html(a: &ServerProfile, b: &ServerProfile, diffs: &[FunctionDiff]) ->
         b.cpu_us_per_op,
         b.cpu_us_per_op - a.cpu_us_per_op
     );
+    // Where perf saw less of one side's CPU than the other, its functions look cheaper by that
+    // much (docs/profile.md, "How much of the CPU it sees").
+    h.push_str(&format!(
+        "<tr><td><i>of the server's CPU in /proc</i></td><td>{}</td><td>{}</td><td></td></tr>",
+        profile::coverage_text(a),
+        profile::coverage_text(b)
+    ));
     for f in diffs {
         h.push_str(&format!(
             "<tr><td>{}</td><td>{:.2}</td><td>{:.2}</td><td>{:+.2}</td></tr>",
