@@ -236,21 +236,22 @@ fn server_pids(pid: u32) -> String {
 
 /// Start `perf record` on every CPU for the server `pid`; where that is refused, on the
 /// server's threads. Err is the one-line reason profiling is off.
-pub fn start(pid: u32, hz: u32) -> Result<Profiler, String> {
-    match record(pid, hz, &["-a"]) {
+/// `on`: sampling from the return on; else it waits for [`Profiler::resume`].
+pub fn start(pid: u32, hz: u32, on: bool) -> Result<Profiler, String> {
+    match record(pid, hz, &["-a"], on) {
         Ok(p) => Ok(p),
         // No perf to run: nothing else to try.
         Err(none) if none.starts_with("cannot run") => Err(none),
-        Err(wide) => record(pid, hz, &["-p", &server_pids(pid)])
+        Err(wide) => record(pid, hz, &["-p", &server_pids(pid)], on)
             .map_err(|e| format!("{e} (and on every CPU: {wide})")),
     }
 }
 
-/// `perf record` with `scope` (`-a`, or `-p PIDS`), started with its events off and switched
-/// on through its control FIFO: the call returns once perf says it samples, however long
-/// perf took to set up (a fixed wait was too short on a loaded host, and the start of a
+/// `perf record` with `scope` (`-a`, or `-p PIDS`), started with its events off and, with
+/// `on`, switched on through its control FIFO: the call returns once perf answers, however
+/// long perf took to set up (a fixed wait was too short on a loaded host, and the start of a
 /// short run went unsampled).
-fn record(pid: u32, hz: u32, scope: &[&str]) -> Result<Profiler, String> {
+fn record(pid: u32, hz: u32, scope: &[&str], on: bool) -> Result<Profiler, String> {
     let perf = perf_binary();
     static SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -272,8 +273,9 @@ fn record(pid: u32, hz: u32, scope: &[&str]) -> Result<Profiler, String> {
             format!("cannot run {perf}: {e} (install linux-perf, or set ENGINEBENCH_PERF)")
         })?;
     // perf refuses (no permission, perf_event_paranoid) within a moment, or answers once it
-    // has attached everywhere and switched the events on.
-    if let Err(why) = control.send("enable", &mut child, START_LIMIT) {
+    // has attached everywhere (and switched the events on).
+    let first = if on { "enable" } else { "disable" };
+    if let Err(why) = control.send(first, &mut child, START_LIMIT) {
         let _ = child.kill();
         let _ = child.wait();
         let _ = std::fs::remove_file(&file);
@@ -290,15 +292,27 @@ fn record(pid: u32, hz: u32, scope: &[&str]) -> Result<Profiler, String> {
 
 /// How long perf may take to start sampling (it reads every process of the host with `-a`).
 const START_LIMIT: Duration = Duration::from_secs(20);
+/// How long a running perf may take to answer `enable` or `disable`.
+const TOGGLE_LIMIT: Duration = Duration::from_secs(2);
 
 /// `--profile-server` around one measured run: a started profiler, or None (off, or it
 /// cannot start: the reason is printed once per process, the run goes on without it).
 pub fn start_for_run(hz: Option<u32>, pid: Option<u32>) -> Option<Profiler> {
+    start_or_say(hz, pid, true)
+}
+
+/// `--profile-server` over the timed parts of one operation (sql-bench): a profiler that
+/// samples between its [`Profiler::resume`] and [`Profiler::pause`] calls only.
+pub fn start_paused(hz: Option<u32>, pid: Option<u32>) -> Option<Profiler> {
+    start_or_say(hz, pid, false)
+}
+
+fn start_or_say(hz: Option<u32>, pid: Option<u32>, on: bool) -> Option<Profiler> {
     let hz = hz?;
     let why = match pid {
         None => "no server pid known (use --server, or --server-pid for a server on this host)"
             .to_string(),
-        Some(pid) => match start(pid, hz) {
+        Some(pid) => match start(pid, hz, on) {
             Ok(p) => return Some(p),
             Err(why) => why,
         },
@@ -349,6 +363,12 @@ const LOW_COVERAGE: f64 = 0.9;
 /// One line for the terminal after a profiled run: the CPU perf saw per operation, the
 /// shares, and the functions with the most self time.
 pub fn line(p: &ServerProfile) -> String {
+    if p.samples == 0 {
+        return format!(
+            "profile: no sample of the server (less of its CPU than one period at {} Hz?)",
+            p.hz
+        );
+    }
     let top: Vec<String> = p
         .functions
         .iter()
@@ -380,14 +400,27 @@ pub fn line(p: &ServerProfile) -> String {
 }
 
 impl Profiler {
+    /// Sample from now on (the run's timed part resumes). A perf that no longer answers is
+    /// said once; what it sampled is still read at the stop.
+    pub fn resume(&mut self) {
+        if let Err(why) = self.control.send("enable", &mut self.child, TOGGLE_LIMIT) {
+            say_once(&why);
+        }
+    }
+
+    /// Stop sampling until [`Profiler::resume`] (untimed setup follows).
+    pub fn pause(&mut self) {
+        if let Err(why) = self.control.send("disable", &mut self.child, TOGGLE_LIMIT) {
+            say_once(&why);
+        }
+    }
+
     /// Stop sampling and read the profile; `ops` are the run's operations.
     pub fn stop(mut self, ops: u64) -> Result<ServerProfile, String> {
         // Sampling ends now, not when perf has handled its signal: the server's CPU after
         // the run (background flushing, purge) is not the run's. An old perf that does not
         // answer still stops at the signal.
-        let _ = self
-            .control
-            .send("disable", &mut self.child, Duration::from_secs(2));
+        let _ = self.control.send("disable", &mut self.child, TOGGLE_LIMIT);
         // SIGINT: perf writes its file out and exits.
         unsafe {
             libc::kill(self.child.id() as libc::pid_t, libc::SIGINT);
@@ -412,7 +445,9 @@ impl Profiler {
             .output();
         let _ = std::fs::remove_file(&self.file);
         let out = out.map_err(|e| format!("perf script: {e}"))?;
-        if !out.status.success() || out.stdout.is_empty() {
+        // No sample of the server is a profile of nothing (a timed part shorter than a
+        // period, or a server that did not run): `samples` 0, and `coverage` says the rest.
+        if !out.status.success() {
             let first = err.lines().map(str::trim).find(|l| !l.is_empty());
             return Err(format!(
                 "perf recorded nothing ({status}{})",
@@ -920,6 +955,8 @@ mariadbd 100/103    2000000 \n\
     #[test]
     fn coverage_is_held_against_proc_and_said_when_low() {
         let p = ServerProfile {
+            hz: 199,
+            samples: 10,
             cpu_us_per_op: 8.0,
             ..Default::default()
         };
@@ -931,9 +968,14 @@ mariadbd 100/103    2000000 \n\
         let low = with_coverage(Some(p.clone()), Some(10.0)).unwrap();
         assert_eq!(low.coverage, Some(0.8));
         assert!(line(&low).contains("covers 80 % of the server's CPU in /proc: us/op low by 20 %"));
-        let full = with_coverage(Some(p), Some(8.2)).unwrap();
+        let full = with_coverage(Some(p.clone()), Some(8.2)).unwrap();
         assert!(line(&full).contains("(covers 98 % of the server's CPU in /proc)"));
         assert!(!line(&full).contains("low by"));
+        let empty = ServerProfile {
+            samples: 0,
+            ..p.clone()
+        };
+        assert!(line(&empty).starts_with("profile: no sample of the server"));
         // A mean keeps the mean of the runs that have one.
         let none = ServerProfile::default();
         let m = mean(&[&low, &full, &none]).unwrap();
@@ -943,7 +985,7 @@ mariadbd 100/103    2000000 \n\
     #[test]
     fn missing_perf_says_why() {
         std::env::set_var("ENGINEBENCH_PERF", "/nonexistent/perf");
-        let e = start(std::process::id(), 99).err().unwrap();
+        let e = start(std::process::id(), 99, true).err().unwrap();
         std::env::remove_var("ENGINEBENCH_PERF");
         assert!(e.contains("cannot run /nonexistent/perf"), "{e}");
         assert!(!e.contains('\n'));

@@ -293,3 +293,92 @@ fn iibench_run_is_profiled_too() {
         "profile {profiled:.1} us/batch vs /proc {measured:.1} us/batch ({ratio:.3})"
     );
 }
+
+/// sql-bench times only parts of each operation (its setup is untimed): each operation that
+/// ran keeps the profile of its timed parts, per test, with its coverage of /proc's count over
+/// the same parts.
+#[test]
+fn sqlbench_timed_parts_are_profiled() {
+    let Some(base) = server_url("EB_TEST_MYSQL_URL") else {
+        return;
+    };
+    let _g = server_lock();
+    let url = fresh_db(&base, "eb_it_profile_sqlbench");
+    let dir = tempdir();
+    let out = eb(
+        dir.path(),
+        &[
+            "run",
+            "sqlbench",
+            "--target",
+            &url,
+            "--scale",
+            "0.1",
+            "--ops",
+            "select_key,count_on_key",
+            "--engines",
+            "InnoDB",
+            "--format",
+            "json",
+            "--profile-server=999",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: Json = serde_json::from_str(&out.stdout).expect("json result");
+    assert_schema_valid(&doc);
+    let ops = doc["sections"]["sqlbench"]["engines"][0]["ops"]
+        .as_array()
+        .unwrap();
+    assert_eq!(ops.len(), 2);
+    for o in ops {
+        assert_eq!(o["status"], "ok", "{o}");
+        let p = &o["server_profile"];
+        assert!(p.is_object(), "{}: no profile: {}", o["name"], out.stderr);
+        assert!(p["samples"].as_u64().unwrap() > 50, "{p}");
+        // Gross errors only (the untimed setup sampled too, or the wrong processes): the
+        // coverage of a server that sleeps once per query scatters (see the point select).
+        let coverage = p["coverage"].as_f64().expect("coverage");
+        assert!((0.5..=1.5).contains(&coverage), "{}: {coverage}", o["name"]);
+    }
+    assert_eq!(out.stderr.matches("profile: ").count(), 2, "{}", out.stderr);
+}
+
+/// A profiler started paused samples only between `resume` and `pause`: a process that burns
+/// a CPU for 0.3 s paused, 0.6 s sampled and 0.3 s paused again is sampled for the CPU it used
+/// in the middle part (/proc), not for all of it. Real perf, on every CPU (root, as in CI);
+/// skipped where perf cannot sample.
+#[test]
+fn a_paused_profiler_samples_only_what_it_resumes() {
+    use enginebench::measure::{proc::ProcSample, profile};
+    use std::time::Duration;
+    let mut busy = std::process::Command::new("sh")
+        .args(["-c", "while :; do :; done"])
+        .spawn()
+        .unwrap();
+    let p = profile::start(busy.id(), 999, false);
+    let Ok(mut p) = p else {
+        let _ = busy.kill();
+        let _ = busy.wait();
+        eprintln!("skipped: {}", p.err().unwrap());
+        return;
+    };
+    let cpu = || ProcSample::of_tree(busy.id()).unwrap().cpu_s();
+    std::thread::sleep(Duration::from_millis(300));
+    p.resume();
+    let c0 = cpu();
+    std::thread::sleep(Duration::from_millis(600));
+    let c1 = cpu();
+    p.pause();
+    std::thread::sleep(Duration::from_millis(300));
+    let all = cpu();
+    let prof = p.stop(1);
+    let _ = busy.kill();
+    let _ = busy.wait();
+    let sampled = prof.unwrap().cpu_s;
+    let (resumed, total) = (c1 - c0, all);
+    // /proc counts in 10 ms ticks; with the pause ignored the samples would be near `total`.
+    assert!(
+        (sampled - resumed).abs() <= 0.2 * resumed + 0.02,
+        "sampled {sampled:.3} s, used {resumed:.3} s while resumed, {total:.3} s in all"
+    );
+}

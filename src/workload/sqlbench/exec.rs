@@ -9,6 +9,7 @@ use super::Spec;
 use crate::db::{Conn, DbError, DbResult, Dbms, ErrorClass, StmtId, TargetSpec, Value};
 use crate::harness::{disturbed, host_cpu, HostSample};
 use crate::measure::{CpuTimes, ErrorCounts};
+use crate::measure::profile::{self, Profiler, ServerProfile};
 
 /// What happened to one operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,6 +69,10 @@ pub struct OpResult {
     /// (`harness::disturbed`: more than 0.1 CPU and more than the sampler's rounding).
     #[serde(default)]
     pub disturbed: bool,
+    /// `--profile-server`: where the server's CPU went over the timed part, per test
+    /// (docs/profile.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_profile: Option<ServerProfile>,
 }
 
 /// Sums over the operations that ran.
@@ -176,6 +181,9 @@ pub struct Runner<'a> {
     pub engine_clause: String,
     pub transactional: bool,
     server_pid: Option<u32>,
+    /// `--profile-server`'s rate, and the current operation's profiler.
+    profile_hz: Option<u32>,
+    profiler: Option<Profiler>,
     admin: Option<Conn>,
     meter: Meter,
     errors: ErrorCounts,
@@ -199,8 +207,9 @@ impl<'a> Runner<'a> {
         target: &'a TargetSpec,
         engine_clause: String,
         transactional: bool,
-        server_pid: Option<u32>,
+        server: (Option<u32>, Option<u32>),
     ) -> Self {
+        let (server_pid, profile_hz) = server;
         let dbms = conn.dbms();
         Runner {
             conn,
@@ -210,6 +219,8 @@ impl<'a> Runner<'a> {
             engine_clause,
             transactional,
             server_pid,
+            profile_hz,
+            profiler: None,
             admin,
             meter: Meter::new(None),
             errors: ErrorCounts::default(),
@@ -251,6 +262,8 @@ impl<'a> Runner<'a> {
         self.samples.clear();
         self.note = None;
         self.failed = false;
+        // Started paused: perf takes a moment to attach, outside the timed part.
+        self.profiler = profile::start_paused(self.profile_hz, self.server_pid);
         self.resume();
     }
 
@@ -258,6 +271,9 @@ impl<'a> Runner<'a> {
     pub fn pause(&mut self) {
         if let Some(a) = self.meter.started.take() {
             let b = HostSample::now(self.server_pid);
+            if let Some(p) = &mut self.profiler {
+                p.pause();
+            }
             let c = b.client.since(a.client);
             self.meter.wall_s += b.at.duration_since(a.at).as_secs_f64();
             self.meter.cpu.add(c);
@@ -273,6 +289,9 @@ impl<'a> Runner<'a> {
     /// Start timing again.
     pub fn resume(&mut self) {
         if self.meter.started.is_none() {
+            if let Some(p) = &mut self.profiler {
+                p.resume();
+            }
             self.meter.started = Some(HostSample::now(self.server_pid));
         }
     }
@@ -309,6 +328,11 @@ impl<'a> Runner<'a> {
             OpStatus::Ok
         };
         let (name, group, _) = super::OPS[idx];
+        let per_test = |s: f64| (tests > 0).then(|| s * 1e6 / tests as f64);
+        let server_profile = profile::with_coverage(
+            profile::stop_for_run(self.profiler.take(), tests),
+            self.meter.server_s.and_then(per_test),
+        );
         let m = &self.meter;
         let others = host_cpu(m.busy_s, m.cpu.total_s(), m.server_s, m.wall_s).others_cpus;
         let disturbed = disturbed(others, m.wall_s);
@@ -341,6 +365,9 @@ impl<'a> Runner<'a> {
                 )
             }
         );
+        if let Some(p) = &server_profile {
+            eprintln!("{:<34} {}", "", profile::line(p));
+        }
         self.results.push(OpResult {
             name: name.into(),
             group: group.into(),
@@ -361,6 +388,7 @@ impl<'a> Runner<'a> {
             server_counters: counters,
             others_cpus: Some(others),
             disturbed,
+            server_profile,
         });
     }
 
@@ -387,6 +415,7 @@ impl<'a> Runner<'a> {
             server_counters: BTreeMap::new(),
             others_cpus: None,
             disturbed: false,
+            server_profile: None,
         });
     }
 

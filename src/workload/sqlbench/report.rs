@@ -105,7 +105,7 @@ impl SectionOwner for Report {
 /// What a claim's metric reads: the totals or one operation.
 enum Measured {
     Totals(Totals),
-    Op(OpResult),
+    Op(Box<OpResult>),
 }
 
 /// The measurement behind `metric` in a result: of its first engine (a cell runs one).
@@ -113,7 +113,7 @@ fn claimed(doc: &ResultDoc, metric: &str) -> Option<Measured> {
     let run = doc.section::<Section>(NAME)?.engines.into_iter().next()?;
     match metric.split_once(':') {
         None if metric == "sqlbench.total_s" => Some(Measured::Totals(run.totals)),
-        Some(("sqlbench.op_s", op)) => run.ops.into_iter().find(|o| o.name == op).map(Measured::Op),
+        Some(("sqlbench.op_s", op)) => run.ops.into_iter().find(|o| o.name == op).map(|o| Measured::Op(Box::new(o))),
         _ => None,
     }
 }
@@ -342,6 +342,7 @@ mod tests {
             server_counters: BTreeMap::new(),
             others_cpus,
             disturbed: others_cpus.is_some_and(|c| crate::harness::disturbed(c, wall_s)),
+            server_profile: None,
         }
     }
 

@@ -104,7 +104,7 @@ async fn run_engine(
         target,
         clause,
         transactional,
-        h.server_pid,
+        (h.server_pid, cfg.profile_hz),
     );
     let idx = h
         .doc
