@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use super::Spec;
 use crate::db::{Conn, DbError, DbResult, Dbms, ErrorClass, StmtId, TargetSpec, Value};
 use crate::harness::{disturbed, host_cpu, HostSample};
-use crate::measure::{CpuTimes, ErrorCounts};
 use crate::measure::profile::{self, Profiler, ServerProfile};
+use crate::measure::{CpuTimes, ErrorCounts};
 
 /// What happened to one operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -113,7 +113,11 @@ fn claimed(doc: &ResultDoc, metric: &str) -> Option<Measured> {
     let run = doc.section::<Section>(NAME)?.engines.into_iter().next()?;
     match metric.split_once(':') {
         None if metric == "sqlbench.total_s" => Some(Measured::Totals(run.totals)),
-        Some(("sqlbench.op_s", op)) => run.ops.into_iter().find(|o| o.name == op).map(|o| Measured::Op(Box::new(o))),
+        Some(("sqlbench.op_s", op)) => run
+            .ops
+            .into_iter()
+            .find(|o| o.name == op)
+            .map(|o| Measured::Op(Box::new(o))),
         _ => None,
     }
 }
