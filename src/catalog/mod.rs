@@ -259,22 +259,23 @@ impl Catalog {
 
     /// The stored result `id`, as recorded (v1 results upgraded by `owners`).
     pub fn doc(&mut self, id: i64, owners: Owners) -> Result<ResultDoc> {
-        let rows = self
-            .store
-            .query("SELECT doc_zstd FROM results WHERE id = ?", &[Val::Int(id)])
-            .map_err(|e| self.err(e))?;
-        let Some(Val::Blob(z)) = rows.into_iter().next().and_then(|r| r.into_iter().next()) else {
-            return Err(self.err(format!("no result #{id}")));
-        };
-        let text = zstd::decode_all(z.as_slice())
-            .map_err(|e| self.err(format!("result #{id} cannot be read: {e}")))?;
-        let mut v: Value = serde_json::from_slice(&text)
-            .map_err(|e| self.err(format!("result #{id} cannot be read: {e}")))?;
+        let mut v = stored(&mut self.store, id).map_err(|e| self.err(e))?;
         if v.get("schema_version").and_then(Value::as_u64) == Some(1) {
             crate::report::upgrade_v1(&mut v, owners);
         }
         serde_json::from_value(v).map_err(|e| self.err(format!("result #{id}: {e}")))
     }
+}
+
+/// The stored result file `id`, as recorded.
+fn stored(store: &mut Store, id: i64) -> std::result::Result<Value, String> {
+    let rows = store.query("SELECT doc_zstd FROM results WHERE id = ?", &[Val::Int(id)])?;
+    let Some(Val::Blob(z)) = rows.into_iter().next().and_then(|r| r.into_iter().next()) else {
+        return Err(format!("no result #{id}"));
+    };
+    let text =
+        zstd::decode_all(z.as_slice()).map_err(|e| format!("result #{id} cannot be read: {e}"))?;
+    serde_json::from_slice(&text).map_err(|e| format!("result #{id} cannot be read: {e}"))
 }
 
 /// Fill the columns a migration added from the result files the catalog holds, for the points
@@ -286,15 +287,8 @@ fn fill_new_columns(store: &mut Store, had: usize) -> std::result::Result<(), St
     }
     let ids = store.query("SELECT id FROM results ORDER BY id", &[])?;
     for id in ids.iter().filter_map(|r| r[0].int()) {
-        let rows = store.query("SELECT doc_zstd FROM results WHERE id = ?", &[Val::Int(id)])?;
-        let Some(Val::Blob(z)) = rows.into_iter().next().and_then(|r| r.into_iter().next()) else {
-            continue;
-        };
         // A file that no longer reads keeps its points empty, as before the migration.
-        let Some(doc) = zstd::decode_all(z.as_slice())
-            .ok()
-            .and_then(|t| serde_json::from_slice::<Value>(&t).ok())
-        else {
+        let Ok(doc) = stored(store, id) else {
             continue;
         };
         let points = doc.get("points").and_then(Value::as_array);

@@ -212,17 +212,23 @@ impl Drop for Control {
 
 /// perf exited early: its status and the first line it printed.
 fn exit_line(status: std::process::ExitStatus, child: &mut Child) -> String {
+    let err = stderr_of(child);
+    let line = first_line(&err).unwrap_or("no message");
+    format!("{} record exited ({status}): {line}", perf_binary())
+}
+
+/// What perf printed on its standard error (read once; empty after).
+fn stderr_of(child: &mut Child) -> String {
     let mut err = String::new();
     if let Some(mut e) = child.stderr.take() {
         let _ = e.read_to_string(&mut err);
     }
-    let line = err
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("no message")
-        .to_string();
-    format!("{} record exited ({status}): {line}", perf_binary())
+    err
+}
+
+/// The first line of `text` that says something.
+fn first_line(text: &str) -> Option<&str> {
+    text.lines().map(str::trim).find(|l| !l.is_empty())
 }
 
 /// The server's processes: `pid` and its direct children (PostgreSQL: the postmaster and its
@@ -382,11 +388,11 @@ pub fn line(p: &ServerProfile) -> String {
         p.samples,
         match p.coverage {
             Some(c) if c < LOW_COVERAGE => format!(
-                " (covers {:.0} % of the server's CPU in /proc: us/op low by {:.0} %, shares unaffected)",
-                100.0 * c,
+                " (covers {} of the server's CPU in /proc: us/op low by {:.0} %, shares unaffected)",
+                coverage_text(p),
                 100.0 * (1.0 - c)
             ),
-            Some(c) => format!(" (covers {:.0} % of the server's CPU in /proc)", 100.0 * c),
+            Some(_) => format!(" (covers {} of the server's CPU in /proc)", coverage_text(p)),
             None => String::new(),
         },
         100.0 * p.kernel_share,
@@ -426,10 +432,7 @@ impl Profiler {
             libc::kill(self.child.id() as libc::pid_t, libc::SIGINT);
         }
         let status = self.child.wait().map_err(|e| format!("perf record: {e}"))?;
-        let mut err = String::new();
-        if let Some(mut e) = self.child.stderr.take() {
-            let _ = e.read_to_string(&mut err);
-        }
+        let err = stderr_of(&mut self.child);
         let out = Command::new(perf_binary())
             .args([
                 "script",
@@ -448,7 +451,7 @@ impl Profiler {
         // No sample of the server is a profile of nothing (a timed part shorter than a
         // period, or a server that did not run): `samples` 0, and `coverage` says the rest.
         if !out.status.success() {
-            let first = err.lines().map(str::trim).find(|l| !l.is_empty());
+            let first = first_line(&err);
             return Err(format!(
                 "perf recorded nothing ({status}{})",
                 first.map(|l| format!(": {l}")).unwrap_or_default()

@@ -32,7 +32,13 @@ fn point_select(
         "json",
     ];
     args.extend(extra);
-    let out = eb_env(dir, &args, env);
+    json_run(dir, &args, env)
+}
+
+/// Run enginebench with `args` (which ask for `--format json`): it exits 0 and its result is
+/// valid against the schema.
+fn json_run(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> (Out, Json) {
+    let out = eb_env(dir, args, env);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let doc: Json = serde_json::from_str(&out.stdout).expect("json result");
     assert_schema_valid(&doc);
@@ -252,7 +258,7 @@ fn iibench_run_is_profiled_too() {
     let _g = server_lock();
     let url = fresh_db(&base, "eb_it_profile_iibench");
     let dir = tempdir();
-    let out = eb(
+    let (out, doc) = json_run(
         dir.path(),
         &[
             "run",
@@ -270,10 +276,8 @@ fn iibench_run_is_profiled_too() {
             // (12 ticks, 24 samples) the ratio scattered 0.77-1.21.
             "--profile-server=999",
         ],
+        &[],
     );
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let doc: Json = serde_json::from_str(&out.stdout).expect("json result");
-    assert_schema_valid(&doc);
     let run = &doc["points"][0]["runs"][0];
     let p = &run["server_profile"];
     assert!(p.is_object(), "no profile: {}", out.stderr);
@@ -305,7 +309,7 @@ fn sqlbench_timed_parts_are_profiled() {
     let _g = server_lock();
     let url = fresh_db(&base, "eb_it_profile_sqlbench");
     let dir = tempdir();
-    let out = eb(
+    let (out, doc) = json_run(
         dir.path(),
         &[
             "run",
@@ -322,10 +326,8 @@ fn sqlbench_timed_parts_are_profiled() {
             "json",
             "--profile-server=999",
         ],
+        &[],
     );
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let doc: Json = serde_json::from_str(&out.stdout).expect("json result");
-    assert_schema_valid(&doc);
     let ops = doc["sections"]["sqlbench"]["engines"][0]["ops"]
         .as_array()
         .unwrap();

@@ -207,9 +207,8 @@ impl<'a> Runner<'a> {
         target: &'a TargetSpec,
         engine_clause: String,
         transactional: bool,
-        server: (Option<u32>, Option<u32>),
+        server_pid: Option<u32>,
     ) -> Self {
-        let (server_pid, profile_hz) = server;
         let dbms = conn.dbms();
         Runner {
             conn,
@@ -219,7 +218,7 @@ impl<'a> Runner<'a> {
             engine_clause,
             transactional,
             server_pid,
-            profile_hz,
+            profile_hz: None,
             profiler: None,
             admin,
             meter: Meter::new(None),
@@ -230,6 +229,12 @@ impl<'a> Runner<'a> {
             results: Vec::new(),
             current: None,
         }
+    }
+
+    /// `--profile-server`: profile each operation's timed parts at `hz` samples per second.
+    pub fn profiled(mut self, hz: Option<u32>) -> Self {
+        self.profile_hz = hz;
+        self
     }
 
     /// The planned tests of `name` if it is selected.

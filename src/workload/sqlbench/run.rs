@@ -104,8 +104,9 @@ async fn run_engine(
         target,
         clause,
         transactional,
-        (h.server_pid, cfg.profile_hz),
-    );
+        h.server_pid,
+    )
+    .profiled(cfg.profile_hz);
     let idx = h
         .doc
         .section::<Section>(NAME)
