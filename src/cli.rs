@@ -408,6 +408,14 @@ pub struct ReproduceArgs {
     /// Print the plan's cells and the time estimate, run nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// An A/A check of the claims' statistics instead of the report: the plan's first server
+    /// started as two "servers" (a and b) in every pass, each section with its first engine
+    /// and variant, and every operation x thread count compared between them as if they were
+    /// two engines. Such comparisons are false by construction: the share the claims'
+    /// statistics call significant is their real false-direction rate, printed with its 95 %
+    /// interval for each number of passes and for the sequential rule (calibration.md).
+    #[arg(long, conflicts_with_all = ["until_decided", "export", "list"])]
+    pub calibrate: bool,
     /// Serve every cell's live metrics on HOST:PORT (OpenMetrics; docs/live.md).
     #[arg(long, value_name = "HOST:PORT")]
     pub metrics_addr: Option<String>,
@@ -453,18 +461,44 @@ pub struct SuiteRunArgs {
     /// (its [quick] values). A scale the plan has no values for is refused.
     #[arg(long, value_enum, value_name = "SCALE")]
     pub scale: Option<Scale>,
-    /// Run the whole matrix this many times (1 or 2). Pass 2 runs the cells in reverse order
-    /// on freshly started servers, its results under DIR/pass-2/; the claims pool both passes.
-    /// A cell whose run was disturbed by other processes is run again at once, on the same
-    /// server, up to 3 tries. Resuming: when a pass runs again some unfinished cells of a
+    /// Run the whole matrix this many times, each pass on freshly started servers (default
+    /// 3): a server start is the unit of a claim's evidence, and three starts are the fewest
+    /// whose spread can decide anything (two give one degree of freedom: t = 12.7 at 95 %).
+    /// Even passes run the cells in reverse order; pass N's results go to DIR/pass-N/ (pass 1
+    /// to DIR/). A cell whose run was disturbed by other processes is run again at once, on the
+    /// same server, up to 3 tries. Resuming: when a pass runs again some unfinished cells of a
     /// section on a server, it runs again every cell of that section on that server (the old
     /// results are set aside as resumed-*): the cells a claim compares are then all measured
     /// on one server process, never a fresh one against warm ones.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=2))]
-    pub passes: u32,
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=50))]
+    pub passes: Option<u32>,
+    /// After the passes, add passes (re-measuring only the cells that undecided claims compare)
+    /// until every decidable claim is decided or --budget is spent. The claims are then judged
+    /// by a sequential rule (look j after pass 3, 4, ... at level 5 % / 2^j), so that looking
+    /// again does not raise the rate of false verdicts; the page says at which pass each
+    /// verdict was decided.
+    #[arg(long)]
+    pub until_decided: bool,
+    /// --until-decided: the wall time this invocation may take (e.g. 2h, 90m); a pass that
+    /// would not end within it (estimated from the passes so far) is not started.
+    #[arg(long, value_name = "DURATION", default_value = "2h", value_parser = humantime::parse_duration, requires = "until_decided")]
+    pub budget: std::time::Duration,
 }
 
 impl SuiteRunArgs {
+    /// Passes when --passes is not given.
+    pub const DEFAULT_PASSES: u32 = 3;
+
+    /// The passes asked for (at least the sequential rule's first look with --until-decided).
+    pub fn passes(&self) -> u32 {
+        let n = self.passes.unwrap_or(Self::DEFAULT_PASSES);
+        if self.until_decided {
+            n.max(3)
+        } else {
+            n
+        }
+    }
+
     /// The scale asked for, `--quick` included.
     pub fn scale(&self, quick: bool) -> Scale {
         match (quick, self.scale) {

@@ -525,6 +525,8 @@ impl Loader<'_> {
             elapsed_s: elapsed,
             rows_per_s: 0.0,
             interrupted: false,
+            disturbed: false,
+            others_cpus: None,
         };
         let mut first_err = None;
         for r in results {

@@ -149,6 +149,28 @@ pub(crate) async fn prepare_interruptibly(
     }
 }
 
+/// Each table loaded since `before` carries what other processes used meanwhile, and whether
+/// that disturbed it (the same rule as a measured run's).
+fn mark_load_disturbance(
+    mut loaded: Vec<LoadStats>,
+    before: &HostSample,
+    server_pid: Option<u32>,
+    bound: f64,
+) -> Vec<LoadStats> {
+    if loaded.is_empty() {
+        return loaded;
+    }
+    let after = HostSample::now(server_pid);
+    let elapsed = after.at.duration_since(before.at).as_secs_f64();
+    let others = after.host_cpu_since(before).others_cpus;
+    let disturbed = disturbed_above(others, elapsed, bound);
+    for l in &mut loaded {
+        l.others_cpus = Some(others);
+        l.disturbed = disturbed;
+    }
+    loaded
+}
+
 pub(crate) fn report_loads(loaded: &[LoadStats]) {
     for s in loaded {
         eprintln!(
@@ -426,6 +448,8 @@ fn run_on(
         .as_ref()
         .map(|f| crate::fleet::LoadFleet::of(f, &spec));
     opts.shard = cfg.fleet.as_ref().map(|f| f.shard);
+    // What other processes used while the tables loaded: a load time is a measurement too.
+    let before_load = HostSample::now(server_pid);
     let loaded = if workload.loads_in_run() {
         Ok(Vec::new())
     } else {
@@ -450,6 +474,7 @@ fn run_on(
         Err(e) if matches!(e.failure, Failure::Interrupted(_)) => (opts.journal.entries(), Some(e)),
         Err(e) => return Err(e),
     };
+    let loaded = mark_load_disturbance(loaded, &before_load, server_pid, cfg.disturbed_above_cpus);
     report_loads(&loaded);
     let main_table = workload.main_table().to_string();
     let table_engine = match () {

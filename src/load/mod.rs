@@ -107,6 +107,14 @@ pub struct LoadStats {
     /// Cut short by SIGINT / SIGTERM: `rows` is what was loaded until then.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// Other processes used more of the CPU than `run --disturbed-above` while the tables
+    /// loaded (the harness measures the whole prepare phase): a load time that claims must not
+    /// read.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disturbed: bool,
+    /// The CPUs other processes used meanwhile (when measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_cpus: Option<f64>,
 }
 
 /// Load rows 1..=`rows` of `src` into an existing table (with `opts.shard`: this shard's
@@ -203,6 +211,8 @@ pub fn load(
         elapsed_s: elapsed,
         rows_per_s: loaded as f64 / elapsed.max(1e-9),
         interrupted: false,
+        disturbed: false,
+        others_cpus: None,
     };
     if let Some(sig) = interrupt::signal() {
         opts.journal.push(LoadStats {

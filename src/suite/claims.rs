@@ -3,28 +3,26 @@
 //! A claim compares one metric between two selections of cells (`a` and `b`), at each thread
 //! count it names: `a > b`, `a < b` or `a ~ b`, with a band for the ratio a/b derived from the
 //! report's own figure (`figure_ratio` and a stated `tolerance`, or `min_ratio`/`max_ratio`).
-//! Its verdict is computed from the results on disk every time, never stored, on two levels:
+//! Its verdict is computed from the results on disk every time, never stored.
 //!
-//! - the *direction*: a/b lies on the claimed side of 1 and the 95 % confidence interval of
-//!   a/b (Welch, on the logs of the means, over every run of every pass and repeat) excludes 1;
-//! - the *size*: a/b lies inside the band.
-//!
-//! `holds` (both), `holds in direction, not in size`, `does not hold` (the other way,
-//! significantly; or, with the direction inside the noise, the whole interval beyond the band:
-//! not the report's size), `not measured` (why: a cell missing, partial or disturbed in the points
-//! compared, a single value with no spread, the difference inside the noise, passes that
-//! disagree), `undecidable here` (the claim needs what this machine or scale lacks: cores,
-//! threads, rows). `a ~ b` is decided by two one-sided tests against its band: the 90 %
-//! interval of a/b inside the band holds, entirely outside does not hold, anything else is
-//! weak evidence and `not measured`. A side divided by another thread count (`per_threads`) or
-//! by another metric (`per_metric`) carries the spread of both cells.
+//! The unit of evidence is the server start (a pass): each pass gives one value per side, the
+//! two sides of a pass are paired, and the interval of a/b rests on the per-pass ratios
+//! (`evidence`). Two judgements are made apart: the *direction* (the claimed way, the other
+//! way, or inside the noise: the interval holds 1) and the *size* (a/b inside the band, the
+//! whole interval beyond it, or undetermined). The verdict follows from both by one table
+//! (`verdict`): `holds`, `holds in direction only`, `not the report's size`, `does not hold`,
+//! `not measured` (why: a cell missing, partial or disturbed, one server start, the
+//! difference inside the noise), `undecidable here` (the claim needs what this machine or
+//! scale lacks). `a ~ b` is decided by two one-sided tests against its band. A side divided by
+//! another thread count (`per_threads`) is divided start by start; a side divided by another
+//! metric (`per_metric`) gives one value per result.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::evidence::{self, Observed, StartValue};
 use super::plan::{Cell, Plan};
-use crate::report::compare::mean_var;
 use crate::report::{Owners, Point, ResultDoc, RunRecord, Status};
 
 /// A figure of the report as a ratio a/b: one number or a range.
@@ -162,6 +160,8 @@ pub struct Selector {
 pub enum Outcome {
     Holds,
     HoldsInDirection,
+    /// The direction inside the noise, the whole interval beyond the band.
+    NotInSize,
     DoesNotHold,
     NotMeasured,
     Undecidable,
@@ -171,7 +171,8 @@ impl Outcome {
     pub fn label(self) -> &'static str {
         match self {
             Outcome::Holds => "holds",
-            Outcome::HoldsInDirection => "holds in direction, not in size",
+            Outcome::HoldsInDirection => "holds in direction only",
+            Outcome::NotInSize => "not the report's size",
             Outcome::DoesNotHold => "does not hold",
             Outcome::NotMeasured => "not measured",
             Outcome::Undecidable => "undecidable here",
@@ -180,20 +181,69 @@ impl Outcome {
 
     /// Whether the claim was decided (any verdict but not measured / undecidable).
     pub fn decided(self) -> bool {
-        matches!(
-            self,
-            Outcome::Holds | Outcome::HoldsInDirection | Outcome::DoesNotHold
-        )
+        self.rank().is_some()
+    }
+
+    /// How far a decided verdict goes the claim's way (the other way 0 … holds 3); `None`
+    /// for the undecided. The verdict table keeps it monotone: for a ratio on the claimed
+    /// side of 1, a tighter interval never gives a lower rank.
+    pub fn rank(self) -> Option<u8> {
+        match self {
+            Outcome::DoesNotHold => Some(0),
+            Outcome::NotInSize => Some(1),
+            Outcome::HoldsInDirection => Some(2),
+            Outcome::Holds => Some(3),
+            Outcome::NotMeasured | Outcome::Undecidable => None,
+        }
     }
 
     fn class(self) -> &'static str {
         match self {
             Outcome::Holds => "holds",
             Outcome::HoldsInDirection => "direction",
-            Outcome::DoesNotHold => "fails",
+            Outcome::NotInSize | Outcome::DoesNotHold => "fails",
             Outcome::NotMeasured | Outcome::Undecidable => "unmeasured",
         }
     }
+}
+
+/// The verdict from the two judgements (docs/reproductions.md, "The verdict table").
+/// `a > b` / `a < b`: the other way decides against the claim whatever the size; the claimed
+/// way holds when a/b lies inside the band (or there is none) and holds in direction only
+/// otherwise; inside the noise, an interval wholly beyond the band still says "not the
+/// report's size". `a ~ b`: the direction level is the equivalence test itself.
+pub fn verdict(equal: bool, direction: Direction, size: Size) -> Outcome {
+    use Direction::{Claimed, Opposite, Unclear};
+    if equal {
+        return match direction {
+            Claimed => Outcome::Holds,
+            Opposite => Outcome::DoesNotHold,
+            Unclear => Outcome::NotMeasured,
+        };
+    }
+    match (direction, size) {
+        (Opposite, _) => Outcome::DoesNotHold,
+        (Claimed, Size::Inside | Size::NoBand) => Outcome::Holds,
+        (Claimed, Size::Outside | Size::Undetermined) => Outcome::HoldsInDirection,
+        (Unclear, Size::Outside) => Outcome::NotInSize,
+        (Unclear, _) => Outcome::NotMeasured,
+    }
+}
+
+/// Which evidence one evaluation reads and at what level: every pass up to `max_pass`, the
+/// two-sided `alpha`.
+#[derive(Debug, Clone, Copy)]
+pub struct Look {
+    pub max_pass: u32,
+    pub alpha: f64,
+}
+
+impl Look {
+    /// Every pass at 95 %: a fixed number of passes, judged once.
+    pub const ALL: Look = Look {
+        max_pass: u32::MAX,
+        alpha: 0.05,
+    };
 }
 
 /// The direction level of a verdict.
@@ -212,8 +262,12 @@ pub enum Direction {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Size {
+    /// a/b inside the band.
     Inside,
+    /// The whole interval beyond the band.
     Outside,
+    /// a/b outside the band, its interval reaching into it.
+    Undetermined,
     /// The claim has no figure to size it by.
     NoBand,
 }
@@ -231,13 +285,26 @@ pub struct PairEval {
     pub a: Option<f64>,
     pub b: Option<f64>,
     pub ratio: Option<f64>,
-    /// The 95 % confidence interval of a/b (90 % for `a ~ b`, the two one-sided tests).
+    /// The confidence interval of a/b at `level` (95 %; 90 % for `a ~ b`, the two one-sided
+    /// tests; higher at the later looks of `--until-decided`), from the per-start ratios.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ci: Option<[f64; 2]>,
-    /// Values a and b pooled (runs × repeats × passes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub level: Option<f64>,
+    /// Values behind a and b (runs × repeats × passes).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub n: Option<[usize; 2]>,
-    /// a/b of each pass, when the cells have more than one.
+    /// Server starts (passes) the interval rests on: its unit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub starts: Option<usize>,
+    /// The two variance components of log a/b, as standard deviations (≈ relative): between
+    /// server starts (beyond what the runs inside a start explain), and within a start (the
+    /// standard error of one start's log a/b from its runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub between_start_sd: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub within_start_sd: Option<f64>,
+    /// a/b of each pass (server start).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub passes: Vec<PassRatio>,
     pub why: String,
@@ -247,7 +314,6 @@ pub struct PairEval {
 pub struct PassRatio {
     pub pass: u32,
     pub ratio: f64,
-    pub significant: bool,
 }
 
 /// One counter per operation on both sides.
@@ -290,6 +356,15 @@ pub struct Evaluation {
     /// Our figure, e.g. "a/b 1.12 (4 thr), 0.97 (16 thr)".
     pub ours: String,
     pub why: String,
+    /// The fewest server starts any compared thread count rests on.
+    pub starts: Option<usize>,
+    /// The two-sided level the verdict was tested at (0.05: 95 %).
+    pub alpha: f64,
+    /// `--until-decided`: the passes the verdict was decided at (or the last looked at).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub looks: Option<u32>,
+    /// Not decided, and more passes could decide it (every compared cell is in the plan).
+    pub open: bool,
     pub pairs: Vec<PairEval>,
     /// Server settings that differ between the compared cells (name, a, b).
     pub settings: Vec<(String, String, String)>,
@@ -393,7 +468,7 @@ pub fn values(
     owners: Owners,
 ) -> Result<Values, String> {
     match metric {
-        "load_s" | "load_rows_per_s" => {
+        _ if is_load_metric(metric) => {
             let s: f64 = doc.load.iter().map(|l| l.elapsed_s).sum();
             let rows: u64 = doc.load.iter().map(|l| l.rows).sum();
             if doc.load.is_empty() || s <= 0.0 {
@@ -448,109 +523,9 @@ fn pick_point<'a>(doc: &'a ResultDoc, op: Option<&str>) -> Result<&'a Point, Str
     }
 }
 
-/// Two-sided 95 % (the table `compare` uses) or 90 % quantiles of Student's t.
-fn t_quantile(df: f64, ninety: bool) -> f64 {
-    const T90: [f64; 30] = [
-        6.314, 2.920, 2.353, 2.132, 2.015, 1.943, 1.895, 1.860, 1.833, 1.812, 1.796, 1.782, 1.771,
-        1.761, 1.753, 1.746, 1.740, 1.734, 1.729, 1.725, 1.721, 1.717, 1.714, 1.711, 1.708, 1.706,
-        1.703, 1.701, 1.699, 1.697,
-    ];
-    if !ninety {
-        return crate::report::compare::t_critical(df);
-    }
-    let d = df.floor().max(1.0) as usize;
-    if d <= 30 {
-        T90[d - 1]
-    } else {
-        1.645
-    }
-}
-
-/// An estimate of the log of one side's mean (or of a ratio of means): the value, and the
-/// variance of each independent part with its degrees of freedom.
-#[derive(Debug, Clone, Default)]
-struct Est {
-    log: f64,
-    mean: f64,
-    parts: Vec<(f64, f64)>,
-    n: usize,
-}
-
-impl Est {
-    /// From the pooled values of one cell; a single value has no spread to decide on.
-    fn of(values: &[f64], what: &str) -> Result<Est, String> {
-        if values.len() < 2 {
-            return Err(format!(
-                "{what} was measured once: no spread to decide on (repeat the cell: `repeats` in the plan)"
-            ));
-        }
-        let (m, var) = mean_var(values);
-        if m <= 0.0 || !m.is_finite() {
-            return Err(format!("{what} is {m}: no ratio"));
-        }
-        Ok(Est {
-            log: m.ln(),
-            mean: m,
-            parts: vec![(
-                var / (values.len() as f64 * m * m),
-                values.len() as f64 - 1.0,
-            )],
-            n: values.len(),
-        })
-    }
-
-    fn constant(x: f64) -> Est {
-        Est {
-            log: x.ln(),
-            mean: x,
-            parts: Vec::new(),
-            n: 0,
-        }
-    }
-
-    /// This estimate over another (a ratio of means): the spreads add.
-    fn over(mut self, base: Est) -> Est {
-        self.log -= base.log;
-        self.mean /= base.mean;
-        self.parts.extend(base.parts);
-        self
-    }
-
-    fn var(parts: &[(f64, f64)]) -> f64 {
-        parts.iter().map(|p| p.0).sum()
-    }
-
-    /// Welch-Satterthwaite degrees of freedom of a sum of independent parts.
-    fn df(parts: &[(f64, f64)]) -> f64 {
-        let v = Self::var(parts);
-        let d: f64 = parts
-            .iter()
-            .filter(|p| p.1 > 0.0)
-            .map(|p| p.0 * p.0 / p.1)
-            .sum();
-        if d > 0.0 {
-            v * v / d
-        } else {
-            f64::INFINITY
-        }
-    }
-}
-
-/// a over b: the ratio and its confidence interval (95 %, or 90 % for the two one-sided tests).
-struct RatioEst {
-    ratio: f64,
-    ci: [f64; 2],
-}
-
-fn ratio_of(a: &Est, b: &Est, ninety: bool) -> RatioEst {
-    let d = a.log - b.log;
-    let parts: Vec<(f64, f64)> = a.parts.iter().chain(&b.parts).copied().collect();
-    let se = Est::var(&parts).sqrt();
-    let t = t_quantile(Est::df(&parts), ninety);
-    RatioEst {
-        ratio: d.exp(),
-        ci: [(d - t * se).exp(), (d + t * se).exp()],
-    }
+/// The metrics read from a result's loads rather than its runs.
+fn is_load_metric(metric: &str) -> bool {
+    matches!(metric, "load_s" | "load_rows_per_s")
 }
 
 /// The values a side reads in one result, and whether the measurement was disturbed.
@@ -569,9 +544,11 @@ fn doc_values(
     });
     let disturbed = match owned.and_then(|o| o.claim_disturbed(doc, metric, op)) {
         Some(d) => d,
+        // A load time is read from the loads, and so is its disturbance.
+        None if is_load_metric(metric) => doc.load.iter().any(|l| l.disturbed),
         None => match pick_point(doc, op) {
             Ok(p) => p.runs.iter().any(|r| r.disturbed),
-            // Load time and sections without points: no run to read the flag from.
+            // Sections without points: no run to read the flag from.
             Err(_) => false,
         },
     };
@@ -614,27 +591,42 @@ fn config_number(v: &serde_json::Value, key: &str) -> Option<f64> {
     }
 }
 
-/// A cell's values pooled, and per pass.
-type Pooled = (Vec<f64>, BTreeMap<u32, Vec<f64>>);
-
 /// The results of one cell, each with the cell's name.
 type NamedDocs = Vec<(String, ResultDoc)>;
 
-/// What evaluating a claim reads: the plan, its cells, where their results are.
+/// What evaluating a claim reads: the plan, its cells, where their results are, and the
+/// last pass it may read (a look of the sequential rule reads the passes up to its own).
 struct Ctx<'a> {
     plan: &'a Plan,
     cells: &'a [Cell],
     si: usize,
     doc_of: &'a dyn Fn(&Cell) -> Vec<CellDoc>,
     owners: Owners<'a>,
+    max_pass: u32,
 }
 
 /// Everything read for one side at one thread count.
 struct Side {
-    /// Pooled over every pass, then per pass.
-    est: Est,
-    per_pass: BTreeMap<u32, Est>,
+    /// Its value in each server start, or a constant.
+    obs: Observed,
+    /// Values behind it (runs × repeats × passes).
+    n: usize,
     docs: NamedDocs,
+}
+
+impl Side {
+    /// The mean over the starts (a constant: itself).
+    fn mean(&self) -> Option<f64> {
+        match &self.obs {
+            Observed::Constant(c) => Some(*c),
+            Observed::Starts(s) if s.is_empty() => None,
+            Observed::Starts(s) => Some(s.values().map(|v| v.mean).sum::<f64>() / s.len() as f64),
+        }
+    }
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
 }
 
 impl Claim {
@@ -769,6 +761,49 @@ impl Claim {
         Ok(())
     }
 
+    /// The cells one side reads at thread count `t`: the selected cell, and the base cell
+    /// of `per_threads`.
+    fn cells_of<'c>(
+        &self,
+        plan: &Plan,
+        cells: &'c [Cell],
+        si: usize,
+        sel: &Selector,
+        t: usize,
+    ) -> Result<Vec<&'c Cell>, String> {
+        let mut out = vec![select(plan, cells, si, sel, t)?];
+        if let Some(pt) = sel.per_threads {
+            let base = Selector {
+                threads: Some(pt),
+                ..sel.clone()
+            };
+            out.push(select(plan, cells, si, &base, pt)?);
+        }
+        Ok(out)
+    }
+
+    /// Every cell the claim compares (both sides, every thread count), as far as the plan
+    /// has them: what another pass must measure again to decide it.
+    pub fn cells_compared<'c>(&self, plan: &Plan, cells: &'c [Cell]) -> Vec<&'c Cell> {
+        let Ok(si) = self.section_index(plan) else {
+            return Vec::new();
+        };
+        let mut out: Vec<&Cell> = Vec::new();
+        for t in self.thread_counts(plan, si) {
+            for sel in [&self.a, &self.b] {
+                if sel.value.is_some() {
+                    continue;
+                }
+                for c in self.cells_of(plan, cells, si, sel, t).unwrap_or_default() {
+                    if !out.iter().any(|x| x.name == c.name) {
+                        out.push(c);
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// Why the claim cannot be decided with these results, if so (`needs`).
     fn undecidable(&self, docs: &[&ResultDoc], threads: &[usize]) -> Option<String> {
         let needs = self.needs.as_ref()?;
@@ -811,7 +846,7 @@ impl Claim {
         None
     }
 
-    /// One side's pooled estimate at thread count `t`.
+    /// One side at thread count `t`: its value in each server start (pass), or a constant.
     fn side(&self, cx: &Ctx, sel: &Selector, t: usize) -> Result<Side, String> {
         let Ctx {
             plan,
@@ -819,23 +854,29 @@ impl Claim {
             si,
             doc_of,
             owners,
+            max_pass,
         } = *cx;
         if let Some(x) = sel.value {
             return Ok(Side {
-                est: Est::constant(x),
-                per_pass: BTreeMap::new(),
+                obs: Observed::Constant(x),
+                n: 0,
                 docs: Vec::new(),
             });
         }
         let metric = sel.metric.as_deref().unwrap_or(&self.metric);
         let op = sel.operation.as_deref().or(self.operation.as_deref());
-        // Every value of one cell for one metric, pooled and per pass.
-        let read = |cell: &Cell, metric: &str, docs: &mut NamedDocs| -> Result<Pooled, String> {
-            let found = doc_of(cell);
+        let per = sel.per_metric.as_deref();
+        // Every value of one cell, by pass: the runs and repeats of one server start
+        // together. With `per_metric`, each result gives one value: its metric over the other
+        // (the first and last windows of one run are one measurement, not two samples).
+        let read = |cell: &Cell, docs: &mut NamedDocs| -> Result<BTreeMap<u32, Vec<f64>>, String> {
+            let found: Vec<CellDoc> = doc_of(cell)
+                .into_iter()
+                .filter(|d| d.pass <= max_pass)
+                .collect();
             if found.is_empty() {
                 return Err(format!("cell {} has no result", cell.name));
             }
-            let mut all = Vec::new();
             let mut by_pass: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
             for d in found {
                 if d.doc.status != Status::Complete {
@@ -846,64 +887,67 @@ impl Claim {
                         status_label(&d.doc.status)
                     ));
                 }
-                let (v, disturbed) = doc_values(&d.doc, metric, op, owners)
-                    .map_err(|e| format!("cell {}: {e}", cell.name))?;
+                let in_cell = |e: String| format!("cell {}: {e}", cell.name);
+                let (mut v, mut disturbed) =
+                    doc_values(&d.doc, metric, op, owners).map_err(in_cell)?;
+                if let Some(pm) = per {
+                    let (w, also) = doc_values(&d.doc, pm, op, owners).map_err(in_cell)?;
+                    disturbed |= also;
+                    let (mv, mw) = (mean(&v), mean(&w));
+                    if mw == 0.0 {
+                        return Err(in_cell(format!("{pm} is 0: no ratio")));
+                    }
+                    v = vec![mv / mw];
+                }
                 if disturbed {
                     return Err(format!(
-                        "cell {} (pass {}): the runs of {} this claim reads were disturbed (other processes used the CPU)",
+                        "cell {} (pass {}): the measurement of {} this claim reads was disturbed (other processes used the CPU)",
                         cell.name,
                         d.pass,
                         op.unwrap_or(metric)
                     ));
                 }
-                all.extend(&v);
                 by_pass.entry(d.pass).or_default().extend(v);
                 docs.push((cell.name.clone(), d.doc));
             }
-            Ok((all, by_pass))
+            Ok(by_pass)
+        };
+        let starts_of = |by: &BTreeMap<u32, Vec<f64>>| -> BTreeMap<u32, StartValue> {
+            by.iter()
+                .filter_map(|(p, v)| Some((*p, StartValue::of(v)?)))
+                .collect()
         };
         let cell = select(plan, cells, si, sel, t)?;
         let mut docs = Vec::new();
-        let what = format!("{metric} of cell {}", cell.name);
-        let (all, by_pass) = read(cell, metric, &mut docs)?;
-        let mut est = Est::of(&all, &what)?;
-        let mut per_pass: BTreeMap<u32, Est> = by_pass
-            .iter()
-            .filter_map(|(p, v)| Some((*p, Est::of(v, &what).ok()?)))
-            .collect();
-        // The divisor: the same cells' other metric, or the same selection at another
-        // thread count; each pass over its own.
-        let base = if let Some(pm) = &sel.per_metric {
-            Some((cell, pm.as_str()))
-        } else if let Some(pt) = sel.per_threads {
+        let by_pass = read(cell, &mut docs)?;
+        let mut starts = starts_of(&by_pass);
+        let mut n: usize = by_pass.values().map(Vec::len).sum();
+        // The divisor: the same selection at another thread count, start by start (both
+        // cells ran on the same server process).
+        if let Some(pt) = sel.per_threads {
             let base_sel = Selector {
                 threads: Some(pt),
                 ..sel.clone()
             };
-            Some((select(plan, cells, si, &base_sel, pt)?, metric))
-        } else {
-            None
-        };
-        if let Some((bcell, bmetric)) = base {
+            let bcell = select(plan, cells, si, &base_sel, pt)?;
             let mut bdocs = Vec::new();
-            let bwhat = format!("{bmetric} of cell {}", bcell.name);
-            let (ball, bby) = read(bcell, bmetric, &mut bdocs)?;
-            est = est.over(Est::of(&ball, &bwhat)?);
-            per_pass = per_pass
+            let base = starts_of(&read(bcell, &mut bdocs)?);
+            starts = starts
                 .into_iter()
-                .filter_map(|(p, e)| Some((p, e.over(Est::of(bby.get(&p)?, &bwhat).ok()?))))
+                .filter_map(|(p, s)| {
+                    let b = base.get(&p)?;
+                    (b.mean != 0.0).then(|| (p, s.over(*b)))
+                })
                 .collect();
-            if !std::ptr::eq(bcell, cell) {
-                docs.extend(bdocs);
-            }
+            n = n.min(base.values().map(|s| s.n).sum());
+            docs.extend(bdocs);
         }
         Ok(Side {
-            est,
-            per_pass,
+            obs: Observed::Starts(starts),
+            n,
             docs,
         })
     }
-
     /// The verdict from the results `doc_of` finds for each cell (every pass and repeat).
     pub fn evaluate(
         &self,
@@ -911,6 +955,7 @@ impl Claim {
         cells: &[Cell],
         doc_of: &dyn Fn(&Cell) -> Vec<CellDoc>,
         owners: Owners,
+        look: Look,
     ) -> Evaluation {
         let band = self.band();
         let mut eval = Evaluation {
@@ -927,6 +972,10 @@ impl Claim {
             size: None,
             ours: String::new(),
             why: String::new(),
+            starts: None,
+            alpha: look.alpha,
+            looks: None,
+            open: false,
             pairs: Vec::new(),
             settings: Vec::new(),
             counters: Vec::new(),
@@ -953,6 +1002,7 @@ impl Claim {
             si,
             doc_of,
             owners,
+            max_pass: look.max_pass,
         };
         let mut seen_docs: Vec<ResultDoc> = Vec::new();
         for &t in &threads {
@@ -963,7 +1013,7 @@ impl Claim {
             }
             let pair = match (a, b) {
                 (Ok(a), Ok(b)) => {
-                    let p = self.judge(t, &a, &b);
+                    let p = self.judge(t, &a, &b, look.alpha);
                     if evidence.is_none() {
                         evidence = Some((a.docs, b.docs));
                     }
@@ -978,7 +1028,11 @@ impl Claim {
                     b: None,
                     ratio: None,
                     ci: None,
+                    level: None,
                     n: None,
+                    starts: None,
+                    between_start_sd: None,
+                    within_start_sd: None,
                     passes: Vec::new(),
                     why: e,
                 },
@@ -1004,6 +1058,8 @@ impl Claim {
         } else {
             let outcomes: Vec<Outcome> = eval.pairs.iter().map(|p| p.outcome).collect();
             let all = |o: Outcome| !outcomes.is_empty() && outcomes.iter().all(|x| *x == o);
+            // Over the thread counts: the other way anywhere decides; then any `not measured`;
+            // then the weakest verdict.
             eval.outcome = if outcomes.contains(&Outcome::DoesNotHold) {
                 Outcome::DoesNotHold
             } else if outcomes.contains(&Outcome::NotMeasured) || outcomes.is_empty() {
@@ -1011,8 +1067,19 @@ impl Claim {
             } else if all(Outcome::Holds) {
                 Outcome::Holds
             } else {
-                Outcome::HoldsInDirection
+                *outcomes
+                    .iter()
+                    .min_by_key(|o| o.rank())
+                    .unwrap_or(&Outcome::NotMeasured)
             };
+            // More passes can decide it when every cell it compares is in the plan at this
+            // scale and nothing but the evidence is missing.
+            eval.open = eval.outcome == Outcome::NotMeasured
+                && threads.iter().all(|&t| {
+                    [&self.a, &self.b]
+                        .iter()
+                        .all(|s| s.value.is_some() || self.cells_of(plan, cells, si, s, t).is_ok())
+                });
             let several = eval.pairs.len() > 1;
             eval.why = eval
                 .pairs
@@ -1047,10 +1114,13 @@ impl Claim {
                 Size::NoBand
             } else if sizes.iter().all(|s| *s == Size::Inside) {
                 Size::Inside
-            } else {
+            } else if sizes.contains(&Size::Outside) {
                 Size::Outside
+            } else {
+                Size::Undetermined
             });
         }
+        eval.starts = eval.pairs.iter().filter_map(|p| p.starts).min();
         let several = eval.pairs.len() > 1;
         eval.ours = eval
             .pairs
@@ -1062,7 +1132,8 @@ impl Claim {
                         .unwrap_or_default();
                 let passes = if p.passes.len() > 1 {
                     format!(
-                        "; {}",
+                        "; {} starts: {}",
+                        p.passes.len(),
                         p.passes
                             .iter()
                             .map(|x| format!("pass {} {}", x.pass, fmt_ratio(x.ratio)))
@@ -1122,156 +1193,127 @@ impl Claim {
         eval
     }
 
-    /// The verdict at one thread count.
-    fn judge(&self, threads: usize, a: &Side, b: &Side) -> PairEval {
+    /// The verdict at one thread count, at two-sided level `alpha` (`a ~ b`: two one-sided
+    /// tests at `alpha` each).
+    fn judge(&self, threads: usize, a: &Side, b: &Side, alpha: f64) -> PairEval {
         let equal = self.expect == "a ~ b";
-        let r = ratio_of(&a.est, &b.est, equal);
-        let band = self.band().map(|b| b.0);
-        let in_band = |x: f64| {
-            band.is_some_and(|[lo, hi]| lo.is_none_or(|lo| x >= lo) && hi.is_none_or(|hi| x <= hi))
+        let mut p = PairEval {
+            threads,
+            outcome: Outcome::NotMeasured,
+            direction: None,
+            size: None,
+            a: a.mean(),
+            b: b.mean(),
+            ratio: None,
+            ci: None,
+            level: None,
+            n: Some([a.n, b.n]),
+            starts: None,
+            between_start_sd: None,
+            within_start_sd: None,
+            passes: Vec::new(),
+            why: String::new(),
         };
+        let level_alpha = if equal { 2.0 * alpha } else { alpha };
+        let iv = match evidence::interval(&a.obs, &b.obs, level_alpha) {
+            Ok(iv) => iv,
+            Err(e) => {
+                p.why = e;
+                return p;
+            }
+        };
+        p.ratio = Some(iv.ratio);
+        p.ci = Some(iv.ci);
+        p.level = Some(1.0 - level_alpha);
+        p.starts = Some(iv.starts);
+        p.between_start_sd = Some(iv.between_sd);
+        p.within_start_sd = Some(iv.within_sd);
+        p.passes = iv
+            .per_start
+            .iter()
+            .map(|&(pass, ratio)| PassRatio { pass, ratio })
+            .collect();
+        let band = self.band().map(|b| b.0);
+        let [lo, hi] = band.unwrap_or([None, None]);
+        let below = lo.is_some_and(|lo| iv.ci[1] < lo);
+        let above = hi.is_some_and(|hi| iv.ci[0] > hi);
+        let size = if band.is_none() {
+            Size::NoBand
+        } else if lo.is_none_or(|lo| iv.ratio >= lo) && hi.is_none_or(|hi| iv.ratio <= hi) {
+            Size::Inside
+        } else if below || above {
+            Size::Outside
+        } else {
+            Size::Undetermined
+        };
+        let direction = if equal {
+            let inside = lo.is_none_or(|lo| iv.ci[0] >= lo) && hi.is_none_or(|hi| iv.ci[1] <= hi);
+            if inside {
+                Direction::Claimed
+            } else if below || above {
+                Direction::Opposite
+            } else {
+                Direction::Unclear
+            }
+        } else {
+            let (up, down) = (iv.ci[0] > 1.0, iv.ci[1] < 1.0);
+            let want_up = self.expect == "a > b";
+            if (up && want_up) || (down && !want_up) {
+                Direction::Claimed
+            } else if up || down {
+                Direction::Opposite
+            } else {
+                Direction::Unclear
+            }
+        };
+        p.outcome = verdict(equal, direction, size);
+        p.direction = Some(direction);
+        p.size = Some(size);
+        let ratio = fmt_ratio(iv.ratio);
+        let ci = format!(
+            "{} % CI [{}, {}] over {} server starts",
+            fmt_pct(1.0 - level_alpha),
+            fmt_ratio(iv.ci[0]),
+            fmt_ratio(iv.ci[1]),
+            iv.starts
+        );
         let band_text = match band {
             Some([Some(lo), Some(hi)]) => format!("[{}, {}]", fmt_ratio(lo), fmt_ratio(hi)),
             Some([Some(lo), None]) => format!("≥ {}", fmt_ratio(lo)),
             Some([None, Some(hi)]) => format!("≤ {}", fmt_ratio(hi)),
             _ => String::new(),
         };
-        let passes: Vec<PassRatio> = a
-            .per_pass
-            .iter()
-            .filter_map(|(p, ea)| {
-                let eb = b
-                    .per_pass
-                    .get(p)
-                    .or_else(|| (b.est.n == 0).then_some(&b.est))?;
-                let x = ratio_of(ea, eb, false);
-                Some(PassRatio {
-                    pass: *p,
-                    ratio: x.ratio,
-                    significant: x.ci[0] > 1.0 || x.ci[1] < 1.0,
-                })
-            })
-            .collect();
-        let mut p = PairEval {
-            threads,
-            outcome: Outcome::NotMeasured,
-            direction: None,
-            size: None,
-            a: Some(a.est.mean),
-            b: Some(b.est.mean),
-            ratio: Some(r.ratio),
-            ci: Some(r.ci),
-            n: Some([a.est.n, b.est.n]),
-            passes,
-            why: String::new(),
+        let side_of_band = if below { "below" } else { "above" };
+        p.why = match (equal, p.outcome, size) {
+            (true, Outcome::Holds, _) => {
+                format!("a/b {ratio}, {ci} inside the band {band_text} (two one-sided tests)")
+            }
+            (true, Outcome::DoesNotHold, _) => {
+                format!("a/b {ratio}, {ci} outside the band {band_text}")
+            }
+            (true, _, _) => format!(
+                "a/b {ratio}: the evidence is too weak to call them equal ({ci} reaches outside the band {band_text})"
+            ),
+            (false, Outcome::Holds, Size::NoBand) => format!(
+                "a/b {ratio}, significant ({ci}); the report gives no figure to size it by"
+            ),
+            (false, Outcome::Holds, _) => {
+                format!("a/b {ratio} inside the band {band_text}, significant ({ci})")
+            }
+            (false, Outcome::HoldsInDirection, Size::Outside) => format!(
+                "the claimed way, significant ({ci}), but beyond the band {band_text}: not the report's size"
+            ),
+            (false, Outcome::HoldsInDirection, _) => format!(
+                "the claimed way, significant ({ci}); a/b {ratio} is outside the band {band_text} but the interval reaches into it: size undetermined"
+            ),
+            (false, Outcome::NotInSize, _) => format!(
+                "not the report's size: the whole {ci} lies {side_of_band} the band {band_text}; the direction itself is inside the noise"
+            ),
+            (false, Outcome::DoesNotHold, _) => {
+                format!("the other way: a/b {ratio}, significant ({ci})")
+            }
+            _ => format!("a/b {ratio}: the difference is inside the noise ({ci} holds 1)"),
         };
-        let ratio = fmt_ratio(r.ratio);
-        let ci = format!(
-            "{} CI [{}, {}]",
-            if equal { "90 %" } else { "95 %" },
-            fmt_ratio(r.ci[0]),
-            fmt_ratio(r.ci[1])
-        );
-        // Passes that disagree on the direction decide nothing, whatever the pooled figure.
-        if p.passes.len() > 1 {
-            let up = p.passes.iter().any(|x| x.ratio > 1.0);
-            let down = p.passes.iter().any(|x| x.ratio < 1.0);
-            if up && down && p.passes.iter().any(|x| x.significant) {
-                p.why = format!(
-                    "unstable: {}",
-                    p.passes
-                        .iter()
-                        .map(|x| format!("pass {} a/b {}", x.pass, fmt_ratio(x.ratio)))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-                return p;
-            }
-        }
-        if equal {
-            // Two one-sided tests: the 90 % interval inside the band is equivalence.
-            let [lo, hi] = band.unwrap_or([None, None]);
-            let (lo, hi) = (lo.unwrap_or(0.0), hi.unwrap_or(f64::INFINITY));
-            let (outcome, dir, why) = if r.ci[0] >= lo && r.ci[1] <= hi {
-                (
-                    Outcome::Holds,
-                    Direction::Claimed,
-                    format!("a/b {ratio}, {ci} inside the band {band_text} (two one-sided tests)"),
-                )
-            } else if r.ci[1] < lo || r.ci[0] > hi {
-                (
-                    Outcome::DoesNotHold,
-                    Direction::Opposite,
-                    format!("a/b {ratio}, {ci} outside the band {band_text}"),
-                )
-            } else {
-                (Outcome::NotMeasured, Direction::Unclear, format!("a/b {ratio}: the evidence is too weak to call them equal ({ci} reaches outside the band {band_text})"))
-            };
-            p.outcome = outcome;
-            if outcome != Outcome::NotMeasured {
-                p.direction = Some(dir);
-                p.size = Some(if outcome == Outcome::Holds {
-                    Size::Inside
-                } else {
-                    Size::Outside
-                });
-            }
-            p.why = why;
-            return p;
-        }
-        let want_up = self.expect == "a > b";
-        let significant = r.ci[0] > 1.0 || r.ci[1] < 1.0;
-        if !significant {
-            // The direction is inside the noise, but the report's figure can still be ruled
-            // out: a whole interval on the far side of the band says "not that size".
-            let [lo, hi] = band.unwrap_or([None, None]);
-            let below = lo.is_some_and(|lo| r.ci[1] < lo);
-            let above = hi.is_some_and(|hi| r.ci[0] > hi);
-            if below || above {
-                p.outcome = Outcome::DoesNotHold;
-                p.direction = Some(Direction::Unclear);
-                p.size = Some(Size::Outside);
-                p.why = format!(
-                    "not the report's size: a/b {ratio}, the whole {ci} lies {} the band {band_text} (the direction itself is inside the noise)",
-                    if below { "below" } else { "above" }
-                );
-                return p;
-            }
-            p.why = format!("a/b {ratio}: the difference is inside the noise ({ci} holds 1)");
-            return p;
-        }
-        let right_way = want_up == (r.ratio > 1.0);
-        if !right_way {
-            p.outcome = Outcome::DoesNotHold;
-            p.direction = Some(Direction::Opposite);
-            p.size = Some(if band.is_some() {
-                Size::Outside
-            } else {
-                Size::NoBand
-            });
-            p.why = format!("the other way: a/b {ratio}, significant ({ci})");
-            return p;
-        }
-        p.direction = Some(Direction::Claimed);
-        match band {
-            None => {
-                p.outcome = Outcome::Holds;
-                p.size = Some(Size::NoBand);
-                p.why = format!(
-                    "a/b {ratio}, significant ({ci}); the report gives no figure to size it by"
-                );
-            }
-            Some(_) if in_band(r.ratio) => {
-                p.outcome = Outcome::Holds;
-                p.size = Some(Size::Inside);
-                p.why = format!("a/b {ratio} inside the band {band_text}, significant ({ci})");
-            }
-            Some(_) => {
-                p.outcome = Outcome::HoldsInDirection;
-                p.size = Some(Size::Outside);
-                p.why = format!("the claimed way, significant ({ci}), but a/b {ratio} is outside the band {band_text}");
-            }
-        }
         p
     }
 }
@@ -1287,6 +1329,13 @@ fn fmt_ratio(x: f64) -> String {
     } else {
         format!("{x:.3}")
     }
+}
+
+/// A confidence level as a percentage with the digits that tell it apart (95, 97.5, 98.75).
+fn fmt_pct(level: f64) -> String {
+    let pct = level * 100.0;
+    let text = format!("{pct:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// The one cell a selector picks at thread count `t`.
@@ -1461,17 +1510,107 @@ fn is_uninformative(name: &str) -> bool {
     SKIP.iter().any(|s| name.starts_with(s))
 }
 
+/// How the passes are judged: once, over all of them (a fixed number of passes), or by the
+/// sequential rule of `--until-decided`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Design {
+    Fixed,
+    /// Looked at after each pass from `evidence::FIRST_LOOK` on, look j at level
+    /// `evidence::sequential_alpha(0.05, j)`; a claim keeps the verdict of the first look
+    /// that decided it.
+    Sequential,
+}
+
+/// The nominal two-sided level of every verdict.
+pub const ALPHA: f64 = 0.05;
+
 /// Every claim of the plan, evaluated.
 pub fn evaluate_all(
     plan: &Plan,
     cells: &[Cell],
     doc_of: &dyn Fn(&Cell) -> Vec<CellDoc>,
     owners: Owners,
+    design: Design,
 ) -> Vec<Evaluation> {
     plan.claims
         .iter()
-        .map(|c| c.evaluate(plan, cells, doc_of, owners))
+        .map(|c| evaluate_one(c, plan, cells, doc_of, owners, design))
         .collect()
+}
+
+/// One claim under a design.
+pub fn evaluate_one(
+    c: &Claim,
+    plan: &Plan,
+    cells: &[Cell],
+    doc_of: &dyn Fn(&Cell) -> Vec<CellDoc>,
+    owners: Owners,
+    design: Design,
+) -> Evaluation {
+    if design == Design::Fixed {
+        return c.evaluate(plan, cells, doc_of, owners, Look::ALL);
+    }
+    // The passes any compared cell has.
+    let last = c
+        .cells_compared(plan, cells)
+        .iter()
+        .flat_map(|cell| doc_of(cell).into_iter().map(|d| d.pass))
+        .max()
+        .unwrap_or(0);
+    let mut looked: Option<Evaluation> = None;
+    let mut look = 0;
+    let mut seen_starts = 0;
+    for k in evidence::FIRST_LOOK..=last {
+        // A look is a pass that added a start to this claim's evidence.
+        let probe = c.evaluate(
+            plan,
+            cells,
+            doc_of,
+            owners,
+            Look {
+                max_pass: k,
+                alpha: ALPHA,
+            },
+        );
+        let starts = probe.starts.unwrap_or(0);
+        if starts <= seen_starts && looked.is_some() {
+            continue;
+        }
+        seen_starts = starts;
+        look += 1;
+        let mut e = c.evaluate(
+            plan,
+            cells,
+            doc_of,
+            owners,
+            Look {
+                max_pass: k,
+                alpha: evidence::sequential_alpha(ALPHA, look),
+            },
+        );
+        e.looks = Some(k);
+        let decided = e.outcome.decided() || e.outcome == Outcome::Undecidable;
+        looked = Some(e);
+        if decided {
+            break;
+        }
+    }
+    looked.unwrap_or_else(|| {
+        let mut e = c.evaluate(plan, cells, doc_of, owners, Look::ALL);
+        if e.outcome.decided() {
+            // Fewer passes than the first look: the sequential rule has not looked yet.
+            e.outcome = Outcome::NotMeasured;
+            e.direction = None;
+            e.size = None;
+            e.why = format!(
+                "{} pass(es): --until-decided first looks after pass {}",
+                last,
+                evidence::FIRST_LOOK
+            );
+            e.open = true;
+        }
+        e
+    })
 }
 
 /// "3 hold, 1 holds in direction only, ..." for a list of verdicts.
@@ -1479,9 +1618,10 @@ pub fn tally(evals: &[&Evaluation]) -> String {
     let count = |o: Outcome| evals.iter().filter(|e| e.outcome == o).count();
     let decided = evals.iter().filter(|e| e.outcome.decided()).count();
     format!(
-        "{} hold, {} hold in direction but not in size, {} do not hold, {} not measured, {} undecidable here ({decided} of {} decided)",
+        "{} hold, {} hold in direction only, {} not the report's size, {} do not hold, {} not measured, {} undecidable here ({decided} of {} decided)",
         count(Outcome::Holds),
         count(Outcome::HoldsInDirection),
+        count(Outcome::NotInSize),
         count(Outcome::DoesNotHold),
         count(Outcome::NotMeasured),
         count(Outcome::Undecidable),
@@ -1493,14 +1633,16 @@ fn dir_label(d: Option<Direction>) -> &'static str {
     match d {
         Some(Direction::Claimed) => "the claimed way",
         Some(Direction::Opposite) => "the other way",
-        Some(Direction::Unclear) | None => "–",
+        Some(Direction::Unclear) => "inside the noise",
+        None => "–",
     }
 }
 
 fn size_label(s: Option<Size>) -> &'static str {
     match s {
         Some(Size::Inside) => "inside the band",
-        Some(Size::Outside) => "outside the band",
+        Some(Size::Outside) => "beyond the band",
+        Some(Size::Undetermined) => "undetermined",
         Some(Size::NoBand) => "no figure",
         None => "–",
     }
@@ -1705,9 +1847,10 @@ expect = "a > b""#;
     fn verdict_by(p: &Plan, of: &dyn Fn(&str, usize) -> Vec<CellDoc>) -> Evaluation {
         let cells = p.cells();
         let doc_of = |c: &Cell| of(c.engine.as_deref().unwrap_or(""), c.threads);
-        p.claims[0].evaluate(p, &cells, &doc_of, &[])
+        p.claims[0].evaluate(p, &cells, &doc_of, &[], Look::ALL)
     }
 
+    /// The same result in each of three passes (three server starts that agree).
     fn verdict(p: &Plan, innodb: Option<ResultDoc>, myisam: Option<ResultDoc>) -> Evaluation {
         verdict_by(p, &|e, _| {
             match e {
@@ -1715,9 +1858,31 @@ expect = "a > b""#;
                 "MyISAM" => myisam.clone(),
                 _ => None,
             }
-            .map(|doc| vec![CellDoc { pass: 1, doc }])
+            .map(|doc| {
+                (1..=3)
+                    .map(|pass| CellDoc {
+                        pass,
+                        doc: doc.clone(),
+                    })
+                    .collect()
+            })
             .unwrap_or_default()
         })
+    }
+
+    /// One value per pass for each side.
+    fn by_pass(a: &[f64], b: &[f64]) -> impl Fn(&str, usize) -> Vec<CellDoc> {
+        let (a, b) = (a.to_vec(), b.to_vec());
+        move |e, _| {
+            let v = if e == "InnoDB" { &a } else { &b };
+            v.iter()
+                .enumerate()
+                .map(|(i, x)| CellDoc {
+                    pass: i as u32 + 1,
+                    doc: doc(&[*x], false),
+                })
+                .collect()
+        }
     }
 
     #[test]
@@ -1788,7 +1953,7 @@ expect = "a > b""#;
         assert_eq!(e.outcome, Outcome::HoldsInDirection, "{}", e.why);
         assert_eq!(e.direction, Some(Direction::Claimed));
         assert_eq!(e.size, Some(Size::Outside));
-        assert!(e.why.contains("outside the band"), "{}", e.why);
+        assert!(e.why.contains("beyond the band"), "{}", e.why);
         // Inside the noise, but the whole interval below the report's figure: not that size.
         let big = format!("{CLAIM}\nfigure_ratio = 1.58\ntolerance = 0.15");
         let p2 = plan(&big);
@@ -1797,7 +1962,7 @@ expect = "a > b""#;
             Some(doc(&[900.0, 1100.0, 1300.0, 900.0, 1100.0, 1300.0], false)),
             Some(doc(&[1000.0, 1010.0, 990.0, 1000.0, 1010.0, 990.0], false)),
         );
-        assert_eq!(e.outcome, Outcome::DoesNotHold, "{}", e.why);
+        assert_eq!(e.outcome, Outcome::NotInSize, "{}", e.why);
         assert_eq!(e.direction, Some(Direction::Unclear));
         assert_eq!(e.size, Some(Size::Outside));
         assert!(e.why.contains("not the report's size"), "{}", e.why);
@@ -1874,7 +2039,12 @@ expect = "a < b""#;
                 points: vec![point("READ_PK_POINT", t, &ops, false)],
                 ..Default::default()
             };
-            vec![CellDoc { pass: 1, doc: d }]
+            (1..=3)
+                .map(|pass| CellDoc {
+                    pass,
+                    doc: d.clone(),
+                })
+                .collect()
         };
         let e = verdict_by(&p, &|e, t| run(e, t, false));
         assert_eq!(e.outcome, Outcome::Holds, "{}", e.why);
@@ -1886,27 +2056,35 @@ expect = "a < b""#;
     }
 
     #[test]
-    fn values_pool_over_repeats_and_passes_that_must_agree() {
+    fn the_server_start_is_the_unit() {
         let p = plan(CLAIM);
-        // A metric measured once per result gets its spread from the repeats.
-        let of = |pass: u32, v: f64| CellDoc {
-            pass,
-            doc: doc(&[v], false),
-        };
-        let e = verdict_by(&p, &|e, _| match e {
-            "InnoDB" => vec![of(1, 1000.0), of(1, 1010.0), of(1, 990.0)],
-            _ => vec![of(1, 800.0), of(1, 805.0), of(1, 795.0)],
-        });
+        // One value per start: three starts that agree decide.
+        let e = verdict_by(
+            &p,
+            &by_pass(&[1000.0, 1010.0, 990.0], &[800.0, 805.0, 795.0]),
+        );
         assert_eq!(e.outcome, Outcome::Holds, "{}", e.why);
         assert_eq!(e.pairs[0].n, Some([3, 3]));
-        // One value per side: no spread, nothing decided.
+        assert_eq!(e.starts, Some(3));
+        assert!(e.why.contains("over 3 server starts"), "{}", e.why);
+        // Tight runs inside one start decide nothing: the spread between starts is unknown.
+        let e = verdict(&p, None, None);
+        assert_eq!(e.outcome, Outcome::NotMeasured);
+        let one = |pass| CellDoc {
+            pass,
+            doc: doc(&[1000.0, 1001.0, 999.0, 1000.0], false),
+        };
         let e = verdict_by(&p, &|e, _| match e {
-            "InnoDB" => vec![of(1, 1000.0)],
-            _ => vec![of(1, 800.0)],
+            "InnoDB" => vec![one(1)],
+            _ => vec![CellDoc {
+                pass: 1,
+                doc: doc(&[800.0, 801.0, 799.0, 800.0], false),
+            }],
         });
         assert_eq!(e.outcome, Outcome::NotMeasured, "{}", e.why);
-        assert!(e.why.contains("measured once"), "{}", e.why);
-        // Two passes that disagree on the direction: unstable.
+        assert!(e.why.contains("one server start"), "{}", e.why);
+        // Two starts that disagree (1.25 and 0.88), each from tight runs: the old pooling
+        // of every run called this significant; between starts it is noise.
         let e = verdict_by(&p, &|e, _| match e {
             "InnoDB" => vec![
                 CellDoc {
@@ -1930,8 +2108,207 @@ expect = "a < b""#;
             ],
         });
         assert_eq!(e.outcome, Outcome::NotMeasured, "{}", e.why);
-        assert!(e.why.contains("unstable"), "{}", e.why);
-        assert!(e.ours.contains("pass 1 1.25, pass 2 0.8"), "{}", e.ours);
+        assert!(e.why.contains("inside the noise"), "{}", e.why);
+        assert!(e.ours.contains("pass 1 1.25, pass 2 0.88"), "{}", e.ours);
+        let pair = &e.pairs[0];
+        assert!(pair.between_start_sd.unwrap() > 0.2, "{pair:?}");
+        assert!(pair.within_start_sd.unwrap() < 0.01, "{pair:?}");
+    }
+
+    /// For a ratio on the claimed side of 1, a tighter interval never gives a worse verdict;
+    /// for one on the other side, never a better one; and no tighter interval turns a decided
+    /// verdict into an undecided one.
+    #[test]
+    fn a_tighter_interval_never_gives_a_worse_verdict() {
+        for band in [
+            "",
+            "\nfigure_ratio = 1.58\ntolerance = 0.15",
+            "\nmin_ratio = 0.8\nmax_ratio = 1.2",
+        ] {
+            let p = plan(&format!("{CLAIM}{band}"));
+            let claim = &p.claims[0];
+            for r in [0.5, 0.8, 0.95, 1.05, 1.1, 1.3, 1.4, 1.6, 1.9, 2.5] {
+                let mut last: Option<Outcome> = None;
+                // Three starts at r·e^-s, r, r·e^s: the same ratio, a narrower interval as s falls.
+                for s in [0.8, 0.4, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.001] {
+                    let side = |x: &[f64]| Side {
+                        obs: Observed::Starts(
+                            x.iter()
+                                .enumerate()
+                                .map(|(i, m)| {
+                                    (
+                                        i as u32 + 1,
+                                        StartValue {
+                                            mean: *m,
+                                            within: 0.0,
+                                            n: 1,
+                                        },
+                                    )
+                                })
+                                .collect(),
+                        ),
+                        n: 3,
+                        docs: Vec::new(),
+                    };
+                    let a = side(&[r * (-s as f64).exp(), r, r * (s as f64).exp()]);
+                    let b = side(&[1.0, 1.0, 1.0]);
+                    let o = claim.judge(4, &a, &b, ALPHA).outcome;
+                    if let Some(prev) = last {
+                        if let Some(pr) = prev.rank() {
+                            let now = o.rank();
+                            assert!(now.is_some(), "r {r} s {s}{band}: {prev:?} -> {o:?}");
+                            let now = now.unwrap();
+                            if r > 1.0 {
+                                assert!(now >= pr, "r {r} s {s}{band}: {prev:?} -> {o:?}");
+                            } else {
+                                assert!(now <= pr, "r {r} s {s}{band}: {prev:?} -> {o:?}");
+                            }
+                        }
+                    }
+                    last = Some(o);
+                }
+            }
+        }
+    }
+
+    /// R1.3's case: an imprecise 1.10 below the band is "not the report's size", the same
+    /// ratio measured tightly "holds in direction only": never "does not hold".
+    #[test]
+    fn direction_inside_the_noise_never_fails_the_claim() {
+        let p = plan(&format!("{CLAIM}\nfigure_ratio = 1.58\ntolerance = 0.15"));
+        let wide = verdict_by(
+            &p,
+            &by_pass(&[1050.0, 1150.0, 1100.0], &[1000.0, 1000.0, 1000.0]),
+        );
+        let tight = verdict_by(
+            &p,
+            &by_pass(&[1100.0, 1102.0, 1098.0], &[1000.0, 1000.0, 1000.0]),
+        );
+        assert_eq!(wide.outcome, Outcome::NotInSize, "{}", wide.why);
+        assert_eq!(tight.outcome, Outcome::HoldsInDirection, "{}", tight.why);
+        assert!(tight.outcome.rank() > wide.outcome.rank());
+    }
+
+    /// `a ~ b`: passes at 1.02 and 0.99, both inside the band, are equivalence evidence,
+    /// not "unstable".
+    #[test]
+    fn equality_absorbs_passes_on_both_sides_of_one() {
+        let same = format!(
+            "{}\nmin_ratio = 0.8\nmax_ratio = 1.25",
+            CLAIM.replace("a > b", "a ~ b")
+        );
+        let p = plan(&same);
+        let e = verdict_by(
+            &p,
+            &by_pass(&[1020.0, 990.0, 1005.0], &[1000.0, 1000.0, 1000.0]),
+        );
+        assert_eq!(e.outcome, Outcome::Holds, "{}", e.why);
+    }
+
+    /// A load that other processes disturbed voids the load-time claims that read it.
+    #[test]
+    fn a_disturbed_load_voids_load_claims() {
+        let p = plan(&CLAIM.replace("ops_per_s", "load_s"));
+        let loaded = |s: f64, disturbed: bool| {
+            let mut d = doc(&[1000.0], false);
+            d.load = vec![crate::load::LoadStats {
+                table: "t".into(),
+                rows: 1000,
+                connections: 1,
+                method: crate::load::LoadMethod::Insert,
+                elapsed_s: s,
+                rows_per_s: 1000.0 / s,
+                interrupted: false,
+                disturbed,
+                others_cpus: Some(if disturbed { 0.5 } else { 0.0 }),
+            }];
+            d
+        };
+        let e = verdict(&p, Some(loaded(3.0, false)), Some(loaded(2.0, false)));
+        assert_eq!(e.outcome, Outcome::Holds, "{}", e.why);
+        let e = verdict(&p, Some(loaded(3.0, true)), Some(loaded(2.0, false)));
+        assert_eq!(e.outcome, Outcome::NotMeasured, "{}", e.why);
+        assert!(e.why.contains("disturbed"), "{}", e.why);
+    }
+
+    /// `per_metric`: a result's metric over its other metric is one value (the first and
+    /// last windows of one run are one measurement), its spread from the starts.
+    #[test]
+    fn per_metric_is_one_value_per_result() {
+        let claim = r#"id = "C"
+says = "a's ratio below b's"
+metric = "p99_us"
+operation = "READ_PK_POINT"
+a = { engine = "InnoDB", per_metric = "p50_us" }
+b = { engine = "MyISAM", per_metric = "p50_us" }
+threads = [4]
+expect = "a > b""#;
+        let p = plan(claim);
+        let with = |p50: u64, p99: u64| {
+            let mut d = doc(&[1000.0, 1000.0, 1000.0], false);
+            for r in &mut d.points[0].runs {
+                r.latency_us.p50_us = p50;
+                r.latency_us.p99_us = p99;
+            }
+            d
+        };
+        let e = verdict(&p, Some(with(100, 400)), Some(with(100, 200)));
+        assert_eq!(e.outcome, Outcome::Holds, "{}", e.why);
+        assert_eq!(e.pairs[0].n, Some([3, 3]), "one value per result");
+    }
+
+    /// A side that can be 0 (a stall that did not happen) is judged against a bound.
+    #[test]
+    fn a_zero_valued_side_is_judged_as_a_bound() {
+        let claim = r#"id = "O"
+says = "no stall"
+metric = "ops_per_s"
+operation = "READ_PK_POINT"
+a = { engine = "InnoDB" }
+b = { value = 0.5 }
+threads = [4]
+expect = "a < b""#;
+        let p = plan(claim);
+        let e = verdict_by(&p, &by_pass(&[0.0, 0.0, 0.0], &[]));
+        assert_eq!(e.outcome, Outcome::Holds, "{}", e.why);
+        let e = verdict_by(&p, &by_pass(&[2.0, 2.1, 1.9], &[]));
+        assert_eq!(e.outcome, Outcome::DoesNotHold, "{}", e.why);
+    }
+
+    /// Equal values in every start on both sides: not a zero standard error.
+    #[test]
+    fn zero_variance_is_not_significance() {
+        let p = plan(CLAIM);
+        let e = verdict_by(
+            &p,
+            &by_pass(&[1003.0, 1003.0, 1003.0], &[1000.0, 1000.0, 1000.0]),
+        );
+        assert_eq!(e.outcome, Outcome::NotMeasured, "{}", e.why);
+        assert!(e.pairs[0].ci.unwrap()[0] < 1.0, "{:?}", e.pairs[0]);
+    }
+
+    /// The sequential rule: a look later than the first tests at a stricter level, and a
+    /// claim keeps the verdict of the pass that decided it.
+    #[test]
+    fn until_decided_looks_at_a_falling_level() {
+        let p = plan(CLAIM);
+        let cells = p.cells();
+        let of = by_pass(
+            &[1300.0, 1310.0, 1290.0, 1305.0],
+            &[1000.0, 1000.0, 1000.0, 1000.0],
+        );
+        let doc_of = |c: &Cell| of(c.engine.as_deref().unwrap_or(""), c.threads);
+        let e = evaluate_one(&p.claims[0], &p, &cells, &doc_of, &[], Design::Sequential);
+        assert_eq!(e.outcome, Outcome::Holds, "{}", e.why);
+        assert_eq!(e.looks, Some(3), "decided at the first look");
+        assert!((e.alpha - 0.025).abs() < 1e-12, "{}", e.alpha);
+        assert!(e.why.contains("97.5 % CI"), "{}", e.why);
+        // Two passes only: the rule has not looked.
+        let of2 = by_pass(&[1300.0, 1310.0], &[1000.0, 1000.0]);
+        let doc_of2 = |c: &Cell| of2(c.engine.as_deref().unwrap_or(""), c.threads);
+        let e = evaluate_one(&p.claims[0], &p, &cells, &doc_of2, &[], Design::Sequential);
+        assert_eq!(e.outcome, Outcome::NotMeasured, "{}", e.why);
+        assert!(e.open);
     }
 
     #[test]

@@ -18,7 +18,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Duration;
 
+pub mod calibrate;
 pub mod claims;
+pub mod evidence;
 pub mod plan;
 
 pub use plan::{Cell, Plan, Scale, ServerEntry};
@@ -47,6 +49,18 @@ pub fn pass_dir(out_dir: &Path, pass: u32) -> PathBuf {
     } else {
         out_dir.join(format!("pass-{pass}"))
     }
+}
+
+/// The highest pass with a folder under `out_dir` (1 when there is none beyond the first).
+pub fn passes_on_disk(out_dir: &Path) -> u32 {
+    std::fs::read_dir(out_dir)
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| e.file_name().to_str()?.strip_prefix("pass-")?.parse().ok())
+                .max()
+                .unwrap_or(1)
+        })
+        .unwrap_or(1)
 }
 
 /// The result folders a cell keeps for its claims, oldest first (a run names its folder by
@@ -274,7 +288,10 @@ pub fn reproduce(
         return Ok(ExitCode::SUCCESS);
     }
     let scale = a.suite.scale(a.quick);
-    let plan = Plan::from_text(text, &format!("{name} (built in)"), scale)?;
+    let mut plan = Plan::from_text(text, &format!("{name} (built in)"), scale)?;
+    if a.calibrate {
+        plan = calibrate::plan(&plan)?;
+    }
     if a.dry_run {
         let cells = plan.cells();
         for c in &cells {
@@ -283,16 +300,15 @@ pub fn reproduce(
         eprintln!("{}", estimate(&plan, &cells, reg));
         return Ok(ExitCode::SUCCESS);
     }
-    run_plan(
-        &plan,
-        &Options {
-            scale,
-            passes: a.suite.passes,
-            results_dir: a.results_dir.as_deref(),
-            metrics_addr: a.metrics_addr.as_deref(),
-        },
-        reg,
-    )
+    let o = Options {
+        results_dir: a.results_dir.as_deref(),
+        metrics_addr: a.metrics_addr.as_deref(),
+        ..Options::of(&a.suite, a.quick)
+    };
+    if a.calibrate {
+        return calibrate(&plan, &o, reg);
+    }
+    run_plan(&plan, &o, reg)
 }
 
 /// What the measured phases of every cell will take, from each workload's own plan of its
@@ -366,10 +382,9 @@ pub fn run(a: &SuiteArgs, reg: &crate::registry::Registry) -> Result<ExitCode> {
     run_plan(
         &plan,
         &Options {
-            scale,
-            passes: a.suite.passes,
             results_dir: a.results_dir.as_deref(),
             metrics_addr: a.metrics_addr.as_deref(),
+            ..Options::of(&a.suite, a.quick)
         },
         reg,
     )
@@ -378,10 +393,56 @@ pub fn run(a: &SuiteArgs, reg: &crate::registry::Registry) -> Result<ExitCode> {
 /// How a plan is run (from `suite` or `reproduce`).
 pub struct Options<'a> {
     pub scale: Scale,
-    /// 1 or 2: pass 2 runs the matrix again, in reverse order, on freshly started servers.
+    /// Passes over the whole matrix, each on freshly started servers (even passes in reverse
+    /// order).
     pub passes: u32,
+    /// `--until-decided --budget`: more passes, for the cells of undecided claims only, within
+    /// this wall time.
+    pub until_decided: Option<Duration>,
     pub results_dir: Option<&'a str>,
     pub metrics_addr: Option<&'a str>,
+}
+
+impl<'a> Options<'a> {
+    fn of(a: &crate::cli::SuiteRunArgs, quick: bool) -> Options<'a> {
+        Options {
+            scale: a.scale(quick),
+            passes: a.passes(),
+            until_decided: a.until_decided.then_some(a.budget),
+            results_dir: None,
+            metrics_addr: None,
+        }
+    }
+}
+
+/// The most passes `--until-decided` runs, whatever its budget.
+const MAX_PASSES: u32 = 20;
+
+/// Where a plan's results go: `--results-dir`, or enginebench-results/suite-NAME[-SCALE].
+fn out_dir(plan: &Plan, o: &Options) -> PathBuf {
+    PathBuf::from(o.results_dir.map(str::to_string).unwrap_or_else(|| {
+        format!(
+            "enginebench-results/suite-{}{}",
+            plan.name,
+            o.scale.table().map(|t| format!("-{t}")).unwrap_or_default()
+        )
+    }))
+}
+
+/// `reproduce NAME --calibrate`: the A/A plan (`calibrate::plan`) run like any plan, then every comparison
+/// between its two starts judged (calibration.md and calibration.json beside the cells).
+fn calibrate(aa: &Plan, o: &Options, reg: &crate::registry::Registry) -> Result<ExitCode> {
+    let code = run_plan(aa, o, reg)?;
+    let dir = out_dir(aa, o);
+    let owners = reg.owners();
+    let c = calibrate::evaluate(aa, &dir, &owners);
+    let md = calibrate::markdown(&c);
+    let _ = crate::report::json::write_text_atomic(&dir.join("calibration.md"), &md);
+    let json = serde_json::to_string_pretty(&c).unwrap_or_default();
+    let _ = crate::report::json::write_text_atomic(&dir.join("calibration.json"), &json);
+    print!("{md}");
+    eprintln!("calibration: {}", dir.join("calibration.md").display());
+    Ok(code)
 }
 
 /// Run a parsed plan's cells that are not complete yet, pass after pass, then write the
@@ -390,13 +451,7 @@ pub fn run_plan(plan: &Plan, o: &Options, reg: &crate::registry::Registry) -> Re
     if let Some(addr) = o.metrics_addr {
         crate::live::metrics::check_addr(addr)?;
     }
-    let out_dir = PathBuf::from(o.results_dir.map(str::to_string).unwrap_or_else(|| {
-        format!(
-            "enginebench-results/suite-{}{}",
-            plan.name,
-            o.scale.table().map(|t| format!("-{t}")).unwrap_or_default()
-        )
-    }));
+    let out_dir = out_dir(plan, o);
     std::fs::create_dir_all(&out_dir)
         .map_err(|e| Error::usage(format!("--results-dir {}: {e}", out_dir.display())))?;
     interrupt::install();
@@ -420,7 +475,7 @@ pub fn run_plan(plan: &Plan, o: &Options, reg: &crate::registry::Registry) -> Re
     for pass in 1..=o.passes {
         let dir = pass_dir(&out_dir, pass);
         let mut todo = pass_todo(plan, &cells, &dir, pass);
-        if pass > 1 {
+        if pass % 2 == 0 {
             // The other order: a cell's neighbour (and what it left in the caches) changes.
             todo.reverse();
         }
@@ -450,14 +505,23 @@ pub fn run_plan(plan: &Plan, o: &Options, reg: &crate::registry::Registry) -> Re
             break;
         }
     }
+    let design = if o.until_decided.is_some() {
+        claims::Design::Sequential
+    } else {
+        claims::Design::Fixed
+    };
+    if let (Some(budget), false) = (o.until_decided, interrupted) {
+        interrupted = suite.until_decided(&out_dir, o.passes, budget)?;
+    }
     let failed = std::mem::take(&mut suite.failed);
-    let doc_of = |c: &Cell| cell_docs(&out_dir, c, o.passes, &owners);
-    let evals = claims::evaluate_all(plan, &cells, &doc_of, &owners);
+    let on_disk = passes_on_disk(&out_dir).max(o.passes);
+    let doc_of = |c: &Cell| cell_docs(&out_dir, c, on_disk, &owners);
+    let evals = claims::evaluate_all(plan, &cells, &doc_of, &owners, design);
     if !evals.is_empty() {
         let text = serde_json::to_string_pretty(&evals).unwrap_or_default();
         let _ = crate::report::json::write_text_atomic(&out_dir.join("claims.json"), &text);
     }
-    let summary = summarize(plan, &cells, &out_dir, o.passes, &evals);
+    let summary = summarize(plan, &cells, &out_dir, on_disk, &evals);
     let path = out_dir.join("summary.md");
     let _ = crate::report::json::write_text_atomic(&path, &summary);
     print!("{summary}");
@@ -531,6 +595,106 @@ impl Suite<'_> {
             }
         }
         Ok(false)
+    }
+
+    /// `--until-decided`: after the first passes, another pass at a time for the cells of the
+    /// claims that are still open, until none is, the budget would be overrun or MAX_PASSES is
+    /// reached. True when interrupted.
+    fn until_decided(&mut self, out_dir: &Path, first: u32, budget: Duration) -> Result<bool> {
+        let cells = self.plan.cells();
+        loop {
+            let on_disk = passes_on_disk(out_dir).max(first);
+            let owners = self.owners;
+            let doc_of = |c: &Cell| cell_docs(out_dir, c, on_disk, owners);
+            let evals = claims::evaluate_all(
+                self.plan,
+                &cells,
+                &doc_of,
+                owners,
+                claims::Design::Sequential,
+            );
+            let open: Vec<&str> = evals
+                .iter()
+                .filter(|e| e.open)
+                .map(|e| e.id.as_str())
+                .collect();
+            let mut needed: Vec<Cell> = Vec::new();
+            for c in self
+                .plan
+                .claims
+                .iter()
+                .filter(|c| open.contains(&c.id.as_str()))
+            {
+                for cell in c.cells_compared(self.plan, &cells) {
+                    if !needed.iter().any(|n| n.name == cell.name) {
+                        needed.push(cell.clone());
+                    }
+                }
+            }
+            // Plan order, as a pass runs them.
+            needed.sort_by_key(|n| cells.iter().position(|c| c.name == n.name));
+            if needed.is_empty() {
+                eprintln!(
+                    "suite: until decided: every claim that more passes could decide is decided after {on_disk} pass(es)"
+                );
+                return Ok(false);
+            }
+            // An unfinished pass is finished first; then a new one.
+            let last_dir = pass_dir(out_dir, on_disk);
+            let unfinished = needed.iter().any(|c| {
+                complete_results(&last_dir.join(&c.name))
+                    < self.plan.sections[c.section].repeats as usize
+            });
+            let pass = if unfinished { on_disk } else { on_disk + 1 };
+            if pass > MAX_PASSES {
+                eprintln!(
+                    "suite: until decided: {} claim(s) still open after {MAX_PASSES} passes, the most it runs: {}",
+                    open.len(),
+                    open.join(", ")
+                );
+                return Ok(false);
+            }
+            let dir = pass_dir(out_dir, pass);
+            let mut todo = pass_todo(self.plan, &needed, &dir, pass);
+            if pass % 2 == 0 {
+                todo.reverse();
+            }
+            let runs: usize = todo
+                .iter()
+                .map(|c| self.plan.sections[c.section].repeats as usize)
+                .sum();
+            let spent = self.started.elapsed();
+            let per_run = (self.done > 0).then(|| spent.as_secs_f64() / self.done as f64);
+            if let Some(per) = per_run {
+                let next = Duration::from_secs_f64(per * runs as f64);
+                if spent + next > budget {
+                    eprintln!(
+                        "suite: until decided: the budget is spent ({} of {}; pass {pass} would take about {}): {} claim(s) still open: {}",
+                        humantime::format_duration(Duration::from_secs(spent.as_secs())),
+                        humantime::format_duration(budget),
+                        humantime::format_duration(Duration::from_secs(next.as_secs())),
+                        open.len(),
+                        open.join(", ")
+                    );
+                    return Ok(false);
+                }
+            }
+            eprintln!(
+                "suite {} pass {pass} (until decided): {} claim(s) open ({}), {} cell(s) to run; results in {}",
+                self.plan.name,
+                open.len(),
+                open.join(", "),
+                todo.len(),
+                dir.display()
+            );
+            self.total += runs;
+            if self.run_pass(pass, &dir, &todo)? {
+                return Ok(true);
+            }
+            if !self.failed.is_empty() {
+                return Ok(false);
+            }
+        }
     }
 
     /// A cell's repeats, each run again in place while other processes disturb it (at most

@@ -353,6 +353,8 @@ pub async fn prepare(
         elapsed_s: 0.0,
         rows_per_s: 0.0,
         interrupted: false,
+        disturbed: false,
+        others_cpus: None,
     }])
 }
 
