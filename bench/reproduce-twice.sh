@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run reproductions twice each (`enginebench reproduce NAME --quick --passes 2`) and count, per
+# Run reproductions twice each (`enginebench reproduce NAME --quick --until-decided`) and count, per
 # report, the report's claims decided in each run and the verdicts that differ between the
 # two runs (docs/reproductions.md, "Measured"; issue 34's targets: at least 70 % of the
 # reports' claims decided, at most 10 % of decided verdicts differing).
@@ -12,7 +12,9 @@
 #   EB_OUT     output folder (default enginebench-results/reproduce-twice-<UTC time>): NAME-r1/,
 #              NAME-r2/ (each a reproduction's results, with claims.json) and counts.md
 #   EB_SCALE   --scale of the reproductions (default quick)
-#   EB_PASSES  --passes (default 2)
+#   EB_PASSES  --passes (default 3)
+#   EB_BUDGET  with it, --until-decided --budget EB_BUDGET (e.g. 2h; default: none, a fixed
+#              number of passes)
 #
 # Nothing else should run on the machine meanwhile: a run that other processes disturb is run
 # again in place (up to 3 tries), and a claim whose compared points stay disturbed is
@@ -28,7 +30,7 @@ def load(d):
     with open(f"{d}/claims.json") as f:
         return {e["id"]: e for e in json.load(f)}
 ra, rb = load(a), load(b)
-decided = {"holds", "holds_in_direction", "does_not_hold"}
+decided = {"holds", "holds_in_direction", "not_in_size", "does_not_hold"}
 report = [i for i in ra if not ra[i].get("ours_check")]
 ours = [i for i in ra if ra[i].get("ours_check")]
 def tally(ids):
@@ -41,7 +43,7 @@ def tally(ids):
         if i not in rb:
             return False
         o = {ra[i]["outcome"], rb[i]["outcome"]}
-        return "does_not_hold" in o and bool(o & claimed_way)
+        return bool(o & {"does_not_hold", "not_in_size"}) and bool(o & claimed_way)
     flips = [i for i in either if opposite(i)]
     return da, db, either, differ, flips
 def change(i):
@@ -85,7 +87,11 @@ fi
 for run in 1 2; do
     for n in "${names[@]}"; do
         echo "== $(date -u +%H:%M:%S) $n, run $run" >&2
-        "$bin" reproduce "$n" --scale "${EB_SCALE:-quick}" --passes "${EB_PASSES:-2}" \
+        until=()
+        if [[ -n "${EB_BUDGET:-}" ]]; then
+            until=(--until-decided --budget "$EB_BUDGET")
+        fi
+        "$bin" reproduce "$n" --scale "${EB_SCALE:-quick}" --passes "${EB_PASSES:-3}" "${until[@]}" \
             --results-dir "$out/$n-r$run" >"$out/$n-r$run.log" 2>&1 || echo "   exit $?" >&2
     done
 done

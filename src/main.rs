@@ -43,12 +43,20 @@ fn main() -> ExitCode {
                     ExitCode::SUCCESS
                 };
             }
-            // clap's message spans several lines; the first says what is wrong.
+            // clap's message spans several lines; its first paragraph says what is wrong
+            // (a line ending in ':' is followed by what it names: the missing arguments).
             let text = e.render().to_string();
-            let first = text
+            let first: Vec<&str> = text
                 .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("invalid arguments");
+                .skip_while(|l| l.trim().is_empty())
+                .take_while(|l| !l.trim().is_empty())
+                .map(str::trim)
+                .collect();
+            let first = if first.is_empty() {
+                "invalid arguments".to_string()
+            } else {
+                first.join(" ")
+            };
             eprintln!(
                 "enginebench: {} (see --help)",
                 first.trim_start_matches("error: ")

@@ -79,14 +79,17 @@ pub fn render(docs: &[ResultDoc], owners: Owners) -> String {
 
 /// Render with labels chosen by the caller (a suite names its series after its cells).
 pub fn render_labeled(docs: &[ResultDoc], labels: Vec<String>, owners: Owners) -> String {
-    render_with_preface(docs, labels, owners, "")
+    render_with_preface(docs, labels, owners, None, "")
 }
 
 /// The page with `preface` (HTML: a suite's claims table) right under its title.
+/// `heading`: the page's title instead of the results' names (a reproduction: the report's
+/// title).
 pub fn render_with_preface(
     docs: &[ResultDoc],
     labels: Vec<String>,
     owners: Owners,
+    heading: Option<&str>,
     preface: &str,
 ) -> String {
     let rs: Vec<Labeled> = docs
@@ -98,12 +101,15 @@ pub fn render_with_preface(
     h.push_str("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">");
     // Nothing may be loaded from anywhere: styles inline, images as inline SVG.
     h.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">");
+    let heading = heading
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("enginebench report: {}", title(&rs)));
     let _ = write!(
         h,
-        "<title>enginebench report: {}</title><style>{STYLE}</style></head><body>",
-        escape(&title(&rs))
+        "<title>{}</title><style>{STYLE}</style></head><body>",
+        escape(&heading)
     );
-    let _ = write!(h, "<h1>enginebench report: {}</h1>", escape(&title(&rs)));
+    let _ = write!(h, "<h1>{}</h1>", escape(&heading));
     // A suite's claims, when it has some, then the answer: who leads each operation, by how
     // much, and whether that is noise.
     h.push_str(preface);

@@ -67,10 +67,13 @@ pub struct Comparison {
     pub starts: Option<usize>,
     pub between_start_sd: Option<f64>,
     pub within_start_sd: Option<f64>,
-    /// Called significant (either way) with the first N passes, for N = 2, 3, ...
+    /// Called significant (either way) with the first N passes, for N = 2, 3, ... (N left
+    /// out where those passes give the comparison fewer than two starts).
     pub significant_with: Vec<(u32, bool)>,
     /// Called significant by the sequential rule over every pass.
     pub significant_sequential: bool,
+    /// a/b of each start.
+    pub per_start: Vec<f64>,
     pub why: String,
 }
 
@@ -98,6 +101,13 @@ pub struct Calibration {
     pub comparisons: Vec<Comparison>,
     /// Sections whose results have no per-operation points (their metrics are not compared).
     pub not_calibrated: Vec<String>,
+    /// The spread of one start pair's log a/b (a/b of `ops_per_s` between two server starts of
+    /// one configuration, each side one start), pooled over every comparison with at least
+    /// two starts: sqrt(Σ (d − d̄)² / Σ (starts − 1)), and its degrees of freedom. What a
+    /// comparison of two results, each one server start, must allow for (`compare
+    /// --between-start calibration.json`).
+    pub pooled_start_sd: Option<f64>,
+    pub pooled_df: usize,
 }
 
 /// The A/A claims: every operation that `a`'s results measured, at each thread count of each
@@ -174,8 +184,10 @@ pub fn evaluate(p: &Plan, out_dir: &Path, owners: Owners) -> Calibration {
                         alpha: claims::ALPHA,
                     },
                 );
-                (k, significant(&e))
+                (k, e.starts.is_some_and(|n| n >= 2), significant(&e))
             })
+            .filter(|x| x.1)
+            .map(|(k, _, sig)| (k, sig))
             .collect();
         let seq = claims::evaluate_one(c, &plan, &cells, &doc_of, owners, Design::Sequential);
         comparisons.push(Comparison {
@@ -187,6 +199,9 @@ pub fn evaluate(p: &Plan, out_dir: &Path, owners: Owners) -> Calibration {
             within_start_sd: pair.and_then(|p| p.within_start_sd),
             significant_with,
             significant_sequential: significant(&seq),
+            per_start: pair
+                .map(|p| p.passes.iter().map(|x| x.ratio).collect())
+                .unwrap_or_default(),
             why: all.why.clone(),
         });
     }
@@ -205,7 +220,6 @@ pub fn evaluate(p: &Plan, out_dir: &Path, owners: Owners) -> Calibration {
         .map(|k| {
             let flags = comparisons
                 .iter()
-                .filter(|c| c.starts.is_some_and(|s| s >= 2))
                 .filter_map(|c| c.significant_with.iter().find(|x| x.0 == k).map(|x| x.1))
                 .collect();
             rate(format!("{k} passes"), flags)
@@ -230,7 +244,23 @@ pub fn evaluate(p: &Plan, out_dir: &Path, owners: Owners) -> Calibration {
         v.sort_by(f64::total_cmp);
         (!v.is_empty()).then(|| v[v.len() / 2])
     };
+    let (mut ss, mut df) = (0.0, 0usize);
+    for c in &comparisons {
+        let logs: Vec<f64> = c
+            .per_start
+            .iter()
+            .filter(|r| **r > 0.0)
+            .map(|r| r.ln())
+            .collect();
+        if logs.len() >= 2 {
+            let (_, var) = evidence::mean_var(&logs);
+            ss += var * (logs.len() - 1) as f64;
+            df += logs.len() - 1;
+        }
+    }
     Calibration {
+        pooled_start_sd: (df > 0).then(|| (ss / df as f64).sqrt()),
+        pooled_df: df,
         plan: p.name.clone(),
         passes,
         nominal_alpha: claims::ALPHA,
@@ -267,9 +297,11 @@ pub fn markdown(c: &Calibration) -> String {
         s.push_str("| (fewer than 2 passes: no interval rests on server starts) | | | | |\n");
     }
     s.push_str(&format!(
-        "\nThe comparisons of one pass share its two server starts, so they are not independent: the interval above (Wilson's, as if they were) is narrower than the truth.\n\nVariance of one start's log a/b, as a standard deviation (median over the comparisons): between server starts {}, within a start (from its runs) {}.\n\n",
+        "\nThe comparisons of one pass share its two server starts, so they are not independent: the interval above (Wilson's, as if they were) is narrower than the truth.\n\nVariance of one start's log a/b, as a standard deviation (median over the comparisons): between server starts {}, within a start (from its runs) {}. Pooled over every comparison, one start pair's log a/b varies by {} ({} degrees of freedom): what a comparison of two results, each one server start, must allow for.\n\n",
         c.median_between_start_sd.map(|x| pct(x)).unwrap_or_else(|| "–".into()),
         c.median_within_start_sd.map(|x| pct(x)).unwrap_or_else(|| "–".into()),
+        c.pooled_start_sd.map(|x| pct(x)).unwrap_or_else(|| "–".into()),
+        c.pooled_df,
     ));
     if !c.not_calibrated.is_empty() {
         s.push_str(&format!(

@@ -612,6 +612,8 @@ struct Side {
     /// Values behind it (runs × repeats × passes).
     n: usize,
     docs: NamedDocs,
+    /// Passes left out: their result was partial or disturbed.
+    left_out: Vec<u32>,
 }
 
 impl Side {
@@ -861,11 +863,14 @@ impl Claim {
                 obs: Observed::Constant(x),
                 n: 0,
                 docs: Vec::new(),
+                left_out: Vec::new(),
             });
         }
         let metric = sel.metric.as_deref().unwrap_or(&self.metric);
         let op = sel.operation.as_deref().or(self.operation.as_deref());
         let per = sel.per_metric.as_deref();
+        // Passes left out of this side (partial or disturbed).
+        let notes: std::cell::RefCell<Vec<u32>> = Default::default();
         // Every value of one cell, by pass: the runs and repeats of one server start
         // together. With `per_metric`, each result gives one value: its metric over the other
         // (the first and last windows of one run are one measurement, not two samples).
@@ -878,14 +883,25 @@ impl Claim {
                 return Err(format!("cell {} has no result", cell.name));
             }
             let mut by_pass: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+            // A start whose measurement is partial or disturbed is left out of the evidence
+            // (the other starts still count); with none left, the claim says why.
+            let mut left_out: BTreeMap<u32, String> = BTreeMap::new();
             for d in found {
+                if left_out.contains_key(&d.pass) {
+                    continue;
+                }
                 if d.doc.status != Status::Complete {
-                    return Err(format!(
-                        "cell {} (pass {}) has a result that is {}: a partial result decides nothing",
-                        cell.name,
+                    by_pass.remove(&d.pass);
+                    left_out.insert(
                         d.pass,
-                        status_label(&d.doc.status)
-                    ));
+                        format!(
+                            "cell {} (pass {}) has a result that is {}: a partial result decides nothing",
+                            cell.name,
+                            d.pass,
+                            status_label(&d.doc.status)
+                        ),
+                    );
+                    continue;
                 }
                 let in_cell = |e: String| format!("cell {}: {e}", cell.name);
                 let (mut v, mut disturbed) =
@@ -900,15 +916,30 @@ impl Claim {
                     v = vec![mv / mw];
                 }
                 if disturbed {
-                    return Err(format!(
-                        "cell {} (pass {}): the measurement of {} this claim reads was disturbed (other processes used the CPU)",
-                        cell.name,
+                    by_pass.remove(&d.pass);
+                    left_out.insert(
                         d.pass,
-                        op.unwrap_or(metric)
-                    ));
+                        format!(
+                            "cell {} (pass {}): the measurement of {} this claim reads was disturbed (other processes used the CPU)",
+                            cell.name,
+                            d.pass,
+                            op.unwrap_or(metric)
+                        ),
+                    );
+                    continue;
                 }
                 by_pass.entry(d.pass).or_default().extend(v);
                 docs.push((cell.name.clone(), d.doc));
+            }
+            if by_pass.is_empty() {
+                if let Some(why) = left_out.values().next() {
+                    return Err(why.clone());
+                }
+            }
+            for p in left_out.keys() {
+                if !notes.borrow().contains(p) {
+                    notes.borrow_mut().push(*p);
+                }
             }
             Ok(by_pass)
         };
@@ -942,10 +973,13 @@ impl Claim {
             n = n.min(base.values().map(|s| s.n).sum());
             docs.extend(bdocs);
         }
+        let mut left_out = notes.into_inner();
+        left_out.sort_unstable();
         Ok(Side {
             obs: Observed::Starts(starts),
             n,
             docs,
+            left_out,
         })
     }
     /// The verdict from the results `doc_of` finds for each cell (every pass and repeat).
@@ -1314,6 +1348,18 @@ impl Claim {
             }
             _ => format!("a/b {ratio}: the difference is inside the noise ({ci} holds 1)"),
         };
+        let mut left: Vec<u32> = a.left_out.iter().chain(&b.left_out).copied().collect();
+        left.sort_unstable();
+        left.dedup();
+        if !left.is_empty() {
+            p.why.push_str(&format!(
+                " (left out, partial or disturbed: pass {})",
+                left.iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
         p
     }
 }
@@ -1670,19 +1716,20 @@ pub fn markdown(evals: &[Evaluation]) -> String {
     let cell = |x: &str| x.replace('|', "\\|").replace('\n', " ");
     let mut s = String::from("## Claims\n\n");
     for (title, list) in groups(evals) {
-        s.push_str(&format!("### {title}\n\n| claim | the report says | its figure | band a/b | ours | direction | size | verdict | why |\n|---|---|---|---|---|---|---|---|---|\n"));
+        s.push_str(&format!("### {title}\n\n| claim | the report says | its figure | band a/b | ours | evidence | direction | size | verdict | why |\n|---|---|---|---|---|---|---|---|---|---|\n"));
         for e in &list {
             let says = match &e.contradicts {
                 Some(c) => format!("{} (the report's prose: {c})", e.says),
                 None => e.says.clone(),
             };
             s.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} | {} | **{}** | {} |\n",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | **{}** | {} |\n",
                 cell(&e.id),
                 cell(&says),
                 cell(e.figure.as_deref().unwrap_or("")),
                 cell(&band_text(e)),
                 cell(&e.ours),
+                cell(&evidence_text(e)),
                 dir_label(e.direction),
                 size_label(e.size),
                 e.outcome.label(),
@@ -1692,6 +1739,28 @@ pub fn markdown(evals: &[Evaluation]) -> String {
         s.push_str(&format!("\n{}.\n\n", tally(&list)));
     }
     s
+}
+
+/// The evidence a verdict rests on: server starts, the spread between starts and within a
+/// start (the largest over the compared thread counts), and the pass that decided it.
+fn evidence_text(e: &Evaluation) -> String {
+    let Some(n) = e.starts else {
+        return "–".into();
+    };
+    let max = |f: fn(&PairEval) -> Option<f64>| e.pairs.iter().filter_map(f).reduce(f64::max);
+    let pct = |x: Option<f64>| {
+        x.map(|v| format!("±{:.1} %", v * 100.0))
+            .unwrap_or_else(|| "–".into())
+    };
+    let mut t = format!(
+        "{n} starts; between {}, within {}",
+        pct(max(|p| p.between_start_sd)),
+        pct(max(|p| p.within_start_sd))
+    );
+    if let Some(k) = e.looks {
+        t.push_str(&format!("; looked at after pass {k}"));
+    }
+    t
 }
 
 fn band_text(e: &Evaluation) -> String {
@@ -1711,9 +1780,9 @@ pub fn html(evals: &[Evaluation]) -> String {
     if evals.is_empty() {
         return String::new();
     }
-    let mut h = String::from("<section id=\"claims\"><h2>Claims</h2><p class=\"note\">Each verdict is computed from the results below, on two levels: the <b>direction</b> (a/b on the claimed side of 1, its 95 % interval excluding 1) and the <b>size</b> (a/b inside the band derived from the report's figure). <b>holds</b>: both; <b>holds in direction, not in size</b>; <b>does not hold</b>: the other way, significantly, or not the report's size (the whole interval beyond its band while the direction is inside the noise); <b>not measured</b>: a cell missing, partial or disturbed in the points compared, a single value, the difference inside the noise, or passes that disagree; <b>undecidable here</b>: the claim needs what this host or scale lacks. \"a ~ b\" holds when the 90 % interval lies inside the band (two one-sided tests). a/b: the claim's first side over its second.</p>");
+    let mut h = String::from("<section id=\"claims\"><h2>Claims</h2><p class=\"note\">Each verdict is computed from the results below. The unit of evidence is the <b>server start</b> (a pass of the suite): each start gives one value per side, the two sides of a start are paired, and the interval of a/b rests on the per-start ratios (its degrees of freedom: starts − 1); the spread between starts and within a start are shown beside it. Two judgements are made apart: the <b>direction</b> (the claimed way or the other way when the interval excludes 1, otherwise inside the noise) and the <b>size</b> (a/b inside the band derived from the report's figure, the whole interval beyond it, or undetermined). <b>holds</b>: the claimed way, inside the band (or no figure); <b>holds in direction only</b>: the claimed way, outside the band; <b>not the report's size</b>: the direction inside the noise, the whole interval beyond the band; <b>does not hold</b>: the other way; <b>not measured</b>: a cell missing, partial or disturbed, one server start, or the difference inside the noise; <b>undecidable here</b>: the claim needs what this host or scale lacks. \"a ~ b\" holds when the 90 % interval lies inside the band (two one-sided tests). A tighter interval never gives a worse verdict to a ratio on the claimed side. a/b: the claim's first side over its second.</p>");
     for (title, list) in groups(evals) {
-        h.push_str(&format!("<h3>{}</h3><p class=\"note\">{}.</p><table class=\"claims\"><tr><th>claim</th><th>the report says</th><th>its figure</th><th>band a/b</th><th>ours</th><th>direction</th><th>size</th><th>verdict</th><th>why</th></tr>", escape(title), escape(&tally(&list))));
+        h.push_str(&format!("<h3>{}</h3><p class=\"note\">{}.</p><table class=\"claims\"><tr><th>claim</th><th>the report says</th><th>its figure</th><th>band a/b</th><th>ours</th><th>evidence</th><th>direction</th><th>size</th><th>verdict</th><th>why</th></tr>", escape(title), escape(&tally(&list))));
         for e in &list {
             let says = match &e.contradicts {
                 Some(c) => format!(
@@ -1724,11 +1793,12 @@ pub fn html(evals: &[Evaluation]) -> String {
                 None => escape(&e.says),
             };
             h.push_str(&format!(
-                "<tr><td>{}</td><td>{says}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\"><b>{}</b></td><td>{}</td></tr>",
+                "<tr><td>{}</td><td>{says}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\"><b>{}</b></td><td>{}</td></tr>",
                 escape(&e.id),
                 escape(e.figure.as_deref().unwrap_or("")),
                 escape(&band_text(e)),
                 escape(&e.ours),
+                escape(&evidence_text(e)),
                 dir_label(e.direction),
                 size_label(e.size),
                 e.outcome.class(),
@@ -1778,7 +1848,7 @@ pub fn html(evals: &[Evaluation]) -> String {
             }
             if !why.is_empty() {
                 h.push_str(&format!(
-                    "<tr class=\"why\"><td></td><td colspan=\"8\"><details><summary>why: settings, counters, engine status</summary>{why}</details></td></tr>"
+                    "<tr class=\"why\"><td></td><td colspan=\"9\"><details><summary>why: settings, counters, engine status</summary>{why}</details></td></tr>"
                 ));
             }
         }
@@ -2115,6 +2185,31 @@ expect = "a < b""#;
         assert!(pair.within_start_sd.unwrap() < 0.01, "{pair:?}");
     }
 
+    /// A disturbed pass is left out of the evidence; the other starts still decide.
+    #[test]
+    fn a_disturbed_pass_is_left_out() {
+        let p = plan(CLAIM);
+        let e = verdict_by(&p, &|e, _| {
+            (1..=3)
+                .map(|pass| CellDoc {
+                    pass,
+                    doc: if e == "InnoDB" {
+                        doc(&[1000.0, 1010.0, 990.0], pass == 2)
+                    } else {
+                        doc(&[800.0, 810.0, 790.0], false)
+                    },
+                })
+                .collect()
+        });
+        assert_eq!(e.outcome, Outcome::Holds, "{}", e.why);
+        assert_eq!(e.starts, Some(2));
+        assert!(
+            e.why.contains("left out, partial or disturbed: pass 2"),
+            "{}",
+            e.why
+        );
+    }
+
     /// For a ratio on the claimed side of 1, a tighter interval never gives a worse verdict;
     /// for one on the other side, never a better one; and no tighter interval turns a decided
     /// verdict into an undecided one.
@@ -2149,6 +2244,7 @@ expect = "a < b""#;
                         ),
                         n: 3,
                         docs: Vec::new(),
+                        left_out: Vec::new(),
                     };
                     let a = side(&[r * (-s as f64).exp(), r, r * (s as f64).exp()]);
                     let b = side(&[1.0, 1.0, 1.0]);

@@ -185,7 +185,13 @@ fn pass_todo<'c>(plan: &Plan, cells: &'c [Cell], dir: &Path, pass: u32) -> Vec<&
 /// The suite's HTML page: the claims table first, then the cells of one (section, server,
 /// variant, engine), which differ only in their thread count, merged into one series named
 /// after the cell group. Each cell shows pass 1's first complete result.
-fn write_report(cells: &[Cell], out_dir: &Path, owners: crate::report::Owners, claims_html: &str) {
+fn write_report(
+    plan: &Plan,
+    cells: &[Cell],
+    out_dir: &Path,
+    owners: crate::report::Owners,
+    claims_html: &str,
+) {
     let mut groups: Vec<(String, crate::report::ResultDoc)> = Vec::new();
     for c in cells {
         let Some(doc) = cell_dir_result(&out_dir.join(&c.name), owners) else {
@@ -205,7 +211,18 @@ fn write_report(cells: &[Cell], out_dir: &Path, owners: crate::report::Owners, c
     }
     let (labels, docs): (Vec<String>, Vec<crate::report::ResultDoc>) = groups.into_iter().unzip();
     let path = out_dir.join("report.html");
-    let html = crate::report::html::render_with_preface(&docs, labels, owners, claims_html);
+    // A reproduction's page leads with the report it redoes.
+    let heading = plan
+        .title
+        .clone()
+        .unwrap_or_else(|| format!("Suite {}", plan.name));
+    let html = crate::report::html::render_with_preface(
+        &docs,
+        labels,
+        owners,
+        Some(&heading),
+        claims_html,
+    );
     match crate::report::json::write_text_atomic(&path, &html) {
         Ok(()) => eprintln!(
             "report: {} ({} KiB)",
@@ -526,7 +543,7 @@ pub fn run_plan(plan: &Plan, o: &Options, reg: &crate::registry::Registry) -> Re
     let _ = crate::report::json::write_text_atomic(&path, &summary);
     print!("{summary}");
     eprintln!("summary: {}", path.display());
-    write_report(&cells, &out_dir, &owners, &claims::html(&evals));
+    write_report(plan, &cells, &out_dir, &owners, &claims::html(&evals));
     if interrupted {
         eprintln!("suite interrupted: run the same command again to resume");
         return Ok(ExitCode::from(128 + interrupt::signal().unwrap_or(2) as u8));

@@ -198,6 +198,8 @@ expect = "a > b"
             "plan.toml",
             "--results-dir",
             "s",
+            "--passes",
+            "1",
             "--profile-server",
         ],
     );
@@ -225,7 +227,10 @@ expect = "a > b"
             std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
         }
     }
-    let again = eb(dir.path(), &["suite", "plan.toml", "--results-dir", "s"]);
+    let again = eb(
+        dir.path(),
+        &["suite", "plan.toml", "--results-dir", "s", "--passes", "1"],
+    );
     assert_eq!(again.code, 0, "{}", again.stderr);
     let claims: Json =
         serde_json::from_str(&std::fs::read_to_string(s.join("claims.json")).unwrap()).unwrap();

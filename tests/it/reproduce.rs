@@ -69,35 +69,46 @@ expect = "a > b"
         db.display()
     );
     std::fs::write(dir.path().join("plan.toml"), plan).unwrap();
-    let out = eb(dir.path(), &["suite", "plan.toml", "--results-dir", "s"]);
+    // Three passes: a claim's evidence is one value per pass (server start).
+    let suite = ["suite", "plan.toml", "--results-dir", "s", "--passes", "3"];
+    let out = eb(dir.path(), &suite);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stderr.contains("estimate: "), "{}", out.stderr);
     let s = dir.path().join("s");
-    // The cell's kept result (a disturbed attempt that the suite ran again is set aside).
-    let result_of = |cell: &str| {
-        s.join(cell)
-            .join(&result_folders(&s.join(cell)).0[0])
-            .join("result.json")
+    // The cell's kept result in every pass (a disturbed attempt that the suite ran again is
+    // set aside).
+    let result_of = |cell: &str| -> Vec<std::path::PathBuf> {
+        [s.clone(), s.join("pass-2"), s.join("pass-3")]
+            .iter()
+            .map(|d| {
+                d.join(cell)
+                    .join(&result_folders(&d.join(cell)).0[0])
+                    .join("result.json")
+            })
+            .collect()
     };
-    assert!(result_of("sb-sqlite-default-t1").exists());
+    assert!(result_of("sb-sqlite-default-t1").iter().all(|p| p.exists()));
     let (open, held) = (
         result_of("ps-sqlite-open-default-t1"),
         result_of("ps-sqlite-held-default-t1"),
     );
     // Edit the measured runs on disk; a suite with nothing left to run evaluates again.
-    let edit_runs = |path: &std::path::Path, f: &dyn Fn(&mut serde_json::Value)| {
-        let mut doc = read_json(path);
-        for r in doc["points"][0]["runs"].as_array_mut().unwrap() {
-            f(r);
+    let edit_runs = |paths: &[std::path::PathBuf], f: &dyn Fn(&mut serde_json::Value)| {
+        for path in paths {
+            let mut doc = read_json(path);
+            for r in doc["points"][0]["runs"].as_array_mut().unwrap() {
+                f(r);
+            }
+            std::fs::write(path, serde_json::to_string(&doc).unwrap()).unwrap();
         }
-        std::fs::write(path, serde_json::to_string(&doc).unwrap()).unwrap();
-        let again = eb(dir.path(), &["suite", "plan.toml", "--results-dir", "s"]);
+        let again = eb(dir.path(), &suite);
         assert_eq!(again.code, 0, "{}", again.stderr);
         assert!(again.stderr.contains("0 to run"), "{}", again.stderr);
         read_json(&s.join("claims.json"))
     };
-    // A run flagged disturbed (other processes used the CPU) makes a claim unmeasured: the
-    // machine running the tests is seldom quiet, so the flag is set, then cleared, here.
+    // A run flagged disturbed (other processes used the CPU) leaves its pass out of the
+    // claim's evidence; disturbed in every pass, the claim is unmeasured. The machine running
+    // the tests is seldom quiet, so the flag is set, then cleared, here.
     let claims = edit_runs(&open, &|r| r["disturbed"] = true.into());
     assert_eq!(claims[0]["outcome"], "not_measured", "{claims:#}");
     assert!(
@@ -105,10 +116,10 @@ expect = "a > b"
         "{claims:#}"
     );
     // Short runs on a busy test machine scatter (a run of 700 ms may lose half its time to
-    // a compile): the runs are steadied to their median, ±1 %, so that the test is about the
-    // verdicts, not about the machine's noise.
-    let steady = |path: &std::path::Path| {
-        let doc = read_json(path);
+    // a compile): the runs of every pass are steadied to pass 1's median, ±1 %, so that the
+    // test is about the verdicts, not about the machine's noise.
+    let steady = |paths: &[std::path::PathBuf]| {
+        let doc = read_json(&paths[0]);
         let mut v: Vec<f64> = doc["points"][0]["runs"]
             .as_array()
             .unwrap()
@@ -118,9 +129,9 @@ expect = "a > b"
         v.sort_by(f64::total_cmp);
         let median = v[v.len() / 2];
         let i = std::cell::Cell::new(0.0);
-        edit_runs(path, &|r| {
+        edit_runs(paths, &|r| {
             r["disturbed"] = false.into();
-            r["ops_per_s"] = serde_json::json!(median * (0.99 + 0.01 * i.get()));
+            r["ops_per_s"] = serde_json::json!(median * (0.99 + 0.01 * (i.get() % 3.0)));
             i.set(i.get() + 1.0);
         })
     };
@@ -142,6 +153,8 @@ expect = "a > b"
     assert_eq!(outcome("C3"), "not_measured", "{claims:#}");
     let c1 = &claims[0];
     assert!(c1["pairs"][0]["ratio"].as_f64().unwrap() > 1.5, "{c1:#}");
+    assert_eq!(c1["pairs"][0]["starts"], 3, "{c1:#}");
+    assert_eq!(c1["starts"], 3, "{c1:#}");
     // The summary and the page open with the claims.
     let summary = std::fs::read_to_string(s.join("summary.md")).unwrap();
     let (before_cells, _) = summary.split_once("## Cells").unwrap();
@@ -151,7 +164,7 @@ expect = "a > b"
     );
     assert!(
         summary.contains(
-            "1 hold, 0 hold in direction but not in size, 1 do not hold, 1 not measured, 0 undecidable here (2 of 3 decided)"
+            "1 hold, 0 hold in direction only, 0 not the report's size, 1 do not hold, 1 not measured, 0 undecidable here (2 of 3 decided)"
         ),
         "{summary}"
     );
@@ -443,7 +456,10 @@ fn repeats_leave_one_result_each() {
         dir.path(),
         &format!("[[sections]]\nname = \"ps\"\nworkload = \"oltp_point_select\"\nrepeats = 3\n{QUICK_RUN}disturbed_above = 100\n"),
     );
-    let out = eb(dir.path(), &["suite", "plan.toml", "--results-dir", "s"]);
+    let out = eb(
+        dir.path(),
+        &["suite", "plan.toml", "--results-dir", "s", "--passes", "1"],
+    );
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stderr.contains("(repeat 3 of 3)"), "{}", out.stderr);
     let s = dir.path().join("s");
@@ -458,7 +474,10 @@ fn repeats_leave_one_result_each() {
         "{summary}"
     );
     // Complete: running again runs nothing.
-    let again = eb(dir.path(), &["suite", "plan.toml", "--results-dir", "s"]);
+    let again = eb(
+        dir.path(),
+        &["suite", "plan.toml", "--results-dir", "s", "--passes", "1"],
+    );
     assert_eq!(again.code, 0, "{}", again.stderr);
     assert!(again.stderr.contains("0 to run"), "{}", again.stderr);
 }
@@ -473,7 +492,10 @@ fn a_disturbed_run_is_run_again_in_place() {
         dir.path(),
         &format!("[[sections]]\nname = \"ps\"\nworkload = \"oltp_point_select\"\n{QUICK_RUN}disturbed_above = -1\n"),
     );
-    let out = eb(dir.path(), &["suite", "plan.toml", "--results-dir", "s"]);
+    let out = eb(
+        dir.path(),
+        &["suite", "plan.toml", "--results-dir", "s", "--passes", "1"],
+    );
     assert_eq!(out.code, 0, "{}", out.stderr);
     for want in [
         "suite: cell ps-sqlite-default-t1: run disturbed (others used ",
@@ -508,7 +530,10 @@ fn a_resumed_plan_runs_the_sections_cells_again() {
              [[sections]]\nname = \"other\"\nworkload = \"oltp_point_select\"\n{QUICK_RUN}disturbed_above = 100\n"
         ),
     );
-    let out = eb(dir.path(), &["suite", "plan.toml", "--results-dir", "s"]);
+    let out = eb(
+        dir.path(),
+        &["suite", "plan.toml", "--results-dir", "s", "--passes", "1"],
+    );
     assert_eq!(out.code, 0, "{}", out.stderr);
     let s = dir.path().join("s");
     let folders = |cell: &str| result_folders(&s.join(cell));
@@ -528,7 +553,10 @@ fn a_resumed_plan_runs_the_sections_cells_again() {
     // compares with a, is measured again beside it.
     std::fs::remove_dir_all(s.join("ps-sqlite-a-default-t1").join(&a[0])).unwrap();
     std::thread::sleep(std::time::Duration::from_millis(1100));
-    let again = eb(dir.path(), &["suite", "plan.toml", "--results-dir", "s"]);
+    let again = eb(
+        dir.path(),
+        &["suite", "plan.toml", "--results-dir", "s", "--passes", "1"],
+    );
     assert_eq!(again.code, 0, "{}", again.stderr);
     assert!(
         again.stderr.contains("1 already complete, 2 to run"),
@@ -626,7 +654,8 @@ fn scale_and_passes_are_checked() {
             "--quick: plan plan.toml has no [quick] values",
         ),
         (vec!["--quick", "--scale", "full"], "cannot be used with"),
-        (vec!["--passes", "3"], "3 is not in 1..=2"),
+        (vec!["--passes", "51"], "51 is not in 1..=50"),
+        (vec!["--passes", "0"], "0 is not in 1..=50"),
         (vec!["--scale", "huge"], "invalid value 'huge'"),
     ] {
         let mut argv = vec!["suite", "plan.toml", "--results-dir", "s"];
@@ -641,4 +670,58 @@ fn scale_and_passes_are_checked() {
         &["reproduce", "read-2007", "--scale", "quick", "--dry-run"],
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+/// `--until-decided`: after three passes, only the cells of the claims still open run again,
+/// pass after pass, until the budget; a decided claim keeps the pass it was decided at.
+#[test]
+fn until_decided_measures_only_the_open_claims_cells() {
+    let dir = tempdir();
+    sqlite_plan(
+        dir.path(),
+        &format!(
+            "[[sections]]\nname = \"ps\"\nworkload = \"oltp_point_select\"\nvariants = [{{ name = \"open\" }}, {{ name = \"held\", run = {{ rate = 100 }} }}]\n{QUICK_RUN}disturbed_above = 100\n\n[[claims]]\nid = \"C1\"\nsays = \"the open loop is faster\"\nsection = \"ps\"\nmetric = \"ops_per_s\"\na = {{ variant = \"open\" }}\nb = {{ variant = \"held\" }}\nexpect = \"a > b\"\n\n# A cell against itself: every pass's ratio is exactly 1, so it can never be decided.\n[[claims]]\nid = \"C2\"\nsays = \"the open loop is faster than itself\"\nsection = \"ps\"\nmetric = \"ops_per_s\"\na = {{ variant = \"open\" }}\nb = {{ variant = \"open\" }}\nexpect = \"a > b\"\n"
+        ),
+    );
+    let out = eb(
+        dir.path(),
+        &[
+            "suite",
+            "plan.toml",
+            "--results-dir",
+            "s",
+            "--until-decided",
+            "--budget",
+            "25s",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("pass 4 (until decided): 1 claim(s) open (C2), 1 cell(s) to run"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("the budget is spent") || out.stderr.contains("the most it runs"),
+        "{}",
+        out.stderr
+    );
+    let s = dir.path().join("s");
+    let p4 = s.join("pass-4");
+    assert!(p4.join("ps-sqlite-open-default-t1").exists());
+    assert!(
+        !p4.join("ps-sqlite-held-default-t1").exists(),
+        "C1's cells are decided"
+    );
+    let claims = read_json(&s.join("claims.json"));
+    assert_eq!(claims[0]["outcome"], "holds", "{claims:#}");
+    assert_eq!(claims[0]["looks"], 3, "{claims:#}");
+    assert_eq!(claims[0]["alpha"], 0.025, "{claims:#}");
+    assert_eq!(claims[1]["outcome"], "not_measured", "{claims:#}");
+    assert_eq!(claims[1]["open"], true, "{claims:#}");
+    // --budget means nothing without --until-decided.
+    let out = eb(dir.path(), &["suite", "plan.toml", "--budget", "1h"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("--until-decided"), "{}", out.stderr);
 }

@@ -359,7 +359,10 @@ fn suite_two_engines_two_thread_counts_resumes() {
     }
     let dir = tempdir();
     std::fs::write(dir.path().join("plan.toml"), PLAN).unwrap();
-    let out = eb(dir.path(), &["suite", "plan.toml", "--results-dir", "s"]);
+    let out = eb(
+        dir.path(),
+        &["suite", "plan.toml", "--results-dir", "s", "--passes", "1"],
+    );
     assert_eq!(out.code, 0, "{}", out.stderr);
     let results = results_under(&dir.path().join("s"));
     assert_eq!(results.len(), 4, "{results:?}");
@@ -396,7 +399,10 @@ fn suite_two_engines_two_thread_counts_resumes() {
         "2 engines x 2 thread counts"
     );
     // Again: everything is complete, nothing runs.
-    let again = eb(dir.path(), &["suite", "plan.toml", "--results-dir", "s"]);
+    let again = eb(
+        dir.path(),
+        &["suite", "plan.toml", "--results-dir", "s", "--passes", "1"],
+    );
     assert_eq!(again.code, 0, "{}", again.stderr);
     assert!(
         again.stderr.contains("4 already complete, 0 to run"),
@@ -492,7 +498,10 @@ fn sigint_in_suite_saves_stops_server_and_resumes() {
     let dir = tempdir();
     let plan = PLAN.replace("duration = \"300ms\"", "duration = \"2s\"");
     std::fs::write(dir.path().join("plan.toml"), plan).unwrap();
-    let (mut child, err) = spawn(dir.path(), &["suite", "plan.toml", "--results-dir", "s"]);
+    let (mut child, err) = spawn(
+        dir.path(),
+        &["suite", "plan.toml", "--results-dir", "s", "--passes", "1"],
+    );
     let s = dir.path().join("s");
     // Interrupt in the middle of the second cell's first run.
     wait_for("the second cell", Duration::from_secs(40), || {
@@ -537,7 +546,10 @@ fn sigint_in_suite_saves_stops_server_and_resumes() {
     // Resume: the server starts again, so the finished cell of the same section runs again
     // too (a fresh server's cells are not compared with a warm one's); its old result is set
     // aside.
-    let out = eb(dir.path(), &["suite", "plan.toml", "--results-dir", "s"]);
+    let out = eb(
+        dir.path(),
+        &["suite", "plan.toml", "--results-dir", "s", "--passes", "1"],
+    );
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
         out.stderr.contains("0 already complete, 4 to run")
