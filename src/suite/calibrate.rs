@@ -298,9 +298,9 @@ pub fn markdown(c: &Calibration) -> String {
     }
     s.push_str(&format!(
         "\nThe comparisons of one pass share its two server starts, so they are not independent: the interval above (Wilson's, as if they were) is narrower than the truth.\n\nVariance of one start's log a/b, as a standard deviation (median over the comparisons): between server starts {}, within a start (from its runs) {}. Pooled over every comparison, one start pair's log a/b varies by {} ({} degrees of freedom): what a comparison of two results, each one server start, must allow for.\n\n",
-        c.median_between_start_sd.map(|x| pct(x)).unwrap_or_else(|| "–".into()),
-        c.median_within_start_sd.map(|x| pct(x)).unwrap_or_else(|| "–".into()),
-        c.pooled_start_sd.map(|x| pct(x)).unwrap_or_else(|| "–".into()),
+        c.median_between_start_sd.map(pct).unwrap_or_else(|| "–".into()),
+        c.median_within_start_sd.map(pct).unwrap_or_else(|| "–".into()),
+        c.pooled_start_sd.map(pct).unwrap_or_else(|| "–".into()),
         c.pooled_df,
     ));
     if !c.not_calibrated.is_empty() {
@@ -329,12 +329,8 @@ pub fn markdown(c: &Calibration) -> String {
             x.starts
                 .map(|n| n.to_string())
                 .unwrap_or_else(|| "–".into()),
-            x.between_start_sd
-                .map(|v| pct(v))
-                .unwrap_or_else(|| "–".into()),
-            x.within_start_sd
-                .map(|v| pct(v))
-                .unwrap_or_else(|| "–".into()),
+            x.between_start_sd.map(pct).unwrap_or_else(|| "–".into()),
+            x.within_start_sd.map(pct).unwrap_or_else(|| "–".into()),
             if sig.is_empty() {
                 "no".into()
             } else {

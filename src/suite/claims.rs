@@ -2225,7 +2225,7 @@ expect = "a < b""#;
             for r in [0.5, 0.8, 0.95, 1.05, 1.1, 1.3, 1.4, 1.6, 1.9, 2.5] {
                 let mut last: Option<Outcome> = None;
                 // Three starts at r·e^-s, r, r·e^s: the same ratio, a narrower interval as s falls.
-                for s in [0.8, 0.4, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.001] {
+                for s in [0.8f64, 0.4, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.001] {
                     let side = |x: &[f64]| Side {
                         obs: Observed::Starts(
                             x.iter()
@@ -2246,7 +2246,7 @@ expect = "a < b""#;
                         docs: Vec::new(),
                         left_out: Vec::new(),
                     };
-                    let a = side(&[r * (-s as f64).exp(), r, r * (s as f64).exp()]);
+                    let a = side(&[r * (-s).exp(), r, r * s.exp()]);
                     let b = side(&[1.0, 1.0, 1.0]);
                     let o = claim.judge(4, &a, &b, ALPHA).outcome;
                     if let Some(prev) = last {

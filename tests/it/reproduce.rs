@@ -725,3 +725,39 @@ fn until_decided_measures_only_the_open_claims_cells() {
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("--until-decided"), "{}", out.stderr);
 }
+
+/// `reproduce NAME --calibrate`: the plan's first server as two servers, `a` and `b`, each
+/// section with its first engine (the A/A check of the claims' statistics).
+#[test]
+fn calibrate_starts_one_configuration_twice() {
+    let dir = tempdir();
+    let out = eb(
+        dir.path(),
+        &[
+            "reproduce",
+            "read-2007",
+            "--quick",
+            "--calibrate",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let cells: Vec<&str> = out.stdout.lines().collect();
+    assert!(cells.contains(&"read-a-innodb-t1"), "{}", out.stdout);
+    assert!(cells.contains(&"read-b-innodb-t1"), "{}", out.stdout);
+    assert!(
+        cells.iter().all(|c| !c.contains("myisam")),
+        "one engine: {}",
+        out.stdout
+    );
+    assert_eq!(
+        cells.iter().filter(|c| c.contains("-a-")).count(),
+        cells.iter().filter(|c| c.contains("-b-")).count()
+    );
+    let out = eb(
+        dir.path(),
+        &["reproduce", "read-2007", "--calibrate", "--until-decided"],
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("cannot be used with"), "{}", out.stderr);
+}
