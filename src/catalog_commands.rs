@@ -138,8 +138,16 @@ fn import(loc: &catalog::Location, paths: &[PathBuf], owners: Owners) -> Result<
     Ok(ExitCode::SUCCESS)
 }
 
-/// `compare NEW --baseline catalog:last=N`: the pooled baseline (A) and the result (B).
-pub fn baseline(a: &CompareArgs, spec: &str, owners: Owners) -> Result<(ResultDoc, ResultDoc)> {
+/// `compare NEW --baseline catalog:last=N`: the baseline (A) and the result (B). A is the N
+/// catalogued results, each one server start and so one observation for the verdicts (the
+/// spread of their means is the between-start spread, N − 1 degrees of freedom), each cut to
+/// NEW's points in NEW's order; beside them one document of their pooled runs, which stands
+/// for A where a single document is shown (labels, settings, profiled functions).
+pub fn baseline(
+    a: &CompareArgs,
+    spec: &str,
+    owners: Owners,
+) -> Result<(ResultDoc, Vec<ResultDoc>, ResultDoc)> {
     let n: usize = spec
         .strip_prefix("catalog:last=")
         .and_then(|n| n.parse().ok())
@@ -187,7 +195,7 @@ pub fn baseline(a: &CompareArgs, spec: &str, owners: Owners) -> Result<(ResultDo
         .collect::<Result<Vec<_>>>()?;
     let list: Vec<String> = ids.iter().map(|i| format!("#{i}")).collect();
     eprintln!(
-        "baseline: {} catalogued result(s) pooled ({}{}), from {}",
+        "baseline: {} catalogued result(s) pooled ({}{}), from {}; each is one server start, one observation of the between-start spread{}",
         ids.len(),
         list.join(", "),
         if ids.len() < n {
@@ -195,9 +203,31 @@ pub fn baseline(a: &CompareArgs, spec: &str, owners: Owners) -> Result<(ResultDo
         } else {
             String::new()
         },
-        loc.display()
+        loc.display(),
+        if ids.len() < 2 {
+            " (one result has no spread: significance unknown unless --between-start gives one)"
+        } else {
+            ""
+        }
     );
-    Ok((pooled(&docs, &new), new))
+    let results = docs.iter().map(|d| cut(d, &new)).collect();
+    Ok((pooled(&docs, &new), results, new))
+}
+
+/// `doc` with only the points `new` has, in `new`'s order.
+fn cut(doc: &ResultDoc, new: &ResultDoc) -> ResultDoc {
+    let mut out = doc.clone();
+    out.points = new
+        .points
+        .iter()
+        .filter_map(|np| {
+            doc.points
+                .iter()
+                .find(|p| p.operation == np.operation && p.threads == np.threads)
+                .cloned()
+        })
+        .collect();
+    out
 }
 
 /// Unless the user chose otherwise: results of the same workload, target kind, engine and
@@ -223,7 +253,8 @@ fn comparable(f: &mut Filter, new: &ResultDoc) {
 }
 
 /// One result whose every point of `new` holds the measured runs of that point in all of
-/// `docs` (newest first): the run-to-run spread of the recent past is the baseline's noise.
+/// `docs` (newest first): what the terminal shows as the baseline's document (its settings,
+/// its profiled functions). The verdicts count the results, not these runs.
 fn pooled(docs: &[ResultDoc], new: &ResultDoc) -> ResultDoc {
     let mut out = docs[0].clone();
     out.points = new
@@ -278,4 +309,94 @@ pub fn trend(a: &crate::cli::ReportArgs, reg: &Registry) -> Result<ExitCode> {
     let html = catalog::trend::page(&rows, &mut cat, &loc.display())?;
     report::json::write_report(&a.output_path(), &html)?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{CatalogArgs, CompareFormat, FilterArgs};
+    use crate::report::compare::{compare_sides, SpreadFrom, Verdict};
+    use crate::report::{RunRecord, Status};
+
+    /// A complete result of workload "w" started on `day`, its one point's three runs at
+    /// `ops` ± 0.1 %.
+    fn result(day: u32, ops: f64) -> ResultDoc {
+        ResultDoc {
+            schema_version: 2,
+            status: Status::Complete,
+            started_at: format!("2026-11-{day:02}T03:00:00Z"),
+            config: serde_json::json!({"workload": "w"}),
+            points: vec![Point {
+                workload: "w".into(),
+                operation: "op".into(),
+                threads: 4,
+                runs: [0.999, 1.0, 1.001]
+                    .iter()
+                    .map(|f| RunRecord {
+                        ops_per_s: ops * f,
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    /// The baseline from a real (SQLite) catalog, and the ops_per_s row of NEW against it.
+    fn ops_row(dir: &Path, nights: &[f64], new: f64, last: usize) -> report::compare::Row {
+        let cat = dir.join("catalog.db");
+        let loc = catalog::Location::Sqlite(cat.clone());
+        let mut c = Catalog::open(&loc).unwrap();
+        for (i, ops) in nights.iter().enumerate() {
+            let text = report::json::to_string(&result(1 + i as u32, *ops));
+            c.record(&text, &format!("r{i}"), &[]).unwrap();
+        }
+        drop(c);
+        let file = dir.join("new.json");
+        std::fs::write(&file, report::json::to_string(&result(20, new))).unwrap();
+        let args = CompareArgs {
+            a: file,
+            b: None,
+            baseline: Some(format!("catalog:last={last}")),
+            filter: FilterArgs::default(),
+            catalog: CatalogArgs {
+                catalog: Some(cat.display().to_string()),
+                no_catalog: false,
+            },
+            format: CompareFormat::Table,
+            fail_on: None,
+            between_start: None,
+        };
+        let (_, side_a, new) = baseline(&args, args.baseline.as_deref().unwrap(), &[]).unwrap();
+        assert_eq!(side_a.len(), last.min(nights.len()));
+        let rows = compare_sides(&side_a, std::slice::from_ref(&new), None);
+        rows.into_iter().find(|r| r.metric == "ops_per_s").unwrap()
+    }
+
+    /// Five catalogued results whose means spread by 10 % (log scale), each with runs that
+    /// agree to ±0.1 %: the results are the units, so a 5 % drop is within the spread of the
+    /// recent past (prediction interval t(4) · 10 % · sqrt(1.2) = 30 %) and a 50 % drop is not.
+    #[test]
+    fn the_catalog_baseline_counts_results_not_runs() {
+        let five: Vec<f64> = [-1.6f64, -0.4, 0.0, 0.4, 1.6]
+            .iter()
+            .map(|z| 1000.0 * (0.1 * z.signum() * z.abs().sqrt()).exp())
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let r = ops_row(dir.path(), &five, 950.0, 5);
+        assert_eq!(r.verdict, Verdict::WithinNoise, "{r:?}");
+        assert_eq!(r.basis.starts, [5, 1]);
+        let s = r.basis.spread.as_ref().unwrap();
+        assert_eq!((s.from, s.df), (SpreadFrom::Results, 4.0));
+        assert!((s.sd.unwrap() - 0.1).abs() < 1e-6, "{s:?}");
+        let dir = tempfile::tempdir().unwrap();
+        let r = ops_row(dir.path(), &five, 500.0, 5);
+        assert_eq!(r.verdict, Verdict::Significant, "{r:?}");
+        // One catalogued result is one start against one: no spread, significance unknown.
+        let dir = tempfile::tempdir().unwrap();
+        let r = ops_row(dir.path(), &five, 500.0, 1);
+        assert_eq!(r.verdict, Verdict::Unknown, "{r:?}");
+        assert_eq!(r.basis.starts, [1, 1]);
+    }
 }

@@ -317,11 +317,22 @@ pub struct CompareArgs {
     /// The result compared with it (B).
     #[arg(required_unless_present = "baseline")]
     pub b: Option<std::path::PathBuf>,
-    /// The baseline from the catalog instead of a file: 'catalog:last=N' pools the measured
-    /// runs of the newest N complete results like the compared one (same workload, target
-    /// kind, engine and host, started before it; the filters below narrow them further).
+    /// The baseline from the catalog instead of a file: 'catalog:last=N' takes the newest N
+    /// complete results like the compared one (same workload, target kind, engine and host,
+    /// started before it; the filters below narrow them further). Each result is one server
+    /// start: the spread of their means is the between-start spread the verdicts use (N - 1
+    /// degrees of freedom; N of 2 or more for a verdict).
     #[arg(long, value_name = "catalog:last=N", conflicts_with = "b")]
     pub baseline: Option<String>,
+    /// A measured between-start spread for comparing one server start with another: the
+    /// calibration.json (or its folder) that 'enginebench reproduce NAME --calibrate' writes
+    /// (its pooled_start_sd: how much ln(a/b) of ops_per_s varies between two starts of one
+    /// configuration). Each result is one server start, and its runs share the start's
+    /// speed, so without this (or a catalog baseline) the significance of A vs B is unknown.
+    /// It covers ops_per_s only: the other metrics stay unknown. A missing or malformed file
+    /// is exit 2.
+    #[arg(long, value_name = "calibration.json")]
+    pub between_start: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub filter: FilterArgs,
     #[command(flatten)]
@@ -330,7 +341,9 @@ pub struct CompareArgs {
     #[arg(long, value_enum, default_value_t = CompareFormat::Table)]
     pub format: CompareFormat,
     /// A regression gate: exit 1 when a metric of B is worse than its bound *and* the
-    /// difference is significant (Welch's t-test, 95 %), e.g. 'ops_per_s=-5%,p99_us=+10%'.
+    /// difference is significant between server starts (95 %; --between-start or a catalog
+    /// baseline), e.g. 'ops_per_s=-5%,p99_us=+10%'. A row worse than its bound whose
+    /// significance is unknown is reported as UNKNOWN (exit 0 when no row fails).
     /// Metrics: ops_per_s (worse: lower), p50_us, p95_us, p99_us, client_us_per_op,
     /// server_us_per_op, errors (worse: higher). A bound without % is in the metric's unit
     /// (p99_us=+500: 500 µs; errors=0: any significant increase).

@@ -328,27 +328,41 @@ pub fn merge(a: &crate::cli::MergeArgs, reg: &Registry) -> Result<ExitCode> {
 }
 
 /// `compare A B`; with `--fail-on` a regression gate: exit 1 when a bounded row is worse than
-/// its bound and significant (the output is printed first), 2 on bad input.
+/// its bound and significant (the output is printed first), 2 on bad input. Significance
+/// counts server starts (one per result): with one result per side it needs
+/// `--between-start calibration.json`, else it is unknown (the gate says UNKNOWN, exit 0).
 pub fn compare(a: &CompareArgs, reg: &Registry) -> Result<ExitCode> {
     use report::gate;
-    // The bounds are checked before any file is read (bad syntax: one line, exit 2).
+    // The bounds and the calibration are checked before any result is read (bad syntax, a
+    // missing or malformed file: one line, exit 2).
     let bounds = a
         .fail_on
         .as_deref()
         .map(gate::parse)
         .transpose()
         .map_err(Error::usage)?;
+    let between = a
+        .between_start
+        .as_deref()
+        .map(report::compare::BetweenStart::read)
+        .transpose()
+        .map_err(Error::usage)?;
     let owners = reg.owners();
-    let (da, db) = match (&a.baseline, &a.b) {
+    // Side A: one result, or the catalogued results of a baseline (one observation each);
+    // `da` stands for it where one document is shown (settings, profiles).
+    let (da, side_a, db) = match (&a.baseline, &a.b) {
         (Some(spec), _) => crate::catalog_commands::baseline(a, spec, &owners)?,
-        (None, Some(b)) => (report::load(&a.a, &owners)?, report::load(b, &owners)?),
+        (None, Some(b)) => {
+            let da = report::load(&a.a, &owners)?;
+            (da.clone(), vec![da], report::load(b, &owners)?)
+        }
         (None, None) => {
             return Err(Error::usage(
                 "compare needs two results, or one and --baseline catalog:last=N",
             ))
         }
     };
-    let rows = report::compare::compare(&da, &db);
+    let rows = report::compare::compare_sides(&side_a, std::slice::from_ref(&db), between.as_ref());
     if rows.is_empty() {
         return Err(Error::usage(
             "the two results have no (operation, threads) point in common",
@@ -370,7 +384,7 @@ pub fn compare(a: &CompareArgs, reg: &Registry) -> Result<ExitCode> {
     }
     let mut labels = report::html::labels(&[da.clone(), db.clone()]);
     if let Some(spec) = &a.baseline {
-        labels[0] = format!("the pooled runs of {spec}");
+        labels[0] = format!("the {} results of {spec}", side_a.len());
     }
     match a.format {
         CompareFormat::Table => {
@@ -426,23 +440,18 @@ pub fn compare(a: &CompareArgs, reg: &Registry) -> Result<ExitCode> {
                 let gate = match checks.as_ref().map(|c| c[i].as_ref()) {
                     None => String::new(),
                     Some(None) => ",,,".into(),
-                    Some(Some(c)) => format!(
-                        ",{},{},{}",
-                        c.bound,
-                        c.change,
-                        if c.failed { "fail" } else { "pass" }
-                    ),
+                    Some(Some(c)) => format!(",{},{},{}", c.bound, c.change, c.state()),
+                };
+                // The verdict with why it is unknown, quoted when that has a comma.
+                let verdict = r.verdict_full();
+                let verdict = if verdict.contains([',', '"']) {
+                    format!("\"{}\"", verdict.replace('"', "\"\""))
+                } else {
+                    verdict
                 };
                 println!(
-                    "{},{},{},{},{},{},{},{}{gate}",
-                    r.operation,
-                    r.threads,
-                    r.metric,
-                    r.a,
-                    r.b,
-                    r.ratio,
-                    r.verdict.label(),
-                    r.disturbed
+                    "{},{},{},{},{},{},{verdict},{}{gate}",
+                    r.operation, r.threads, r.metric, r.a, r.b, r.ratio, r.disturbed
                 );
             }
         }
@@ -452,6 +461,11 @@ pub fn compare(a: &CompareArgs, reg: &Registry) -> Result<ExitCode> {
             // The verdict also goes to stderr, so a CI log shows it next to the exit code.
             eprintln!("enginebench: {}", o.line());
             Ok(ExitCode::from(1))
+        }
+        Some(o) if o.unknown > 0 => {
+            // Not a failure (exit 0), but not a pass either: the CI log says so.
+            eprintln!("enginebench: {}", o.line());
+            Ok(ExitCode::SUCCESS)
         }
         _ => Ok(ExitCode::SUCCESS),
     }

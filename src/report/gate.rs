@@ -1,8 +1,10 @@
 //! `compare BASE NEW --fail-on 'ops_per_s=-5%,p99_us=+10%'`: a regression gate on the rows of
 //! [`super::compare`]. A row fails when its metric moved the worse way by more than its bound
-//! *and* the difference is significant by the same Welch's t-test `compare` reports; a worse
-//! change within the run-to-run noise passes, and so does a row with a single run per side
-//! (nothing can be said about it: the verdict line counts those).
+//! *and* the difference is significant by the verdict `compare` reports (the server start as
+//! the unit: [`super::compare::judge`]); a worse change within the noise between starts
+//! passes. A row beyond its bound whose significance is unknown (each side one server start,
+//! no between-start spread) neither passes nor fails: it is reported as unknown, and the gate
+//! as UNKNOWN when no row fails (exit 0; the verdict line says what to give).
 
 use std::fmt::Write;
 
@@ -135,13 +137,31 @@ pub struct Check {
     pub beyond: bool,
     /// Beyond the bound and significant: the gate fails.
     pub failed: bool,
+    /// Beyond the bound, significance unknown: neither passed nor failed.
+    pub unknown: bool,
 }
 
 impl Check {
-    /// Why the row passed or failed, in a few words.
+    /// `fail`, `unknown` or `pass`.
+    pub fn state(&self) -> &'static str {
+        if self.failed {
+            "fail"
+        } else if self.unknown {
+            "unknown"
+        } else {
+            "pass"
+        }
+    }
+
+    /// Why the row passed, failed or is unknown, in a few words.
     pub fn reason(&self, verdict: Verdict) -> String {
         if self.failed {
             format!("FAIL: {} beyond {}, significant", self.change, self.bound)
+        } else if self.unknown {
+            format!(
+                "UNKNOWN: {} beyond {}, significance unknown",
+                self.change, self.bound
+            )
         } else if self.beyond {
             format!(
                 "pass: {} beyond {} but {}",
@@ -197,6 +217,7 @@ pub fn check(bounds: &[Bound], rows: &[Row]) -> Vec<Option<Check>> {
                 change,
                 beyond,
                 failed: beyond && r.verdict == Verdict::Significant,
+                unknown: beyond && r.verdict == Verdict::Unknown,
             })
         })
         .collect()
@@ -209,8 +230,10 @@ pub struct Outcome {
     pub failed: usize,
     /// Beyond their bound but within the noise.
     pub beyond_in_noise: usize,
-    /// Rows with a bound whose verdict is a single run (nothing can be decided).
-    pub single_run: usize,
+    /// Beyond their bound with significance unknown: neither passed nor failed.
+    pub unknown: usize,
+    /// Why significance is unknown for those rows (each reason once).
+    pub why_unknown: Vec<String>,
     /// Bounded metrics no row has (the server's CPU of results without a known server pid).
     pub absent: Vec<&'static str>,
 }
@@ -229,10 +252,17 @@ impl Outcome {
                 .iter()
                 .filter(|(r, c)| c.beyond && !c.failed && r.verdict == Verdict::WithinNoise)
                 .count(),
-            single_run: gated
+            unknown: gated.iter().filter(|(_, c)| c.unknown).count(),
+            why_unknown: gated
                 .iter()
-                .filter(|(r, _)| r.verdict == Verdict::SingleRun)
-                .count(),
+                .filter(|(_, c)| c.unknown)
+                .filter_map(|(r, _)| r.basis.why.clone())
+                .fold(Vec::new(), |mut v, w| {
+                    if !v.contains(&w) {
+                        v.push(w);
+                    }
+                    v
+                }),
             absent: bounds
                 .iter()
                 .map(|b| b.metric)
@@ -241,35 +271,56 @@ impl Outcome {
         }
     }
 
+    /// No row failed (exit 0), though some may be unknown.
     pub fn passed(&self) -> bool {
         self.failed == 0
     }
 
+    /// `passed`, `FAILED` or `UNKNOWN` (no row failed, some rows beyond their bound with
+    /// significance unknown).
+    pub fn state(&self) -> &'static str {
+        if self.failed > 0 {
+            "FAILED"
+        } else if self.unknown > 0 {
+            "UNKNOWN"
+        } else {
+            "passed"
+        }
+    }
+
     /// One line: the verdict and what it rests on.
     pub fn line(&self) -> String {
-        let mut s = if self.passed() {
-            format!(
+        let why = if self.why_unknown.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", self.why_unknown.join("; "))
+        };
+        let mut s = match self.state() {
+            "FAILED" => format!(
+                "gate FAILED: {} of {} gated row(s) worse than the bound and significant (unit: server start, 95 %)",
+                self.failed, self.gated
+            ),
+            "UNKNOWN" => format!(
+                "gate UNKNOWN: {} of {} gated row(s) worse than the bound with significance unknown{why}; none worse and significant",
+                self.unknown, self.gated
+            ),
+            _ => format!(
                 "gate passed: {} row(s) gated, none worse than its bound and significant",
                 self.gated
-            )
-        } else {
-            format!(
-                "gate FAILED: {} of {} gated row(s) worse than the bound and significant (Welch's t-test, 95 %)",
-                self.failed, self.gated
-            )
+            ),
         };
+        if self.failed > 0 && self.unknown > 0 {
+            let _ = write!(
+                s,
+                "; {} beyond the bound with significance unknown{why}",
+                self.unknown
+            );
+        }
         if self.beyond_in_noise > 0 {
             let _ = write!(
                 s,
                 "; {} beyond the bound but within noise",
                 self.beyond_in_noise
-            );
-        }
-        if self.single_run > 0 {
-            let _ = write!(
-                s,
-                "; {} with a single run per side (not decidable: use --runs 3 or more)",
-                self.single_run
             );
         }
         if !self.absent.is_empty() {
@@ -293,7 +344,7 @@ fn md_table(out: &mut String, rows: &[&Row], checks: &[Option<&Check>], gate: bo
         let _ = write!(out, "| {} |", cells.join(" | "));
         if gate {
             let g = match c {
-                Some(c) if c.failed => format!("**{}**", c.reason(r.verdict)),
+                Some(c) if c.failed || c.unknown => format!("**{}**", c.reason(r.verdict)),
                 Some(c) => c.reason(r.verdict),
                 None => String::new(),
             };
@@ -314,23 +365,18 @@ pub fn markdown(
 ) -> String {
     let mut out = String::new();
     if let Some(o) = outcome {
-        let _ = writeln!(
-            out,
-            "**enginebench {}** — {}\n",
-            if o.passed() {
-                "gate passed"
-            } else {
-                "gate FAILED"
-            },
-            o.line()
-        );
+        let _ = writeln!(out, "**enginebench gate {}** — {}\n", o.state(), o.line());
     }
     let _ = writeln!(
         out,
-        "B/A with B = {}, A = {} (means over runs; Welch's t-test, 95 %)\n",
+        "B/A with B = {}, A = {} (means over runs; significance at 95 % with the server start as the unit)\n",
         md_cell(b_label),
         md_cell(a_label)
     );
+    for line in super::compare::basis_lines(rows) {
+        let _ = writeln!(out, "- {}", md_cell(&line));
+    }
+    out.push('\n');
     let none = vec![None; rows.len()];
     let checks: Vec<Option<&Check>> = checks
         .map(|c| c.iter().map(Option::as_ref).collect())
@@ -378,6 +424,13 @@ mod tests {
             b,
             ratio: b / a,
             verdict,
+            basis: crate::report::compare::Basis {
+                unit: crate::report::compare::UNIT,
+                starts: [1, 1],
+                spread: None,
+                why: (verdict == Verdict::Unknown)
+                    .then(|| crate::report::compare::NO_SPREAD.to_string()),
+            },
             disturbed: false,
         }
     }
@@ -458,7 +511,7 @@ mod tests {
             row("ops_per_s", 1000.0, 1200.0, Verdict::Significant), // better
             row("p99_us", 100.0, 111.0, Verdict::Significant),     // +11 %: fails
             row("p99_us", 100.0, 80.0, Verdict::Significant),      // better
-            row("p99_us", 100.0, 150.0, Verdict::SingleRun),       // undecidable
+            row("p99_us", 100.0, 150.0, Verdict::Unknown),         // beyond, unknown
             row("errors", 0.0, 3.0, Verdict::Significant),         // any increase
             row("p50_us", 10.0, 50.0, Verdict::Significant),       // no bound
         ];
@@ -484,10 +537,18 @@ mod tests {
         assert_eq!(c[7].as_ref().unwrap().change, "+3.0");
         let o = Outcome::of(&bounds, &rows, &c);
         assert_eq!(
-            (o.gated, o.failed, o.beyond_in_noise, o.single_run),
+            (o.gated, o.failed, o.beyond_in_noise, o.unknown),
             (8, 3, 1, 1)
         );
+        assert_eq!(o.state(), "FAILED");
         assert!(!o.passed() && o.line().starts_with("gate FAILED: 3 of 8"));
+        // The unknown row is said beside the failures, not counted as one.
+        assert!(
+            o.line().contains("; 1 beyond the bound with significance unknown (each side is one server start; give --between-start calibration.json or a catalog baseline)"),
+            "{}",
+            o.line()
+        );
+        assert_eq!(c[6].as_ref().unwrap().state(), "unknown");
         // A bound on a metric the rows lack is said, not failed.
         let b = parse("server_us_per_op=+5%").unwrap();
         let o = Outcome::of(&b, &rows, &check(&b, &rows));
@@ -495,6 +556,87 @@ mod tests {
         assert!(o
             .line()
             .contains("not in these results: server_cpu_us_per_op"));
+    }
+
+    /// A row beyond its bound whose significance is unknown neither passes nor fails: the
+    /// gate says UNKNOWN, with why, and exits 0 (passed() holds) as long as no row fails.
+    #[test]
+    fn unknown_rows_are_reported_and_do_not_fail_the_gate() {
+        let bounds = parse("ops_per_s=-5%,p99_us=+10%").unwrap();
+        let rows = vec![
+            row("ops_per_s", 1000.0, 900.0, Verdict::Unknown), // -10 %: unknown
+            row("p99_us", 100.0, 105.0, Verdict::Unknown),     // +5 %: within its bound
+        ];
+        let c = check(&bounds, &rows);
+        let states: Vec<&str> = c.iter().map(|c| c.as_ref().unwrap().state()).collect();
+        assert_eq!(states, ["unknown", "pass"]);
+        assert_eq!(
+            c[0].as_ref().unwrap().reason(Verdict::Unknown),
+            "UNKNOWN: -10.0% beyond -5%, significance unknown"
+        );
+        let o = Outcome::of(&bounds, &rows, &c);
+        assert_eq!((o.gated, o.failed, o.unknown), (2, 0, 1));
+        assert!(o.passed(), "no row failed: exit 0");
+        assert_eq!(o.state(), "UNKNOWN");
+        assert_eq!(
+            o.line(),
+            "gate UNKNOWN: 1 of 2 gated row(s) worse than the bound with significance unknown (each side is one server start; give --between-start calibration.json or a catalog baseline); none worse and significant"
+        );
+        let md = markdown(&rows, Some(&c), Some(&o), "a", "b");
+        assert!(
+            md.starts_with("**enginebench gate UNKNOWN** — gate UNKNOWN: 1 of 2"),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "| significance unknown | **UNKNOWN: -10.0% beyond -5%, significance unknown** |"
+            ),
+            "{md}"
+        );
+    }
+
+    /// The whole chain on two results of one server start each, 10 % apart with steady runs:
+    /// unknown without a between-start spread, FAILED with a calibrated one of 3 %, and passed
+    /// (beyond the bound but within noise) with one of 8 %.
+    #[test]
+    fn the_gate_on_one_start_per_side_follows_the_between_start_spread() {
+        use crate::report::compare::{compare_sides, BetweenStart};
+        use crate::report::{Point, ResultDoc, RunRecord};
+        let doc = |ops: f64| ResultDoc {
+            points: vec![Point {
+                operation: "op".into(),
+                threads: 1,
+                runs: [0.999, 1.0, 1.001]
+                    .iter()
+                    .map(|f| RunRecord {
+                        ops_per_s: ops * f,
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let bounds = parse("ops_per_s=-5%").unwrap();
+        let gate = |between: Option<&BetweenStart>| {
+            let rows = compare_sides(&[doc(1000.0)], &[doc(900.0)], between);
+            let c = check(&bounds, &rows);
+            Outcome::of(&bounds, &rows, &c)
+        };
+        let o = gate(None);
+        assert_eq!((o.state(), o.passed(), o.unknown), ("UNKNOWN", true, 1));
+        let cal = |sd: f64| BetweenStart {
+            sd,
+            df: 12,
+            source: "calibration.json".into(),
+        };
+        let o = gate(Some(&cal(0.03)));
+        assert_eq!((o.state(), o.passed(), o.failed), ("FAILED", false, 1));
+        let o = gate(Some(&cal(0.08)));
+        assert_eq!(
+            (o.state(), o.passed(), o.beyond_in_noise),
+            ("passed", true, 1)
+        );
     }
 
     #[test]

@@ -544,7 +544,7 @@ fn comparison(h: &mut String, rs: &[Labeled]) {
     let rows = compare::compare(rs[0].doc, rs[1].doc);
     let _ = write!(
         h,
-        "<h2>Comparison: {} / {}</h2><p class=note>B/A of the means over runs; Welch's t-test at 95 % decides whether a difference is larger than the run-to-run noise (as <code>enginebench compare</code>).</p><details><summary>Every metric at every point ({} rows)</summary><table><tr><th class=l>operation</th><th>threads</th><th class=l>metric</th><th>A</th><th>B</th><th>B/A</th><th class=l>verdict</th></tr>",
+        "<h2>Comparison: {} / {}</h2><p class=note>B/A of the means over runs, with <code>enginebench compare</code>'s verdict. Each result is one server start, the unit of significance: its runs share the start's speed, and a page has no between-start spread, so the verdicts say <i>significance unknown</i>; <code>enginebench compare A B --between-start calibration.json</code> decides them (docs/ci.md).</p><details><summary>Every metric at every point ({} rows)</summary><table><tr><th class=l>operation</th><th>threads</th><th class=l>metric</th><th>A</th><th>B</th><th>B/A</th><th class=l>verdict</th></tr>",
         escape(&rs[1].label),
         escape(&rs[0].label),
         rows.len()

@@ -1,10 +1,12 @@
 //! The answer the page opens with: per operation, the result with the highest throughput,
-//! every other result's ratio to it with the significance verdict `compare` uses (Welch's
-//! t-test over the measured runs, 95 %), and the server settings that differ.
+//! every other result's ratio to it with the significance verdict `compare` uses (the server
+//! start as the unit: [`super::compare::judge`]), and the server settings that differ. Each
+//! result on a page is one server start and a page has no between-start spread, so the
+//! verdict says "significance unknown" rather than reading the runs of one start as the noise.
 
 use std::fmt::Write;
 
-use super::compare::{mean_var, welch, Verdict};
+use super::compare::{judge, mean_var, Verdict};
 use super::html::Labeled;
 use super::svg::{escape, short};
 use super::tables::Cell;
@@ -21,7 +23,6 @@ pub struct Peak {
     pub result: usize,
     pub threads: usize,
     pub ops_per_s: f64,
-    runs: Vec<f64>,
 }
 
 /// Another result next to the best one.
@@ -31,6 +32,10 @@ pub struct Behind {
     /// Its ops/s ÷ the best's (≤ 1).
     pub ratio: f64,
     pub verdict: Verdict,
+    /// The results (server starts) each side rests on, the best's and this one's.
+    pub starts: [usize; 2],
+    /// Why significance is unknown, when it is.
+    pub why: Option<String>,
 }
 
 /// An operation's answer.
@@ -52,14 +57,14 @@ fn peak(doc: &ResultDoc, result: usize, op: &str) -> Option<Peak> {
                 result,
                 threads: p.threads,
                 ops_per_s: mean_var(&runs).0,
-                runs,
             }
         })
         .max_by(|a, b| a.ops_per_s.total_cmp(&b.ops_per_s))
 }
 
 /// Per operation (first-seen order): the best result and the others' ratios to it. The best is
-/// the highest mean ops/s at any thread count; the verdict compares the runs of the two peaks.
+/// the highest mean ops/s at any thread count; the verdict compares the two peaks as
+/// `compare` does, one result (one server start) per side and no between-start spread.
 pub fn leaders(docs: &[&ResultDoc]) -> Vec<Leader> {
     let mut ops: Vec<&str> = Vec::new();
     for d in docs {
@@ -90,14 +95,20 @@ pub fn leaders(docs: &[&ResultDoc]) -> Vec<Leader> {
             let others = peaks
                 .into_iter()
                 .filter(|p| p.result != best.result)
-                .map(|p| Behind {
-                    ratio: if best.ops_per_s > 0.0 {
-                        p.ops_per_s / best.ops_per_s
-                    } else {
-                        f64::NAN
-                    },
-                    verdict: welch(&best.runs, &p.runs),
-                    peak: p,
+                .map(|p| {
+                    let (verdict, basis) =
+                        judge("ops_per_s", &[best.ops_per_s], &[p.ops_per_s], None);
+                    Behind {
+                        ratio: if best.ops_per_s > 0.0 {
+                            p.ops_per_s / best.ops_per_s
+                        } else {
+                            f64::NAN
+                        },
+                        verdict,
+                        starts: basis.starts,
+                        why: basis.why,
+                        peak: p,
+                    }
                 })
                 .collect();
             Some(Leader {
@@ -120,7 +131,7 @@ pub fn section(h: &mut String, rs: &[Labeled]) {
     if rs.len() == 1 {
         h.push_str("<p class=note>Per operation: the highest throughput (mean ops/s over the measured runs) and the thread count it was reached at.</p>");
     } else {
-        h.push_str("<p class=note>Per operation: the result with the highest throughput (mean ops/s over the measured runs, at its best thread count), and each other result's throughput as a ratio to it. The verdict is <code>enginebench compare</code>'s: Welch's t-test at 95 % over the runs of the two best points says whether the difference is larger than the run-to-run noise.</p>");
+        h.push_str("<p class=note>Per operation: the result with the highest throughput (mean ops/s over the measured runs, at its best thread count), and each other result's throughput as a ratio to it. The unit of significance is the server start: each result is one start, and its runs share that start's speed, so their spread cannot tell a difference between results from the difference between two starts of one server. With one start per side and no measured between-start spread the verdict is <i>significance unknown</i>; <code>enginebench compare A B --between-start calibration.json</code> (the spread from <code>enginebench reproduce NAME --calibrate</code>) or a catalog baseline (<code>compare NEW --baseline catalog:last=N</code>) decides it (docs/ci.md).</p>");
     }
     h.push_str("<table data-table=\"summary\" class=sum><tr><th class=l>operation</th><th class=l>best</th><th>ops/s</th>");
     if rs.len() > 1 {
@@ -141,7 +152,7 @@ pub fn section(h: &mut String, rs: &[Labeled]) {
             for (i, o) in l.others.iter().enumerate() {
                 let _ = write!(
                     h,
-                    "{}<span class=\"{}\" title=\"{} ops/s at {} threads\">{}: {:.3}× {}</span>",
+                    "{}<span class=\"{}\" title=\"{} ops/s at {} threads; {} server start(s) per side{}\">{}: {:.3}× {}</span>",
                     if i > 0 { "<br>" } else { "" },
                     if o.verdict == Verdict::Significant {
                         "sig"
@@ -150,6 +161,11 @@ pub fn section(h: &mut String, rs: &[Labeled]) {
                     },
                     short(o.peak.ops_per_s),
                     o.peak.threads,
+                    o.starts[0].max(o.starts[1]),
+                    o.why
+                        .as_deref()
+                        .map(|w| format!(": significance unknown ({})", escape(w)))
+                        .unwrap_or_default(),
                     escape(&rs[o.peak.result].label),
                     o.ratio,
                     o.verdict.label()
@@ -250,30 +266,51 @@ mod tests {
             ("get", 0, 4)
         );
         assert_eq!(l[0].best.ops_per_s, 300.0);
-        let r: Vec<(usize, usize, String, Verdict)> = l[0]
+        let r: Vec<(usize, usize, String)> = l[0]
             .others
             .iter()
-            .map(|o| {
-                (
-                    o.peak.result,
-                    o.peak.threads,
-                    format!("{:.3}", o.ratio),
-                    o.verdict,
-                )
-            })
+            .map(|o| (o.peak.result, o.peak.threads, format!("{:.3}", o.ratio)))
             .collect();
-        assert_eq!(
-            r,
-            vec![
-                (1, 4, "0.667".into(), Verdict::Significant),
-                (2, 2, "1.000".into(), Verdict::WithinNoise),
-            ]
-        );
-        // scan: B leads; C has one run, so no significance.
+        assert_eq!(r, vec![(1, 4, "0.667".into()), (2, 2, "1.000".into())]);
+        // scan: B leads.
         assert_eq!((l[1].best.result, l[1].best.threads), (1, 1));
         assert_eq!(l[1].others[0].ratio, 0.5);
-        assert_eq!(l[1].others[0].verdict, Verdict::Significant);
-        assert_eq!(l[1].others[1].verdict, Verdict::SingleRun);
+        // Every result is one server start: the 1.5x of get (runs ±1 %), the 2x of scan and
+        // a tie all have significance unknown, with the unit and why, whatever the runs.
+        for o in l.iter().flat_map(|l| &l.others) {
+            assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+            assert_eq!(o.starts, [1, 1]);
+            assert_eq!(o.why.as_deref(), Some(crate::report::compare::NO_SPREAD));
+        }
+    }
+
+    /// The section names the unit and says "significance unknown" for each other result.
+    #[test]
+    fn the_section_says_the_unit_and_significance_unknown() {
+        let a = doc(&[("get", 1, &[100.0, 101.0, 99.0])]);
+        let b = doc(&[("get", 1, &[150.0, 151.0, 149.0])]);
+        let rs = [
+            Labeled {
+                label: "a".into(),
+                doc: &a,
+            },
+            Labeled {
+                label: "b".into(),
+                doc: &b,
+            },
+        ];
+        let mut h = String::new();
+        section(&mut h, &rs);
+        assert!(
+            h.contains("The unit of significance is the server start"),
+            "{h}"
+        );
+        assert!(
+            h.contains("a: 0.667× significance unknown</span>")
+                && h.contains("1 server start(s) per side: significance unknown (each side is one server start; give --between-start calibration.json or a catalog baseline)"),
+            "{h}"
+        );
+        assert!(!h.contains("class=\"sig\""), "{h}");
     }
 
     #[test]

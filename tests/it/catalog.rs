@@ -374,13 +374,20 @@ fn catalog_path_follows_the_flag_the_variable_and_xdg() {
     );
 }
 
-/// Six results: five steady ones and a newest one; the gate pools the five.
+/// Five nights whose means differ by a few percent (one server start each; sd of their logs
+/// 2.5 %), each with steady runs.
+fn nightly(i: usize, r: usize) -> f64 {
+    steady(i, r) * [1.0, 1.03, 0.97, 1.02, 0.98][i % 5]
+}
+
+/// Six results: five nights and a newest one; the gate's baseline is the five, one
+/// observation each.
 fn gate(newest: impl Fn(usize, usize) -> f64) -> Out {
     let d = tempdir();
     let base = real_result(d.path());
     let cat = d.path().join("catalog.db");
     let cat = cat.to_str().unwrap();
-    let old = copies(&base, &d.path().join("old"), "r", 5, 0, steady, |_| {
+    let old = copies(&base, &d.path().join("old"), "r", 5, 0, nightly, |_| {
         "1G".into()
     });
     let new = copies(&base, &d.path().join("new"), "n", 1, 10, newest, |_| {
@@ -410,11 +417,27 @@ fn gate(newest: impl Fn(usize, usize) -> f64) -> Out {
     o
 }
 
+/// The baseline's five results are the units: their nights spread by 2.5 %, so the 95 %
+/// prediction interval is t(4) · 2.5 % · sqrt(1.2) = 7.8 %. A 20 % drop fails; 6 % is beyond the
+/// -5 % bound but within the nights' spread, so it passes (the runs of each night agree to
+/// 0.4 %, which pooled as samples would have called it significant); 0.2 % passes.
 #[test]
 fn catalog_gate_fails_a_planted_slowdown_and_passes_noise() {
     let slow = gate(|i, r| steady(i, r) * 0.8);
     assert_eq!(slow.code, 1, "{}\n{}", slow.stdout, slow.stderr);
     assert!(slow.stdout.contains("ops_per_s"), "{}", slow.stdout);
+    assert!(
+        slow.stdout.contains("A: 5 result(s), B: 1 result(s)"),
+        "{}",
+        slow.stdout
+    );
+    let night = gate(|i, r| steady(i, r) * 0.94);
+    assert_eq!(night.code, 0, "{}\n{}", night.stdout, night.stderr);
+    assert!(
+        night.stdout.contains("beyond -5% but within noise"),
+        "{}",
+        night.stdout
+    );
     let same = gate(|i, r| steady(i, r) * 1.002);
     assert_eq!(same.code, 0, "{}\n{}", same.stdout, same.stderr);
     // Bad baselines: exit 2 with one line.
