@@ -40,9 +40,11 @@ pub enum Command {
     /// Make one self-contained HTML page (or CSV) from one or more results: charts of
     /// throughput vs threads, latency, time series, and what differs between the servers.
     Report(ReportArgs),
-    /// Compare two results: the ratio B/A for every metric both have, with a significance
-    /// verdict from the repeated runs (Welch's t-test). With --fail-on, a regression gate:
-    /// exit 0 when it passes, 1 when it fails, 2 on bad input.
+    /// Compare two results: the ratio B/A for every metric both have. Each result is one
+    /// server start: a difference is called significant only against a measured spread between
+    /// starts (--between-start calibration.json, or a catalog baseline's results); otherwise
+    /// "significance unknown". With --fail-on, a regression gate: exit 0 when it passes (or is
+    /// UNKNOWN), 1 when it fails, 2 on bad input.
     Compare(CompareArgs),
     /// Merge the results of a fleet's shards (`run --shard I/N`, one run id) into one result
     /// of the same schema: operations, errors and client CPU summed (and kept per shard),
