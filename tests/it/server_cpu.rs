@@ -86,7 +86,8 @@ fn server_cpu_recorded(base_var: &str, db: &str, query: &str, found_by: &str) {
         &["compare", pa.to_str().unwrap(), pb.to_str().unwrap()],
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
-    // One line per metric of the one point, the server's next to the client's.
+    // One row per metric of the one point (operation, threads, metric, ...), the server's
+    // next to the client's; the lines under the table name metrics too.
     for metric in [
         "client_cpu_us_per_op",
         "server_cpu_us_per_op",
@@ -94,7 +95,10 @@ fn server_cpu_recorded(base_var: &str, db: &str, query: &str, found_by: &str) {
         "server_preempts_per_op",
     ] {
         assert_eq!(
-            out.stdout.lines().filter(|l| l.contains(metric)).count(),
+            out.stdout
+                .lines()
+                .filter(|l| l.split_whitespace().nth(2) == Some(metric))
+                .count(),
             1,
             "{metric}: {}",
             out.stdout
