@@ -211,17 +211,8 @@ fn against_constant(
     })
 }
 
-/// Mean and sample variance (0 for one value).
-pub fn mean_var(v: &[f64]) -> (f64, f64) {
-    let n = v.len() as f64;
-    let m = v.iter().sum::<f64>() / n;
-    let var = if v.len() > 1 {
-        v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)
-    } else {
-        0.0
-    };
-    (m, var)
-}
+/// Mean and sample variance (0 for one value): `compare`'s.
+pub(crate) use crate::report::compare::mean_var;
 
 /// The sequential rule of `--until-decided`: the claims are looked at after every pass from
 /// `FIRST_LOOK` on, and look j (1, 2, ...) tests at level `alpha / 2^j`. The levels add up to
