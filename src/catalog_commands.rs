@@ -1,5 +1,6 @@
 //! The commands that read or fill the catalog: `history`, `history import`, `catalog path`,
-//! `compare --baseline catalog:last=N` (its baseline) and `report --trend`.
+//! `compare --baseline catalog:last=N` (its baseline), `compare --between-start catalog:last=N`
+//! (a between-start spread from past results) and `report --trend`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -8,6 +9,7 @@ use crate::catalog::{self, Catalog, Filter, Recorded};
 use crate::cli::{CatalogAction, CatalogCommandArgs, CompareArgs, HistoryAction, HistoryArgs};
 use crate::error::{Error, Result};
 use crate::registry::Registry;
+use crate::report::compare::BetweenStart;
 use crate::report::{self, Owners, Point, ResultDoc};
 
 /// `enginebench catalog path`.
@@ -214,6 +216,69 @@ pub fn baseline(
     Ok((pooled(&docs, &new), results, new))
 }
 
+/// `compare A B --between-start catalog:last=N`: the between-start spread of A's
+/// configuration from the catalog — the newest N complete results like A (same workload,
+/// target kind, engine and host, narrowed by the filters) started before both A and B, so
+/// neither compared result is part of its own yardstick. Each is one server start.
+pub fn between_start(a: &CompareArgs, spec: &str, owners: Owners) -> Result<BetweenStart> {
+    let n: usize = spec
+        .strip_prefix("catalog:last=")
+        .and_then(|n| n.parse().ok())
+        .filter(|n| *n >= 2)
+        .ok_or_else(|| {
+            Error::usage(format!(
+                "--between-start {spec}: expected a calibration.json or catalog:last=N (N at least 2), e.g. catalog:last=8"
+            ))
+        })?;
+    let Some(b) = &a.b else {
+        return Err(Error::usage(
+            "--between-start catalog:last=N compares two results: with --baseline the baseline's own results give the spread",
+        ));
+    };
+    if a.filter.last.is_some() {
+        return Err(Error::usage(
+            "--last does not go with --between-start catalog:last=N: the count is in N",
+        ));
+    }
+    let da = report::load(&a.a, owners)?;
+    let db = report::load(b, owners)?;
+    let mut filter = a.filter.filter()?;
+    comparable(&mut filter, &da);
+    let before = std::cmp::min(&da.started_at, &db.started_at).clone();
+    let loc = a.catalog.location()?;
+    let mut cat = open(&loc)?;
+    // A's identity excludes A itself; "started before" excludes B and anything later.
+    let file = if a.a.is_dir() {
+        a.a.join("result.json")
+    } else {
+        a.a.clone()
+    };
+    let value: serde_json::Value = std::fs::read_to_string(&file)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    let ids = cat.baseline(&filter, &catalog::identity(&value), &before, n)?;
+    let docs = ids
+        .iter()
+        .map(|id| cat.doc(*id, owners))
+        .collect::<Result<Vec<_>>>()?;
+    let points: Vec<(String, usize)> = da
+        .points
+        .iter()
+        .map(|p| (p.operation.clone(), p.threads))
+        .collect();
+    let source = format!("{spec} ({} of {n} found in {})", ids.len(), loc.display());
+    let spread = BetweenStart::from_results(&docs, &points, &source).map_err(Error::usage)?;
+    eprintln!(
+        "between-start spread: sd of ln(B/A) {:.1} % ({} df) from {} catalogued result(s) ({}) started before A and B; each is one server start",
+        spread.sd * 100.0,
+        spread.df,
+        ids.len(),
+        ids.iter().map(|i| format!("#{i}")).collect::<Vec<_>>().join(", ")
+    );
+    Ok(spread)
+}
+
 /// `doc` with only the points `new` has, in `new`'s order.
 fn cut(doc: &ResultDoc, new: &ResultDoc) -> ResultDoc {
     let mut out = doc.clone();
@@ -398,5 +463,75 @@ mod tests {
         let r = ops_row(dir.path(), &five, 500.0, 1);
         assert_eq!(r.verdict, Verdict::Unknown, "{r:?}");
         assert_eq!(r.basis.starts, [1, 1]);
+    }
+
+    /// `compare A B --between-start catalog:last=N`: the spread comes from the catalogued
+    /// results started before both A and B (never A or B themselves), one value per result,
+    /// √2 times the spread of one start; a 5 % drop is then within noise and a 50 % drop is
+    /// significant. Fewer than two earlier results is a usage error.
+    #[test]
+    fn a_catalog_between_start_spread_judges_two_single_starts() {
+        let five: Vec<f64> = [-1.6f64, -0.4, 0.0, 0.4, 1.6]
+            .iter()
+            .map(|z| 1000.0 * (0.1 * z.signum() * z.abs().sqrt()).exp())
+            .collect();
+        let row = |nights: &[f64], a: f64, b: f64, last: usize| {
+            let dir = tempfile::tempdir().unwrap();
+            let cat = dir.path().join("catalog.db");
+            let mut c = Catalog::open(&catalog::Location::Sqlite(cat.clone())).unwrap();
+            for (i, ops) in nights.iter().enumerate() {
+                let text = report::json::to_string(&result(1 + i as u32, *ops));
+                c.record(&text, &format!("r{i}"), &[]).unwrap();
+            }
+            // A and B are catalogued too (as a run records them): still left out.
+            let (fa, fb) = (dir.path().join("a.json"), dir.path().join("b.json"));
+            for (f, ops, day) in [(&fa, a, 20), (&fb, b, 21)] {
+                let text = report::json::to_string(&result(day, ops));
+                c.record(&text, &format!("{day}"), &[]).unwrap();
+                std::fs::write(f, text).unwrap();
+            }
+            drop(c);
+            let spec = format!("catalog:last={last}");
+            let args = CompareArgs {
+                a: fa,
+                b: Some(fb),
+                baseline: None,
+                filter: FilterArgs::default(),
+                catalog: CatalogArgs {
+                    catalog: Some(cat.display().to_string()),
+                    no_catalog: false,
+                },
+                format: CompareFormat::Table,
+                fail_on: None,
+                between_start: Some(spec.clone().into()),
+            };
+            let spread = between_start(&args, &spec, &[])?;
+            let (da, db) = (
+                report::load(&args.a, &[]).unwrap(),
+                report::load(args.b.as_ref().unwrap(), &[]).unwrap(),
+            );
+            let rows = compare_sides(&[da], &[db], Some(&spread));
+            Ok::<_, Error>((
+                spread,
+                rows.into_iter().find(|r| r.metric == "ops_per_s").unwrap(),
+            ))
+        };
+        let (spread, r) = row(&five, 1000.0, 950.0, 5).unwrap();
+        assert_eq!((spread.from, spread.df), (SpreadFrom::History, 4));
+        assert!(
+            (spread.sd - 0.1 * 2f64.sqrt()).abs() < 1e-6,
+            "the five nights' sd (10 %) times sqrt 2: {spread:?}"
+        );
+        assert_eq!(r.verdict, Verdict::WithinNoise, "{r:?}");
+        assert_eq!(r.basis.spread.as_ref().unwrap().from, SpreadFrom::History);
+        let (_, r) = row(&five, 1000.0, 500.0, 5).unwrap();
+        assert_eq!(r.verdict, Verdict::Significant, "{r:?}");
+        // The newest two only: their spread, not the five's.
+        let (spread, _) = row(&five, 1000.0, 950.0, 2).unwrap();
+        assert_eq!(spread.df, 1);
+        let e = row(&five[..1], 1000.0, 950.0, 5).unwrap_err().to_string();
+        assert!(e.contains("fewer than two comparable results"), "{e}");
+        let e = row(&five, 1000.0, 950.0, 1).unwrap_err().to_string();
+        assert!(e.contains("N at least 2"), "{e}");
     }
 }

@@ -332,8 +332,10 @@ pub struct CompareArgs {
     /// configuration). Each result is one server start, and its runs share the start's
     /// speed, so without this (or a catalog baseline) the significance of A vs B is unknown.
     /// It covers ops_per_s only: the other metrics stay unknown. A missing or malformed file
-    /// is exit 2.
-    #[arg(long, value_name = "calibration.json")]
+    /// is exit 2. Or 'catalog:last=N': the spread of the newest N catalogued results like A
+    /// (same workload, target kind, engine and host; the filters narrow them) started before
+    /// A and B, each one server start, pooled over the compared points (N of 2 or more).
+    #[arg(long, value_name = "calibration.json|catalog:last=N")]
     pub between_start: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub filter: FilterArgs,

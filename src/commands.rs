@@ -341,13 +341,14 @@ pub fn compare(a: &CompareArgs, reg: &Registry) -> Result<ExitCode> {
         .map(gate::parse)
         .transpose()
         .map_err(Error::usage)?;
-    let between = a
-        .between_start
-        .as_deref()
-        .map(report::compare::BetweenStart::read)
-        .transpose()
-        .map_err(Error::usage)?;
     let owners = reg.owners();
+    let between = match a.between_start.as_deref() {
+        Some(p) if p.to_string_lossy().starts_with("catalog:") => Some(
+            crate::catalog_commands::between_start(a, &p.to_string_lossy(), &owners)?,
+        ),
+        Some(p) => Some(report::compare::BetweenStart::read(p).map_err(Error::usage)?),
+        None => None,
+    };
     // Side A: one result, or the catalogued results of a baseline (one observation each);
     // `da` stands for it where one document is shown (settings, profiles).
     let (da, side_a, db) = match (&a.baseline, &a.b) {

@@ -60,8 +60,10 @@ impl Verdict {
 pub struct BetweenStart {
     pub sd: f64,
     pub df: usize,
-    /// The file it was read from.
+    /// The file it was read from, or the catalog query it was computed from.
     pub source: String,
+    /// A calibration, or past results of the configuration.
+    pub from: SpreadFrom,
 }
 
 impl BetweenStart {
@@ -101,6 +103,7 @@ impl BetweenStart {
                 sd,
                 df: df as usize,
                 source: source.to_string(),
+                from: SpreadFrom::Calibration,
             }),
             _ if sd.is_null() || df == Some(0) => Err(format!(
                 "--between-start {source}: the calibration measured no between-start spread (it needs 2 or more passes per comparison): run reproduce NAME --calibrate --passes 3"
@@ -112,12 +115,59 @@ impl BetweenStart {
     }
 }
 
+impl BetweenStart {
+    /// The between-start spread of one configuration from its past results, each one server
+    /// start (`--between-start catalog:last=N`): for every (operation, threads) of `points`,
+    /// ln of each result's mean `ops_per_s`; the variance of one start pooled over the points
+    /// (each point its own mean), so df = Σ (results at the point − 1). The spread of ln(B/A)
+    /// between two starts is that of one start times √2, the same quantity a calibration's
+    /// `pooled_start_sd` is. Points with fewer than two results add nothing; none with two is
+    /// an error naming what is missing.
+    pub fn from_results(
+        docs: &[ResultDoc],
+        points: &[(String, usize)],
+        source: &str,
+    ) -> Result<BetweenStart, String> {
+        let (mut squares, mut df) = (0.0, 0usize);
+        for (op, threads) in points {
+            let logs: Vec<f64> = docs
+                .iter()
+                .filter_map(|d| find(d, op, *threads))
+                .filter_map(|p| {
+                    let v: Vec<f64> = p.runs.iter().map(|r| r.ops_per_s).collect();
+                    let m = if v.is_empty() { 0.0 } else { mean_var(&v).0 };
+                    (m > 0.0).then(|| m.ln())
+                })
+                .collect();
+            if logs.len() >= 2 {
+                let (_, var) = mean_var(&logs);
+                squares += var * (logs.len() - 1) as f64;
+                df += logs.len() - 1;
+            }
+        }
+        if df == 0 {
+            return Err(format!(
+                "--between-start {source}: fewer than two comparable results at every compared point, so no between-start spread: record more results of this configuration first"
+            ));
+        }
+        Ok(BetweenStart {
+            sd: (2.0 * squares / df as f64).sqrt(),
+            df,
+            source: source.to_string(),
+            from: SpreadFrom::History,
+        })
+    }
+}
+
 /// Where the between-start spread of a verdict came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SpreadFrom {
     /// `--between-start calibration.json`: two starts of one configuration, measured apart.
     Calibration,
+    /// `--between-start catalog:last=N`: the catalogued past results of the compared
+    /// configuration, one server start each, measured apart from the compared pair.
+    History,
     /// The compared results themselves: a side of several results (a catalog baseline), one
     /// observation each.
     Results,
@@ -365,7 +415,7 @@ pub fn judge(
             }
             let half = t_critical(c.df as f64) * c.sd;
             let spread = Spread {
-                from: SpreadFrom::Calibration,
+                from: c.from,
                 scale: "log",
                 sd: Some(c.sd),
                 df: c.df as f64,
@@ -478,8 +528,13 @@ pub fn basis_lines(rows: &[Row]) -> Vec<String> {
         let rule = match (&r.basis.spread, &r.basis.why) {
             (_, Some(why)) => format!("significance unknown ({why})"),
             (Some(s), None) => match (s.from, s.sd) {
-                (SpreadFrom::Calibration, sd) => format!(
-                    "judged by the between-start spread of the calibration (sd of ln(B/A) {:.1} %, {} df): |ln(B/A)| beyond {:.1} % is significant at 95 %",
+                (from @ (SpreadFrom::Calibration | SpreadFrom::History), sd) => format!(
+                    "judged by the between-start spread of {} (sd of ln(B/A) {:.1} %, {} df): |ln(B/A)| beyond {:.1} % is significant at 95 %",
+                    if from == SpreadFrom::Calibration {
+                        "the calibration"
+                    } else {
+                        "past results of the configuration, measured apart"
+                    },
                     sd.unwrap_or(0.0) * 100.0,
                     s.df,
                     s.half_width * 100.0

@@ -629,6 +629,7 @@ mod tests {
             sd,
             df: 12,
             source: "calibration.json".into(),
+            from: crate::report::compare::SpreadFrom::Calibration,
         };
         let o = gate(Some(&cal(0.03)));
         assert_eq!((o.state(), o.passed(), o.failed), ("FAILED", false, 1));
