@@ -37,8 +37,9 @@ pub enum Command {
     Cleanup(WorkloadArgv),
     /// List the workloads and their operations.
     List,
-    /// Make one self-contained HTML page (or CSV) from one or more results: charts of
-    /// throughput vs threads, latency, time series, and what differs between the servers.
+    /// Make one self-contained HTML page (or CSV, or HdrHistogram .hgrm files) from one or more
+    /// results: charts of throughput vs threads, latency, time series, and what differs between
+    /// the servers.
     Report(ReportArgs),
     /// Compare two results: the ratio B/A for every metric both have. Each result is one
     /// server start: a difference is called significant only against a measured spread between
@@ -264,11 +265,13 @@ pub struct ReportArgs {
     #[command(flatten)]
     pub catalog: CatalogArgs,
     /// Where to write the report ("-" for stdout; default: report.html, or report.csv with
-    /// --format csv, report.txt with --format table).
-    #[arg(long, short = 'o', value_name = "FILE")]
+    /// --format csv, report.txt with --format table). With --format hgrm a folder (created;
+    /// default: report-hgrm).
+    #[arg(long, short = 'o', value_name = "FILE|DIR")]
     pub output: Option<String>,
     /// html: the page; csv: one line per measured run of every result; table: sqlbench
-    /// results side by side (operation x engine seconds).
+    /// results side by side (operation x engine seconds); hgrm: one HdrHistogram
+    /// percentile-distribution file per point, values in microseconds (docs/report.md).
     #[arg(long, value_enum, default_value_t = ReportFormat::Html)]
     pub format: ReportFormat,
     /// With --format csv: one of the report's tables instead of the runs (their names:
@@ -284,6 +287,7 @@ impl ReportArgs {
             match (self.trend, self.format) {
                 (false, ReportFormat::Csv) => "report.csv",
                 (false, ReportFormat::Table) => "report.txt",
+                (false, ReportFormat::Hgrm) => "report-hgrm",
                 _ => "report.html",
             }
             .to_string()
@@ -310,6 +314,9 @@ pub enum ReportFormat {
     Csv,
     /// sqlbench results: seconds per operation, every engine of every result side by side.
     Table,
+    /// One HdrHistogram percentile-distribution file (.hgrm) per point (operation@threads),
+    /// from the runs' merged histograms; values in microseconds; -o names a folder.
+    Hgrm,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -252,6 +252,11 @@ pub fn report(a: &ReportArgs, reg: &Registry) -> Result<ExitCode> {
         return Err(Error::usage("--table goes with --format csv"));
     }
     let text = match a.format {
+        ReportFormat::Hgrm => {
+            let sources: Vec<String> = a.results.iter().map(|p| p.display().to_string()).collect();
+            report::hgrm::write_dir(&docs, &sources, &a.output_path())?;
+            return Ok(ExitCode::SUCCESS);
+        }
         ReportFormat::Html => report::html::render(&docs, &owners),
         ReportFormat::Csv if a.table.is_some() => {
             report::tables::csv_of(&docs, a.table.as_deref().unwrap_or_default(), &owners)

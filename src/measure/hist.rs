@@ -50,6 +50,11 @@ impl LatencyHist {
         self.0.len()
     }
 
+    /// The HDR histogram itself, for outputs that walk its buckets (`report --format hgrm`).
+    pub fn hdr(&self) -> &Histogram<u64> {
+        &self.0
+    }
+
     /// Add this histogram's counts into fixed buckets: `into[i]` gets the values in
     /// (`bounds_us[i-1]`, `bounds_us[i]`], the extra last slot those above the last bound.
     /// A value is placed by the lowest value of its HDR bucket, so a latency recorded exactly

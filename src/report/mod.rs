@@ -1,5 +1,5 @@
 //! Outputs, all read from one result model: JSON (the result file), CSV, terminal table, the
-//! HTML report, and comparisons.
+//! HTML report, HdrHistogram percentile files (.hgrm), and comparisons.
 //!
 //! This module knows no workload. What only one workload produces (its sections, derived
 //! figures, tables and terminal lines) is written by that workload, and every output asks the
@@ -9,6 +9,7 @@ pub mod compare;
 pub mod csv;
 pub mod flame;
 pub mod gate;
+pub mod hgrm;
 pub mod html;
 mod html_fairness;
 mod html_fleet;

@@ -385,6 +385,152 @@ fn csv_and_table_snapshots() {
     assert!(!dir.path().join("report.html").exists());
 }
 
+/// `--format hgrm`: one HdrHistogram percentile file per point whose rows at 50, 99 and 99.9 %
+/// (and 100 %) are the result's own p50, p99, p99.9 (and max) of the merged runs; bad input is
+/// one line and exit 2.
+#[test]
+fn hgrm_files_hold_the_results_percentiles() {
+    let dir = tempdir();
+    let d = dir.path();
+    let result = micro_read_sqlite(
+        d,
+        "r",
+        &[
+            "--threads",
+            "1,2",
+            "--runs",
+            "2",
+            "--duration",
+            "200ms",
+            "--warmup",
+            "0",
+            "--queries",
+            "READ_PK_POINT,READ_KEY_RANGE",
+        ],
+    );
+    let res = result.to_str().unwrap();
+    let out = d.join("hgrm");
+    let r = eb(
+        d,
+        &[
+            "report",
+            res,
+            "--format",
+            "hgrm",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc = json(&result);
+    let points = doc["points"].as_array().unwrap();
+    assert_eq!(points.len(), 4);
+    for p in points {
+        let name = format!("{}@{}.hgrm", p["operation"].as_str().unwrap(), p["threads"]);
+        let text = std::fs::read_to_string(out.join(&name)).expect(&name);
+        assert!(
+            text.starts_with("       Value     Percentile TotalCount 1/(1-Percentile)\n\n"),
+            "{text}"
+        );
+        let l = &p["aggregate"]["latency_us"];
+        for (percent, key) in [
+            (50.0, "p50_us"),
+            (99.0, "p99_us"),
+            (99.9, "p99_9_us"),
+            (100.0, "max_us"),
+        ] {
+            assert_eq!(
+                Some(hgrm_value_at(&text, percent)),
+                l[key].as_u64(),
+                "{name} at {percent}: {text}"
+            );
+        }
+        let ops: u64 = p["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["ops"].as_u64().unwrap())
+            .sum();
+        assert!(
+            text.contains(&format!("Total count    = {ops:>12}]")),
+            "{name}: {ops} ops: {text}"
+        );
+    }
+    // Two results: each file named for its result too.
+    let two = d.join("two");
+    let r = eb(
+        d,
+        &[
+            "report",
+            res,
+            res,
+            "--format",
+            "hgrm",
+            "-o",
+            two.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        two.join("sqlite_micro-read_1-READ_PK_POINT@1.hgrm")
+            .exists(),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        two.join("sqlite_micro-read_2-READ_KEY_RANGE@2.hgrm")
+            .exists(),
+        "{}",
+        r.stderr
+    );
+
+    // Bad input: one line on stderr, exit 2, nothing half written.
+    let file = d.join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let mut no_hist = doc.clone();
+    no_hist["points"][0]["runs"][0]["histogram_hdr_v2"] = Json::from("");
+    let no_hist_file = d.join("no-hist.json");
+    std::fs::write(&no_hist_file, no_hist.to_string()).unwrap();
+    let fresh = d.join("fresh");
+    for (args, says) in [
+        (vec![res, "-o", file.to_str().unwrap()], "is not a folder"),
+        (vec![res, "-o", "-"], "not stdout"),
+        (
+            vec![
+                no_hist_file.to_str().unwrap(),
+                "-o",
+                fresh.to_str().unwrap(),
+            ],
+            "has no latency histogram",
+        ),
+    ] {
+        let mut a = vec!["report", "--format", "hgrm"];
+        a.extend(args);
+        let r = eb(d, &a);
+        assert_eq!(r.code, 2, "{a:?}: {}", r.stderr);
+        assert_eq!(r.stderr.trim().lines().count(), 1, "{a:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(says) && !r.stderr.contains("panicked"),
+            "{}",
+            r.stderr
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+    assert!(!fresh.exists());
+}
+
+/// The value of the first row of a .hgrm file at or above `percent` (its Percentile column has
+/// 12 decimals: 0.999000000000 is the level 99.9 %).
+fn hgrm_value_at(text: &str, percent: f64) -> u64 {
+    text.lines()
+        .skip(2)
+        .take_while(|l| !l.starts_with('#'))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|c| c[1].parse::<f64>().unwrap() >= percent / 100.0 - 1e-12)
+        .map(|c| c[0].parse::<f64>().unwrap() as u64)
+        .expect("a row at or above the level")
+}
+
 /// A TPC-C result shows tpmC vs threads, NewOrders over time and the per-transaction table,
 /// rendered in a real browser with every chart plotted.
 #[test]
