@@ -52,6 +52,10 @@ const REGISTER_PBUF_RING: u32 = 22;
 const OFF_SQ_RING: i64 = 0;
 const OFF_SQES: i64 = 0x1000_0000;
 const OP_ASYNC_CANCEL: u8 = 14;
+/// A cancel's flags: every entry on the entry's `fd`, not one by its user data (Linux 5.19,
+/// as the buffer ring): a closing socket's receive and any send still out.
+const ASYNC_CANCEL_ALL: u32 = 1;
+const ASYNC_CANCEL_FD: u32 = 1 << 1;
 const OP_SEND: u8 = 26;
 const OP_RECV: u8 = 27;
 
@@ -606,6 +610,9 @@ pub struct RingStats {
     pub completions: u64,
     /// Multishot receives armed again after the buffers ran out (`ENOBUFS`).
     pub rearms: u64,
+    /// Entries the kernel had not returned when the loop ended: its ring and buffers were
+    /// left to it (0 unless a cancel did not end them in time).
+    pub leaked_entries: u32,
 }
 
 thread_local! {
@@ -705,7 +712,10 @@ pub fn uninstall() -> Option<RingStats> {
     }
     // SAFETY: the eventfd is owned by the loop.
     unsafe { libc::close(l.efd) };
-    let stats = l.stats;
+    let stats = RingStats {
+        leaked_entries: l.ring.outstanding,
+        ..l.stats
+    };
     if l.ring.outstanding > 0 {
         // The kernel may still write into the slots' buffers: they are left to it.
         std::mem::forget(l);
@@ -783,7 +793,7 @@ pub(crate) fn close(i: usize) {
             s.in_txn = false;
             l.in_txn -= 1;
         }
-        if s.recv_out && !s.cancel_out {
+        if (s.recv_out || s.send_out) && !s.cancel_out {
             l.push_cancel(i);
             // Not left for the next park: the socket closes now.
             let _ = l.ring.enter(0, None);
@@ -791,6 +801,16 @@ pub(crate) fn close(i: usize) {
         l.open -= 1;
         l.free_if_done(i);
     });
+}
+
+/// Whether slot `i` has bytes not yet handed to the socket (a send out or queued): a goodbye
+/// written straight to the socket now would land inside them.
+pub(crate) fn sending(i: usize) -> bool {
+    with_loop(|l| {
+        let s = &l.slots[i];
+        s.send_out || !s.squeue.is_empty()
+    })
+    .unwrap_or(false)
 }
 
 /// The server of slot `i` says whether its session is inside a transaction.
@@ -821,13 +841,16 @@ impl Loop {
         }
     }
 
-    /// Cancel slot `i`'s receive (its socket goes); the slot waits for both completions.
+    /// Cancel slot `i`'s entries (its socket goes): its receive, and a send still out (with
+    /// a peer that reads nothing it would never end, and the slot never be freed); the slot
+    /// waits for their completions and the cancel's.
     fn push_cancel(&mut self, i: usize) {
         self.slots[i].cancel_out = true;
+        let fd = self.slots[i].fd;
         self.ring.push(Sqe {
             opcode: OP_ASYNC_CANCEL,
-            fd: -1,
-            addr: (i as u64) << 8 | TAG_RECV,
+            fd,
+            op_flags: ASYNC_CANCEL_ALL | ASYNC_CANCEL_FD,
             user_data: (i as u64) << 8 | TAG_CANCEL,
             ..Sqe::default()
         });
@@ -1352,6 +1375,60 @@ mod tests {
         }
         drop(pairs);
         uninstall();
+    }
+
+    /// A connection dropped while its peer reads nothing (a stopped server): its goodbye
+    /// (COM_QUIT, Terminate) is not written while a long ring send is still out (it would
+    /// land inside it) and does not wait for a full send buffer either; the drop and the
+    /// loop's end return at once with nothing left to the kernel. A plain write on the ring's
+    /// blocking socket held the loop's thread for good, past `--query-timeout`.
+    #[test]
+    fn a_goodbye_never_blocks_the_loop() {
+        if let Err(why) = probe() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+        for send_out in [true, false] {
+            let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+            let (done_tx, done_rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                install(64, Policy { batch: true }).unwrap();
+                let fd = ours.as_raw_fd();
+                let s = crate::db::sock::Stream::for_test(ours).unwrap();
+                let crate::db::sock::Stream::Ring { slot, .. } = s else {
+                    panic!("not on the ring");
+                };
+                if send_out {
+                    // 8 MiB, far more than the socket's buffer: part of it goes, the rest
+                    // waits at the kernel for a reader that never comes.
+                    write(slot, &vec![7u8; 8 << 20]).unwrap();
+                    park();
+                    assert!(sending(slot));
+                } else {
+                    // Fill the send buffer behind the ring's back.
+                    let chunk = [7u8; 4096];
+                    // SAFETY: a send of `chunk` on the open socket `fd`.
+                    while unsafe {
+                        libc::send(fd, chunk.as_ptr().cast(), chunk.len(), libc::MSG_DONTWAIT)
+                    } > 0
+                    {}
+                }
+                let t = std::time::Instant::now();
+                crate::db::sock::goodbye(&s, &[1, 0, 0, 0, 1]);
+                drop(s);
+                let leaked = uninstall().unwrap().leaked_entries;
+                let _ = done_tx.send((t.elapsed(), leaked));
+            });
+            let (took, leaked) = done_rx
+                .recv_timeout(Duration::from_secs(5))
+                .expect("the goodbye blocked the loop's thread");
+            assert!(
+                took < Duration::from_secs(1),
+                "send out {send_out}: {took:?}"
+            );
+            assert_eq!(leaked, 0, "send out {send_out}: entries left to the kernel");
+            drop(theirs);
+        }
     }
 
     /// A send many times the socket's buffer, then a wait for the reply: the send goes out
