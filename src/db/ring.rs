@@ -694,10 +694,17 @@ pub fn install(entries: u32, policy: Policy) -> io::Result<RawFd> {
 /// Remove this thread's ring (the loop ends); returns its counts.
 pub fn uninstall() -> Option<RingStats> {
     let mut l = LOOP.with(|l| l.borrow_mut().take())?;
-    // Sockets still open (a connection kept past its loop): cancel their receives, and wait
-    // until the kernel has returned every entry before the buffers go.
+    // Sockets still open (a connection kept past its loop): cancel their entries, and wait
+    // until the kernel has returned every one before the buffers go. Marked closed, so that
+    // the cancelled receives' completions do not arm them again (they did: the loop then
+    // waited its 0.5 s below and leaked the ring).
     for i in 0..l.slots.len() {
-        if l.slots[i].in_use && l.slots[i].recv_out && !l.slots[i].cancel_out {
+        let s = &mut l.slots[i];
+        if !s.in_use {
+            continue;
+        }
+        s.closed = true;
+        if (s.recv_out || s.send_out) && !s.cancel_out {
             l.push_cancel(i);
         }
     }
@@ -1429,6 +1436,32 @@ mod tests {
             assert_eq!(leaked, 0, "send out {send_out}: entries left to the kernel");
             drop(theirs);
         }
+    }
+
+    /// A loop that ends with connections still open (tests/it/connections.rs holds 285 past
+    /// their loop): their receives are cancelled, not armed again, and the loop ends at once
+    /// with every entry back (it waited 0.5 s and left the ring and its buffers to the kernel).
+    #[test]
+    fn uninstall_with_connections_open_ends_at_once_and_leaks_nothing() {
+        if let Err(why) = probe() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+        let pairs: Vec<_> = (0..8)
+            .map(|_| std::os::unix::net::UnixStream::pair().unwrap())
+            .collect();
+        install(64, Policy { batch: true }).unwrap();
+        for (o, _) in &pairs {
+            open(o.as_raw_fd()).unwrap();
+        }
+        // The receives armed at the kernel.
+        park();
+        let t = std::time::Instant::now();
+        let stats = uninstall().expect("the loop's ring");
+        let took = t.elapsed();
+        assert_eq!(stats.leaked_entries, 0, "entries left to the kernel");
+        assert!(took < Duration::from_millis(50), "uninstall took {took:?}");
+        drop(pairs);
     }
 
     /// A send many times the socket's buffer, then a wait for the reply: the send goes out
