@@ -671,7 +671,10 @@ pub fn install(entries: u32, policy: Policy) -> io::Result<RawFd> {
     if let Err(e) = ring.register_eventfd(efd) {
         // SAFETY: `efd` was created above and is owned here.
         unsafe { libc::close(efd) };
-        return Err(e);
+        return Err(io::Error::new(
+            e.kind(),
+            format!("registering its eventfd: {e}"),
+        ));
     }
     LOOP.with(|l| {
         *l.borrow_mut() = Some(Loop {
@@ -1189,20 +1192,57 @@ impl IoChoice {
     }
 }
 
+/// The client loops of this process by the path they took, and why the first loop that asked
+/// for the ring and could not start it took epoll: for the result (`client.loops`), where a
+/// run whose loops mixed both paths must say so.
+static LOOPS_RING: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static LOOPS_EPOLL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static FELL_BACK: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// The client loops started so far by path, and why a loop asked for io_uring took epoll.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LoopPaths {
+    pub io_uring: u64,
+    pub epoll: u64,
+    pub fallback: Option<String>,
+}
+
+pub fn loop_paths() -> LoopPaths {
+    LoopPaths {
+        io_uring: LOOPS_RING.load(Ordering::Relaxed),
+        epoll: LOOPS_EPOLL.load(Ordering::Relaxed),
+        fallback: FELL_BACK.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+    }
+}
+
+fn tally(on_ring: bool, fell_back: Option<&String>) {
+    let n = if on_ring { &LOOPS_RING } else { &LOOPS_EPOLL };
+    n.fetch_add(1, Ordering::Relaxed);
+    if let Some(why) = fell_back {
+        FELL_BACK
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert_with(|| why.clone());
+    }
+}
+
 /// A client loop's runtime: a current-thread tokio runtime whose sleeps go through this
 /// thread's ring when `ring` holds a policy (and the ring starts), with the task that wakes
-/// tokio on the ring's eventfd. A loop whose ring cannot start says so and uses epoll.
+/// tokio on the ring's eventfd. A loop whose ring cannot start, or whose eventfd tokio cannot
+/// watch, uses epoll, and says so on stderr and in `loop_paths`.
 pub struct LoopRuntime {
     pub rt: tokio::runtime::Runtime,
     pub local: tokio::task::LocalSet,
     efd: Option<RawFd>,
+    fell_back: Option<String>,
 }
 
 impl LoopRuntime {
     pub fn new(ring: Option<Policy>, connections: usize, label: &str) -> LoopRuntime {
-        let efd = ring.and_then(|policy| {
+        let mut fell_back = None;
+        let mut efd = ring.and_then(|policy| {
             install(2 * connections as u32 + 16, policy)
-                .map_err(|e| eprintln!("enginebench: {label}: io_uring: {e}; epoll instead"))
+                .map_err(|e| fell_back = Some(format!("io_uring on a client loop: {e}")))
                 .ok()
         });
         let mut builder = tokio::runtime::Builder::new_current_thread();
@@ -1212,31 +1252,51 @@ impl LoopRuntime {
         }
         let rt = builder.build().expect("tokio runtime");
         let local = tokio::task::LocalSet::new();
-        if let Some(efd) = efd {
+        if let Some(fd) = efd {
             let _rt = rt.enter();
             // SAFETY: the eventfd stays open until `finish`, after the LocalSet (and this
             // AsyncFd with it) is dropped.
             let w = unsafe {
-                tokio::io::unix::AsyncFd::register_with_interest(efd, tokio::io::Interest::READABLE)
+                tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)
             };
             match w {
                 Ok(w) => {
                     local.spawn_local(async move {
                         while let Ok(mut g) = w.readable().await {
-                            drive(efd);
+                            drive(fd);
                             g.clear_ready();
                         }
                     });
                 }
-                Err(e) => eprintln!("enginebench: {label}: eventfd: {e}"),
+                Err(e) => {
+                    // Nothing would wake the loop for the ring's completions (a loop that is
+                    // not batching could sleep for good): no ring, before any socket is on it.
+                    uninstall();
+                    efd = None;
+                    fell_back = Some(format!("io_uring's eventfd on a client loop: {e}"));
+                }
             }
         }
-        LoopRuntime { rt, local, efd }
+        if let Some(why) = &fell_back {
+            eprintln!("enginebench: {label}: {why}; epoll instead");
+        }
+        tally(efd.is_some(), fell_back.as_ref());
+        LoopRuntime {
+            rt,
+            local,
+            efd,
+            fell_back,
+        }
     }
 
     /// Whether this loop's sockets use the ring.
     pub fn on_ring(&self) -> bool {
         self.efd.is_some()
+    }
+
+    /// Why this loop was asked for the ring and took epoll.
+    pub fn fell_back(&self) -> Option<&str> {
+        self.fell_back.as_deref()
     }
 
     /// Run `f` on the loop (with the tasks spawned on `local`), then take the ring down.
@@ -1462,6 +1522,60 @@ mod tests {
         assert_eq!(stats.leaked_entries, 0, "entries left to the kernel");
         assert!(took < Duration::from_millis(50), "uninstall took {took:?}");
         drop(pairs);
+    }
+
+    /// Deny this thread (and threads it starts) `io_uring_register(_, IORING_REGISTER_EVENTFD,
+    /// ..)` with EPERM: the probe (setup and buffer ring) passes, a loop's `install` fails.
+    fn deny_eventfd_registration() {
+        let k = |code: u16, jt: u8, jf: u8, k: u32| libc::sock_filter { code, jt, jf, k };
+        let mut filter = [
+            // The system call number; not io_uring_register: allowed.
+            k(0x20, 0, 0, 0),
+            k(0x15, 0, 3, libc::SYS_io_uring_register as u32),
+            // Its second argument (the low half of args[1]): REGISTER_EVENTFD is refused.
+            k(0x20, 0, 0, 24),
+            k(0x15, 0, 1, REGISTER_EVENTFD),
+            k(0x06, 0, 0, 0x0005_0000 | libc::EPERM as u32),
+            k(0x06, 0, 0, 0x7fff_0000),
+        ];
+        let prog = libc::sock_fprog {
+            len: filter.len() as u16,
+            filter: filter.as_mut_ptr(),
+        };
+        // SAFETY: prctl with a valid filter program; it binds only this thread.
+        unsafe {
+            assert_eq!(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+            assert_eq!(
+                libc::prctl(libc::PR_SET_SECCOMP, 2, &prog as *const libc::sock_fprog),
+                0
+            );
+        }
+    }
+
+    /// A loop whose ring cannot start takes epoll, and says so where the result looks
+    /// (`loop_paths`), not only on stderr.
+    #[test]
+    fn a_loop_that_cannot_install_its_ring_takes_epoll_and_is_counted() {
+        if let Err(why) = probe() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+        let before = loop_paths();
+        let (on_ring, why, ran) = std::thread::spawn(|| {
+            deny_eventfd_registration();
+            let lr = LoopRuntime::new(Some(Policy { batch: true }), 4, "test loop");
+            let (on_ring, why) = (lr.on_ring(), lr.fell_back().map(str::to_string));
+            let (ran, _) = lr.run(async { active() });
+            (on_ring, why, ran)
+        })
+        .join()
+        .unwrap();
+        assert!(!on_ring && !ran, "the loop kept a ring");
+        let why = why.expect("no reason recorded");
+        assert!(why.contains("eventfd"), "{why}");
+        let after = loop_paths();
+        assert!(after.epoll > before.epoll, "{after:?}");
+        assert!(after.fallback.is_some(), "{after:?}");
     }
 
     /// A send many times the socket's buffer, then a wait for the reply: the send goes out
