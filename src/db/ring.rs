@@ -52,6 +52,10 @@ const REGISTER_PBUF_RING: u32 = 22;
 const OFF_SQ_RING: i64 = 0;
 const OFF_SQES: i64 = 0x1000_0000;
 const OP_ASYNC_CANCEL: u8 = 14;
+/// A cancel's flags: every entry on the entry's `fd`, not one by its user data (Linux 5.19,
+/// as the buffer ring): a closing socket's receive and any send still out.
+const ASYNC_CANCEL_ALL: u32 = 1;
+const ASYNC_CANCEL_FD: u32 = 1 << 1;
 const OP_SEND: u8 = 26;
 const OP_RECV: u8 = 27;
 
@@ -606,6 +610,9 @@ pub struct RingStats {
     pub completions: u64,
     /// Multishot receives armed again after the buffers ran out (`ENOBUFS`).
     pub rearms: u64,
+    /// Entries the kernel had not returned when the loop ended: its ring and buffers were
+    /// left to it (0 unless a cancel did not end them in time).
+    pub leaked_entries: u32,
 }
 
 thread_local! {
@@ -664,7 +671,10 @@ pub fn install(entries: u32, policy: Policy) -> io::Result<RawFd> {
     if let Err(e) = ring.register_eventfd(efd) {
         // SAFETY: `efd` was created above and is owned here.
         unsafe { libc::close(efd) };
-        return Err(e);
+        return Err(io::Error::new(
+            e.kind(),
+            format!("registering its eventfd: {e}"),
+        ));
     }
     LOOP.with(|l| {
         *l.borrow_mut() = Some(Loop {
@@ -687,10 +697,17 @@ pub fn install(entries: u32, policy: Policy) -> io::Result<RawFd> {
 /// Remove this thread's ring (the loop ends); returns its counts.
 pub fn uninstall() -> Option<RingStats> {
     let mut l = LOOP.with(|l| l.borrow_mut().take())?;
-    // Sockets still open (a connection kept past its loop): cancel their receives, and wait
-    // until the kernel has returned every entry before the buffers go.
+    // Sockets still open (a connection kept past its loop): cancel their entries, and wait
+    // until the kernel has returned every one before the buffers go. Marked closed, so that
+    // the cancelled receives' completions do not arm them again (they did: the loop then
+    // waited its 0.5 s below and leaked the ring).
     for i in 0..l.slots.len() {
-        if l.slots[i].in_use && l.slots[i].recv_out && !l.slots[i].cancel_out {
+        let s = &mut l.slots[i];
+        if !s.in_use {
+            continue;
+        }
+        s.closed = true;
+        if (s.recv_out || s.send_out) && !s.cancel_out {
             l.push_cancel(i);
         }
     }
@@ -705,7 +722,10 @@ pub fn uninstall() -> Option<RingStats> {
     }
     // SAFETY: the eventfd is owned by the loop.
     unsafe { libc::close(l.efd) };
-    let stats = l.stats;
+    let stats = RingStats {
+        leaked_entries: l.ring.outstanding,
+        ..l.stats
+    };
     if l.ring.outstanding > 0 {
         // The kernel may still write into the slots' buffers: they are left to it.
         std::mem::forget(l);
@@ -783,7 +803,7 @@ pub(crate) fn close(i: usize) {
             s.in_txn = false;
             l.in_txn -= 1;
         }
-        if s.recv_out && !s.cancel_out {
+        if (s.recv_out || s.send_out) && !s.cancel_out {
             l.push_cancel(i);
             // Not left for the next park: the socket closes now.
             let _ = l.ring.enter(0, None);
@@ -791,6 +811,16 @@ pub(crate) fn close(i: usize) {
         l.open -= 1;
         l.free_if_done(i);
     });
+}
+
+/// Whether slot `i` has bytes not yet handed to the socket (a send out or queued): a goodbye
+/// written straight to the socket now would land inside them.
+pub(crate) fn sending(i: usize) -> bool {
+    with_loop(|l| {
+        let s = &l.slots[i];
+        s.send_out || !s.squeue.is_empty()
+    })
+    .unwrap_or(false)
 }
 
 /// The server of slot `i` says whether its session is inside a transaction.
@@ -821,13 +851,16 @@ impl Loop {
         }
     }
 
-    /// Cancel slot `i`'s receive (its socket goes); the slot waits for both completions.
+    /// Cancel slot `i`'s entries (its socket goes): its receive, and a send still out (with
+    /// a peer that reads nothing it would never end, and the slot never be freed); the slot
+    /// waits for their completions and the cancel's.
     fn push_cancel(&mut self, i: usize) {
         self.slots[i].cancel_out = true;
+        let fd = self.slots[i].fd;
         self.ring.push(Sqe {
             opcode: OP_ASYNC_CANCEL,
-            fd: -1,
-            addr: (i as u64) << 8 | TAG_RECV,
+            fd,
+            op_flags: ASYNC_CANCEL_ALL | ASYNC_CANCEL_FD,
             user_data: (i as u64) << 8 | TAG_CANCEL,
             ..Sqe::default()
         });
@@ -1159,20 +1192,57 @@ impl IoChoice {
     }
 }
 
+/// The client loops of this process by the path they took, and why the first loop that asked
+/// for the ring and could not start it took epoll: for the result (`client.loops`), where a
+/// run whose loops mixed both paths must say so.
+static LOOPS_RING: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static LOOPS_EPOLL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static FELL_BACK: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// The client loops started so far by path, and why a loop asked for io_uring took epoll.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LoopPaths {
+    pub io_uring: u64,
+    pub epoll: u64,
+    pub fallback: Option<String>,
+}
+
+pub fn loop_paths() -> LoopPaths {
+    LoopPaths {
+        io_uring: LOOPS_RING.load(Ordering::Relaxed),
+        epoll: LOOPS_EPOLL.load(Ordering::Relaxed),
+        fallback: FELL_BACK.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+    }
+}
+
+fn tally(on_ring: bool, fell_back: Option<&String>) {
+    let n = if on_ring { &LOOPS_RING } else { &LOOPS_EPOLL };
+    n.fetch_add(1, Ordering::Relaxed);
+    if let Some(why) = fell_back {
+        FELL_BACK
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert_with(|| why.clone());
+    }
+}
+
 /// A client loop's runtime: a current-thread tokio runtime whose sleeps go through this
 /// thread's ring when `ring` holds a policy (and the ring starts), with the task that wakes
-/// tokio on the ring's eventfd. A loop whose ring cannot start says so and uses epoll.
+/// tokio on the ring's eventfd. A loop whose ring cannot start, or whose eventfd tokio cannot
+/// watch, uses epoll, and says so on stderr and in `loop_paths`.
 pub struct LoopRuntime {
     pub rt: tokio::runtime::Runtime,
     pub local: tokio::task::LocalSet,
     efd: Option<RawFd>,
+    fell_back: Option<String>,
 }
 
 impl LoopRuntime {
     pub fn new(ring: Option<Policy>, connections: usize, label: &str) -> LoopRuntime {
-        let efd = ring.and_then(|policy| {
+        let mut fell_back = None;
+        let mut efd = ring.and_then(|policy| {
             install(2 * connections as u32 + 16, policy)
-                .map_err(|e| eprintln!("enginebench: {label}: io_uring: {e}; epoll instead"))
+                .map_err(|e| fell_back = Some(format!("io_uring on a client loop: {e}")))
                 .ok()
         });
         let mut builder = tokio::runtime::Builder::new_current_thread();
@@ -1182,31 +1252,51 @@ impl LoopRuntime {
         }
         let rt = builder.build().expect("tokio runtime");
         let local = tokio::task::LocalSet::new();
-        if let Some(efd) = efd {
+        if let Some(fd) = efd {
             let _rt = rt.enter();
             // SAFETY: the eventfd stays open until `finish`, after the LocalSet (and this
             // AsyncFd with it) is dropped.
             let w = unsafe {
-                tokio::io::unix::AsyncFd::register_with_interest(efd, tokio::io::Interest::READABLE)
+                tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)
             };
             match w {
                 Ok(w) => {
                     local.spawn_local(async move {
                         while let Ok(mut g) = w.readable().await {
-                            drive(efd);
+                            drive(fd);
                             g.clear_ready();
                         }
                     });
                 }
-                Err(e) => eprintln!("enginebench: {label}: eventfd: {e}"),
+                Err(e) => {
+                    // Nothing would wake the loop for the ring's completions (a loop that is
+                    // not batching could sleep for good): no ring, before any socket is on it.
+                    uninstall();
+                    efd = None;
+                    fell_back = Some(format!("io_uring's eventfd on a client loop: {e}"));
+                }
             }
         }
-        LoopRuntime { rt, local, efd }
+        if let Some(why) = &fell_back {
+            eprintln!("enginebench: {label}: {why}; epoll instead");
+        }
+        tally(efd.is_some(), fell_back.as_ref());
+        LoopRuntime {
+            rt,
+            local,
+            efd,
+            fell_back,
+        }
     }
 
     /// Whether this loop's sockets use the ring.
     pub fn on_ring(&self) -> bool {
         self.efd.is_some()
+    }
+
+    /// Why this loop was asked for the ring and took epoll.
+    pub fn fell_back(&self) -> Option<&str> {
+        self.fell_back.as_deref()
     }
 
     /// Run `f` on the loop (with the tasks spawned on `local`), then take the ring down.
@@ -1352,6 +1442,140 @@ mod tests {
         }
         drop(pairs);
         uninstall();
+    }
+
+    /// A connection dropped while its peer reads nothing (a stopped server): its goodbye
+    /// (COM_QUIT, Terminate) is not written while a long ring send is still out (it would
+    /// land inside it) and does not wait for a full send buffer either; the drop and the
+    /// loop's end return at once with nothing left to the kernel. A plain write on the ring's
+    /// blocking socket held the loop's thread for good, past `--query-timeout`.
+    #[test]
+    fn a_goodbye_never_blocks_the_loop() {
+        if let Err(why) = probe() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+        for send_out in [true, false] {
+            let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+            let (done_tx, done_rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                install(64, Policy { batch: true }).unwrap();
+                let fd = ours.as_raw_fd();
+                let s = crate::db::sock::Stream::for_test(ours).unwrap();
+                let crate::db::sock::Stream::Ring { slot, .. } = s else {
+                    panic!("not on the ring");
+                };
+                if send_out {
+                    // 8 MiB, far more than the socket's buffer: part of it goes, the rest
+                    // waits at the kernel for a reader that never comes.
+                    write(slot, &vec![7u8; 8 << 20]).unwrap();
+                    park();
+                    assert!(sending(slot));
+                } else {
+                    // Fill the send buffer behind the ring's back.
+                    let chunk = [7u8; 4096];
+                    // SAFETY: a send of `chunk` on the open socket `fd`.
+                    while unsafe {
+                        libc::send(fd, chunk.as_ptr().cast(), chunk.len(), libc::MSG_DONTWAIT)
+                    } > 0
+                    {}
+                }
+                let t = std::time::Instant::now();
+                crate::db::sock::goodbye(&s, &[1, 0, 0, 0, 1]);
+                drop(s);
+                let leaked = uninstall().unwrap().leaked_entries;
+                let _ = done_tx.send((t.elapsed(), leaked));
+            });
+            let (took, leaked) = done_rx
+                .recv_timeout(Duration::from_secs(5))
+                .expect("the goodbye blocked the loop's thread");
+            assert!(
+                took < Duration::from_secs(1),
+                "send out {send_out}: {took:?}"
+            );
+            assert_eq!(leaked, 0, "send out {send_out}: entries left to the kernel");
+            drop(theirs);
+        }
+    }
+
+    /// A loop that ends with connections still open (tests/it/connections.rs holds 285 past
+    /// their loop): their receives are cancelled, not armed again, and the loop ends at once
+    /// with every entry back (it waited 0.5 s and left the ring and its buffers to the kernel).
+    #[test]
+    fn uninstall_with_connections_open_ends_at_once_and_leaks_nothing() {
+        if let Err(why) = probe() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+        let pairs: Vec<_> = (0..8)
+            .map(|_| std::os::unix::net::UnixStream::pair().unwrap())
+            .collect();
+        install(64, Policy { batch: true }).unwrap();
+        for (o, _) in &pairs {
+            open(o.as_raw_fd()).unwrap();
+        }
+        // The receives armed at the kernel.
+        park();
+        let t = std::time::Instant::now();
+        let stats = uninstall().expect("the loop's ring");
+        let took = t.elapsed();
+        assert_eq!(stats.leaked_entries, 0, "entries left to the kernel");
+        assert!(took < Duration::from_millis(50), "uninstall took {took:?}");
+        drop(pairs);
+    }
+
+    /// Deny this thread (and threads it starts) `io_uring_register(_, IORING_REGISTER_EVENTFD,
+    /// ..)` with EPERM: the probe (setup and buffer ring) passes, a loop's `install` fails.
+    fn deny_eventfd_registration() {
+        let k = |code: u16, jt: u8, jf: u8, k: u32| libc::sock_filter { code, jt, jf, k };
+        let mut filter = [
+            // The system call number; not io_uring_register: allowed.
+            k(0x20, 0, 0, 0),
+            k(0x15, 0, 3, libc::SYS_io_uring_register as u32),
+            // Its second argument (the low half of args[1]): REGISTER_EVENTFD is refused.
+            k(0x20, 0, 0, 24),
+            k(0x15, 0, 1, REGISTER_EVENTFD),
+            k(0x06, 0, 0, 0x0005_0000 | libc::EPERM as u32),
+            k(0x06, 0, 0, 0x7fff_0000),
+        ];
+        let prog = libc::sock_fprog {
+            len: filter.len() as u16,
+            filter: filter.as_mut_ptr(),
+        };
+        // SAFETY: prctl with a valid filter program; it binds only this thread.
+        unsafe {
+            assert_eq!(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+            assert_eq!(
+                libc::prctl(libc::PR_SET_SECCOMP, 2, &prog as *const libc::sock_fprog),
+                0
+            );
+        }
+    }
+
+    /// A loop whose ring cannot start takes epoll, and says so where the result looks
+    /// (`loop_paths`), not only on stderr.
+    #[test]
+    fn a_loop_that_cannot_install_its_ring_takes_epoll_and_is_counted() {
+        if let Err(why) = probe() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+        let before = loop_paths();
+        let (on_ring, why, ran) = std::thread::spawn(|| {
+            deny_eventfd_registration();
+            let lr = LoopRuntime::new(Some(Policy { batch: true }), 4, "test loop");
+            let (on_ring, why) = (lr.on_ring(), lr.fell_back().map(str::to_string));
+            let (ran, _) = lr.run(async { active() });
+            (on_ring, why, ran)
+        })
+        .join()
+        .unwrap();
+        assert!(!on_ring && !ran, "the loop kept a ring");
+        let why = why.expect("no reason recorded");
+        assert!(why.contains("eventfd"), "{why}");
+        let after = loop_paths();
+        assert!(after.epoll > before.epoll, "{after:?}");
+        assert!(after.fallback.is_some(), "{after:?}");
     }
 
     /// A send many times the socket's buffer, then a wait for the reply: the send goes out

@@ -1,5 +1,6 @@
 //! The socket of both lean clients (`mysqlwire`, `pgwire`): a non-blocking Unix or TCP stream
-//! registered with the loop's epoll for readability only.
+//! registered with the loop's epoll for readability only, or a blocking one on the loop's
+//! io_uring (`ring::open`: the ring waits for it, not the thread).
 //!
 //! Why readability only: tokio's socket types also ask for writability, so each time the
 //! server read a query, freeing its bytes from our send buffer, the kernel ran our epoll
@@ -70,8 +71,8 @@ impl Sock {
         (rc == 0 && cred.pid > 0).then_some(cred.pid as u32)
     }
 
-    /// One non-blocking write (the caller's best-effort goodbye; `write_all` otherwise).
-    pub(crate) fn write(&self, buf: &[u8]) -> std::io::Result<usize> {
+    /// One write (`write_all_epoll`'s, on a non-blocking socket).
+    fn write(&self, buf: &[u8]) -> std::io::Result<usize> {
         match self {
             Sock::Unix(s) => Write::write(&mut &*s, buf),
             Sock::Tcp(s) => Write::write(&mut &*s, buf),
@@ -142,6 +143,28 @@ impl Drop for Stream {
             super::ring::close(*slot);
         }
     }
+}
+
+/// A connection's best-effort goodbye (COM_QUIT, Terminate) as it is dropped: one send that
+/// never waits (`MSG_DONTWAIT`: a ring socket is blocking, and with the server stopped and
+/// the send buffer full a plain write held the loop's thread for good, past
+/// `--query-timeout`), and none while a ring send is still out or queued (its bytes would
+/// land inside that message).
+pub(crate) fn goodbye(stream: &Stream, msg: &[u8]) {
+    if let Stream::Ring { slot, .. } = stream {
+        if super::ring::sending(*slot) {
+            return;
+        }
+    }
+    // SAFETY: `msg` is valid for its length; the descriptor is open while `stream` is.
+    unsafe {
+        libc::send(
+            stream.get_ref().as_raw_fd(),
+            msg.as_ptr().cast(),
+            msg.len(),
+            libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+        )
+    };
 }
 
 /// Connect to a Unix socket and register it.

@@ -39,7 +39,10 @@ pub use sweep::{
 
 impl Harness<'_> {
     /// Write the result as it is now (atomically: a reader never sees half a file).
-    pub fn save(&self) -> Result<()> {
+    pub fn save(&mut self) -> Result<()> {
+        if let Some(c) = self.doc.client.as_mut() {
+            note_loops(c, crate::db::ring::loop_paths());
+        }
         report::json::write_atomic(&self.path, &self.doc)
     }
     /// The result file's path.
@@ -621,7 +624,26 @@ fn client_info(admin: &Conn) -> Option<ClientInfo> {
         io: io.to_string(),
         requested,
         fallback,
+        loops: None,
     })
+}
+
+/// The lean client's loops so far by path: a loop whose own ring could not start took epoll
+/// (said on stderr as it started); `io` says io_uring only while some loop used it.
+fn note_loops(c: &mut ClientInfo, p: crate::db::ring::LoopPaths) {
+    if c.driver != "wire" || p.io_uring + p.epoll == 0 {
+        return;
+    }
+    c.loops = Some(report::LoopCounts {
+        io_uring: p.io_uring,
+        epoll: p.epoll,
+    });
+    if p.io_uring == 0 {
+        c.io = "epoll".into();
+    }
+    if c.fallback.is_none() {
+        c.fallback = p.fallback;
+    }
 }
 
 /// The result's server part: a managed server (its profile and options file) or one named by

@@ -74,9 +74,21 @@ pub struct ClientInfo {
     pub io: String,
     /// What `--client-io` asked for: `auto`, `io_uring` or `epoll`.
     pub requested: String,
-    /// Why io_uring was not used though `auto` asked for it.
+    /// Why io_uring was not used though `auto` asked for it, in the process or in a loop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback: Option<String>,
+    /// The lean client's measuring loops by the path each took (absent in results made
+    /// before it was recorded, and for the general drivers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loops: Option<LoopCounts>,
+}
+
+/// Client loops by I/O path: a loop asked for io_uring whose ring could not start there took
+/// epoll (`ClientInfo::fallback` says why), so a run may mix both.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoopCounts {
+    pub io_uring: u64,
+    pub epoll: u64,
 }
 
 /// What a merged result is made of.

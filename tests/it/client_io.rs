@@ -93,6 +93,99 @@ fn forbid_io_uring(c: &mut Command) {
     }
 }
 
+/// Deny `io_uring_register(_, IORING_REGISTER_EVENTFD, ..)` with EPERM in the child: the
+/// process's probe (setup and the buffer ring) passes, every loop's own `install` fails.
+fn forbid_eventfd_registration(c: &mut Command) {
+    // SAFETY: only async-signal-safe calls (prctl) between fork and exec.
+    unsafe {
+        c.pre_exec(|| {
+            let k = |code: u16, jt: u8, jf: u8, k: u32| libc::sock_filter { code, jt, jf, k };
+            let mut filter = [
+                // The system call number; not io_uring_register: allowed.
+                k(0x20, 0, 0, 0),
+                k(0x15, 0, 3, libc::SYS_io_uring_register as u32),
+                // The low half of args[1], the opcode: IORING_REGISTER_EVENTFD (4) refused.
+                k(0x20, 0, 0, 24),
+                k(0x15, 0, 1, 4),
+                k(0x06, 0, 0, 0x0005_0000 | libc::EPERM as u32),
+                k(0x06, 0, 0, 0x7fff_0000),
+            ];
+            let prog = libc::sock_fprog {
+                len: filter.len() as u16,
+                filter: filter.as_mut_ptr(),
+            };
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(libc::PR_SET_SECCOMP, 2, &prog as *const libc::sock_fprog) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// The output of `c`, or a panic (the child killed) if it is not done within `within`.
+fn output_within(c: &mut Command, within: std::time::Duration) -> std::process::Output {
+    use std::process::Stdio;
+    let child = c
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(within) {
+        Ok(o) => o.unwrap(),
+        Err(_) => {
+            signal(pid, libc::SIGKILL);
+            panic!("enginebench did not end within {within:?}");
+        }
+    }
+}
+
+/// The process may use io_uring but no loop can start its ring (here: its eventfd cannot be
+/// registered): every loop takes epoll, and the result says so with why and the loops' count,
+/// not io_uring as the process's probe would.
+#[test]
+fn loops_that_cannot_start_their_ring_are_recorded_in_the_result() {
+    let Some(base) = server_url("EB_TEST_MYSQL_URL") else {
+        return;
+    };
+    if enginebench::db::ring::probe().is_err() {
+        eprintln!("skipped: no io_uring here");
+        return;
+    }
+    let url = fresh_db(&base, "eb_it_client_io_loop_fallback");
+    let dir = tempdir();
+    let mut c = point_select(dir.path(), &url);
+    c.env_remove("EB_CLIENT_IO");
+    forbid_eventfd_registration(&mut c);
+    let o = output_within(&mut c, std::time::Duration::from_secs(120));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("registering its eventfd"), "{stderr}");
+    let doc: Json = serde_json::from_slice(&o.stdout).expect("json");
+    assert_schema_valid(&doc);
+    let client = &doc["client"];
+    assert_eq!(client["io"], "epoll", "{client}");
+    assert!(
+        client["fallback"]
+            .as_str()
+            .unwrap_or("")
+            .contains("registering its eventfd"),
+        "{client}"
+    );
+    assert_eq!(client["loops"]["io_uring"], 0, "{client}");
+    assert!(
+        client["loops"]["epoll"].as_u64().unwrap_or(0) >= 1,
+        "{client}"
+    );
+    assert!(doc["points"][0]["runs"][0]["ops"].as_u64().unwrap() > 100);
+}
+
 /// The lean clients' own tests (mysqlwire, pgwire) run on the path the suite asks for.
 #[test]
 fn test_loops_take_the_suites_path() {

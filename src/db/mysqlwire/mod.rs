@@ -802,7 +802,7 @@ impl Drop for WireConn {
     fn drop(&mut self) {
         // Best effort COM_QUIT so that the server does not count an aborted connection.
         let quit = [1, 0, 0, 0, COM_QUIT];
-        let _ = self.stream.get_ref().write(&quit);
+        sock::goodbye(&self.stream, &quit);
     }
 }
 

@@ -709,6 +709,6 @@ impl Drop for PgWireConn {
         // Best effort Terminate, so the server logs a clean disconnect.
         let mut t = Vec::with_capacity(5);
         msg::terminate(&mut t);
-        let _ = self.sock.get_ref().write(&t);
+        sock::goodbye(&self.sock, &t);
     }
 }
