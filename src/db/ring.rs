@@ -1520,7 +1520,8 @@ mod tests {
         let stats = uninstall().expect("the loop's ring");
         let took = t.elapsed();
         assert_eq!(stats.leaked_entries, 0, "entries left to the kernel");
-        assert!(took < Duration::from_millis(50), "uninstall took {took:?}");
+        // The defect waited its full 0.5 s; 0.3 s leaves room for a busy CI host.
+        assert!(took < Duration::from_millis(300), "uninstall took {took:?}");
         drop(pairs);
     }
 

@@ -47,7 +47,7 @@ pub fn plan(of: &Plan) -> Result<Plan> {
         s.engines.truncate(1);
         s.variants.truncate(1);
     }
-    p.claims = Vec::new();
+    p.calibrates = std::mem::take(&mut p.claims);
     p.single = false;
     if p.sections.is_empty() {
         return Err(Error::usage(format!(
@@ -62,6 +62,8 @@ pub fn plan(of: &Plan) -> Result<Plan> {
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
     pub id: String,
+    /// What it compares: ops_per_s of one operation, or a metric the report's claims read.
+    pub metric: String,
     pub ratio: Option<f64>,
     pub ci: Option<[f64; 2]>,
     pub starts: Option<usize>,
@@ -99,10 +101,10 @@ pub struct Calibration {
     pub median_between_start_sd: Option<f64>,
     pub median_within_start_sd: Option<f64>,
     pub comparisons: Vec<Comparison>,
-    /// Sections whose results have no per-operation points (their metrics are not compared).
+    /// Sections with neither per-operation points nor a claim of the report reading them.
     pub not_calibrated: Vec<String>,
     /// The spread of one start pair's log a/b (a/b of `ops_per_s` between two server starts of
-    /// one configuration, each side one start), pooled over every comparison with at least
+    /// one configuration, each side one start), pooled over every ops_per_s comparison with at least
     /// two starts: sqrt(Σ (d − d̄)² / Σ (starts − 1)), and its degrees of freedom. What a
     /// comparison of two results, each one server start, must allow for (`compare
     /// --between-start calibration.json`).
@@ -152,6 +154,43 @@ fn aa_claims(
                 }
             }
         }
+        // The metrics the report's claims read on this section beyond an operation's
+        // ops_per_s (sql-bench's seconds per operation, load times, sizes, stalls): each
+        // compared A/A as its claims compare it, at their thread counts.
+        // (ops_per_s where the section has per-operation points is compared above.)
+        let per_operation = any;
+        for c in p.calibrates.iter().filter(|c| {
+            c.section.as_deref().unwrap_or(&s.workload) == section.as_str()
+                && !(c.metric == "ops_per_s" && (c.operation.is_some() || per_operation))
+        }) {
+            let id = format!(
+                "{section}/{}{}{}",
+                c.metric,
+                c.operation
+                    .as_ref()
+                    .map(|o| format!("/{o}"))
+                    .unwrap_or_default(),
+                c.threads
+                    .iter()
+                    .map(|t| format!("/{t}"))
+                    .collect::<String>()
+            );
+            if out.iter().any(|o: &Claim| o.id == id) {
+                continue;
+            }
+            let text = format!(
+                "id = {id:?}\nsays = \"A/A: the same server configuration, started twice\"\nmetric = \"x\"\na = {{ server = \"a\" }}\nb = {{ server = \"b\" }}\nexpect = \"a > b\"\n"
+            );
+            let Ok(mut aa) = toml::from_str::<Claim>(&text) else {
+                continue;
+            };
+            aa.section = Some(section.clone());
+            aa.metric = c.metric.clone();
+            aa.operation = c.operation.clone();
+            aa.threads = c.threads.clone();
+            any = true;
+            out.push(aa);
+        }
         if !any {
             skipped.push(section.clone());
         }
@@ -192,6 +231,7 @@ pub fn evaluate(p: &Plan, out_dir: &Path, owners: Owners) -> Calibration {
         let seq = claims::evaluate_one(c, &plan, &cells, &doc_of, owners, Design::Sequential);
         comparisons.push(Comparison {
             id: c.id.clone(),
+            metric: c.metric.clone(),
             ratio: pair.and_then(|p| p.ratio),
             ci: pair.and_then(|p| p.ci),
             starts: pair.and_then(|p| p.starts),
@@ -245,7 +285,8 @@ pub fn evaluate(p: &Plan, out_dir: &Path, owners: Owners) -> Calibration {
         (!v.is_empty()).then(|| v[v.len() / 2])
     };
     let (mut ss, mut df) = (0.0, 0usize);
-    for c in &comparisons {
+    // ops_per_s only: what `compare --between-start` judges with it.
+    for c in comparisons.iter().filter(|c| c.metric == "ops_per_s") {
         let logs: Vec<f64> = c
             .per_start
             .iter()
@@ -297,7 +338,7 @@ pub fn markdown(c: &Calibration) -> String {
         s.push_str("| (fewer than 2 passes: no interval rests on server starts) | | | | |\n");
     }
     s.push_str(&format!(
-        "\nThe comparisons of one pass share its two server starts, so they are not independent: the interval above (Wilson's, as if they were) is narrower than the truth.\n\nVariance of one start's log a/b, as a standard deviation (median over the comparisons): between server starts {}, within a start (from its runs) {}. Pooled over every comparison, one start pair's log a/b varies by {} ({} degrees of freedom): what a comparison of two results, each one server start, must allow for.\n\n",
+        "\nThe comparisons of one pass share its two server starts, so they are not independent: the interval above (Wilson's, as if they were) is narrower than the truth.\n\nVariance of one start's log a/b, as a standard deviation (median over the comparisons): between server starts {}, within a start (from its runs) {}. Pooled over every ops_per_s comparison, one start pair's log a/b varies by {} ({} degrees of freedom): what a comparison of two results, each one server start, must allow for.\n\n",
         c.median_between_start_sd.map(pct).unwrap_or_else(|| "–".into()),
         c.median_within_start_sd.map(pct).unwrap_or_else(|| "–".into()),
         c.pooled_start_sd.map(pct).unwrap_or_else(|| "–".into()),
@@ -305,7 +346,7 @@ pub fn markdown(c: &Calibration) -> String {
     ));
     if !c.not_calibrated.is_empty() {
         s.push_str(&format!(
-            "Not calibrated (no per-operation points): {}.\n\n",
+            "Not calibrated (neither per-operation points nor a claim of the report reading them): {}.\n\n",
             c.not_calibrated.join(", ")
         ));
     }
@@ -367,6 +408,35 @@ threads = [1, 4]
         let cells = aa.cells();
         assert_eq!(cells.len(), 4, "{cells:?}");
         assert!(cells.iter().all(|c| c.engine.as_deref() == Some("InnoDB")));
+    }
+
+    /// A section without per-operation points (sql-bench: seconds per operation) is
+    /// calibrated on the metrics the report's claims read there, each once, and only the
+    /// ops_per_s comparisons make the pooled between-start spread.
+    #[test]
+    fn the_aa_plan_compares_the_metrics_the_reports_claims_read() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/plans/sqlbench-sysbench-2009.toml"
+        ))
+        .unwrap();
+        let of = Plan::from_text(&text, "sqlbench-sysbench-2009.toml", true).unwrap();
+        let p = plan(&of).unwrap();
+        assert!(p.claims.is_empty());
+        let (aa, skipped) = aa_claims(&p, &p.cells(), &|_| Vec::new());
+        let ids: Vec<&str> = aa.iter().map(|c| c.id.as_str()).collect();
+        assert!(ids.contains(&"sqlbench/sqlbench.op_s:insert"), "{ids:?}");
+        assert!(ids.contains(&"sqlbench/sqlbench.total_s"), "{ids:?}");
+        assert!(ids.contains(&"sysbench/load_s"), "{ids:?}");
+        let mut unique = ids.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), ids.len(), "{ids:?}");
+        assert!(!skipped.contains(&"sqlbench".to_string()), "{skipped:?}");
+        assert!(aa.iter().all(|c| c.a.server.as_deref() == Some("a")
+            && c.b.server.as_deref() == Some("b")
+            && c.figure_ratio.is_none()
+            && c.needs_server.is_none()));
     }
 
     /// Simulated A/A passes: each start has a speed of its own (±15 %), shared by all its

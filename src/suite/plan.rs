@@ -216,6 +216,9 @@ pub struct Plan {
     pub claims: Vec<Claim>,
     /// Written in the one-workload form: cells are named without the section.
     pub single: bool,
+    /// An A/A calibration's plan: the claims of the report's plan it was made from, whose
+    /// metrics (beyond each operation's ops_per_s) it compares too. Empty otherwise.
+    pub calibrates: Vec<Claim>,
 }
 
 /// One cell of the matrix: one `enginebench run`.
@@ -374,6 +377,7 @@ impl Plan {
             sections,
             claims: raw.claims,
             single,
+            calibrates: Vec::new(),
         })
     }
 
