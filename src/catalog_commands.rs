@@ -166,21 +166,7 @@ pub fn baseline(
     }
     let mut filter = a.filter.filter()?;
     let loc = a.catalog.location()?;
-    let file = if a.a.is_dir() {
-        a.a.join("result.json")
-    } else {
-        a.a.clone()
-    };
-    let text = std::fs::read_to_string(&file)
-        .map_err(|e| Error::usage(format!("cannot read {}: {e}", file.display())))?;
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        Error::usage(format!(
-            "{} is not an enginebench result: {e}",
-            file.display()
-        ))
-    })?;
-    let identity = catalog::identity(&value);
-    let new = report::load(&file, owners)?;
+    let (file, new, identity) = with_identity(&a.a, owners)?;
     comparable(&mut filter, &new);
     let mut cat = open(&loc)?;
     let ids = cat.baseline(&filter, &identity, &new.started_at, n)?;
@@ -216,6 +202,26 @@ pub fn baseline(
     Ok((pooled(&docs, &new), results, new))
 }
 
+/// The result at `path` (a result.json or its folder): its file, the document, and the
+/// identity the catalog records it under (which a baseline leaves out).
+fn with_identity(path: &Path, owners: Owners) -> Result<(PathBuf, ResultDoc, String)> {
+    let file = if path.is_dir() {
+        path.join("result.json")
+    } else {
+        path.to_path_buf()
+    };
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| Error::usage(format!("cannot read {}: {e}", file.display())))?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        Error::usage(format!(
+            "{} is not an enginebench result: {e}",
+            file.display()
+        ))
+    })?;
+    let doc = report::load(&file, owners)?;
+    Ok((file, doc, catalog::identity(&value)))
+}
+
 /// `compare A B --between-start catalog:last=N`: the between-start spread of A's
 /// configuration from the catalog — the newest N complete results like A (same workload,
 /// target kind, engine and host, narrowed by the filters) started before both A and B, so
@@ -240,7 +246,7 @@ pub fn between_start(a: &CompareArgs, spec: &str, owners: Owners) -> Result<Betw
             "--last does not go with --between-start catalog:last=N: the count is in N",
         ));
     }
-    let da = report::load(&a.a, owners)?;
+    let (_, da, identity) = with_identity(&a.a, owners)?;
     let db = report::load(b, owners)?;
     let mut filter = a.filter.filter()?;
     comparable(&mut filter, &da);
@@ -248,16 +254,7 @@ pub fn between_start(a: &CompareArgs, spec: &str, owners: Owners) -> Result<Betw
     let loc = a.catalog.location()?;
     let mut cat = open(&loc)?;
     // A's identity excludes A itself; "started before" excludes B and anything later.
-    let file = if a.a.is_dir() {
-        a.a.join("result.json")
-    } else {
-        a.a.clone()
-    };
-    let value: serde_json::Value = std::fs::read_to_string(&file)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default();
-    let ids = cat.baseline(&filter, &catalog::identity(&value), &before, n)?;
+    let ids = cat.baseline(&filter, &identity, &before, n)?;
     let docs = ids
         .iter()
         .map(|id| cat.doc(*id, owners))
@@ -408,6 +405,31 @@ mod tests {
         }
     }
 
+    /// `compare A` on the catalog `cat`, every other option at its default.
+    fn compare_args(a: PathBuf, cat: &Path) -> CompareArgs {
+        CompareArgs {
+            a,
+            b: None,
+            baseline: None,
+            filter: FilterArgs::default(),
+            catalog: CatalogArgs {
+                catalog: Some(cat.display().to_string()),
+                no_catalog: false,
+            },
+            format: CompareFormat::Table,
+            fail_on: None,
+            between_start: None,
+        }
+    }
+
+    /// Five nights whose means spread by 10 % (log scale) around 1000 ops/s.
+    fn five_nights() -> Vec<f64> {
+        [-1.6f64, -0.4, 0.0, 0.4, 1.6]
+            .iter()
+            .map(|z| 1000.0 * (0.1 * z.signum() * z.abs().sqrt()).exp())
+            .collect()
+    }
+
     /// The baseline from a real (SQLite) catalog, and the ops_per_s row of NEW against it.
     fn ops_row(dir: &Path, nights: &[f64], new: f64, last: usize) -> report::compare::Row {
         let cat = dir.join("catalog.db");
@@ -421,17 +443,8 @@ mod tests {
         let file = dir.join("new.json");
         std::fs::write(&file, report::json::to_string(&result(20, new))).unwrap();
         let args = CompareArgs {
-            a: file,
-            b: None,
             baseline: Some(format!("catalog:last={last}")),
-            filter: FilterArgs::default(),
-            catalog: CatalogArgs {
-                catalog: Some(cat.display().to_string()),
-                no_catalog: false,
-            },
-            format: CompareFormat::Table,
-            fail_on: None,
-            between_start: None,
+            ..compare_args(file, &cat)
         };
         let (_, side_a, new) = baseline(&args, args.baseline.as_deref().unwrap(), &[]).unwrap();
         assert_eq!(side_a.len(), last.min(nights.len()));
@@ -444,10 +457,7 @@ mod tests {
     /// recent past (prediction interval t(4) · 10 % · sqrt(1.2) = 30 %) and a 50 % drop is not.
     #[test]
     fn the_catalog_baseline_counts_results_not_runs() {
-        let five: Vec<f64> = [-1.6f64, -0.4, 0.0, 0.4, 1.6]
-            .iter()
-            .map(|z| 1000.0 * (0.1 * z.signum() * z.abs().sqrt()).exp())
-            .collect();
+        let five = five_nights();
         let dir = tempfile::tempdir().unwrap();
         let r = ops_row(dir.path(), &five, 950.0, 5);
         assert_eq!(r.verdict, Verdict::WithinNoise, "{r:?}");
@@ -471,10 +481,7 @@ mod tests {
     /// significant. Fewer than two earlier results is a usage error.
     #[test]
     fn a_catalog_between_start_spread_judges_two_single_starts() {
-        let five: Vec<f64> = [-1.6f64, -0.4, 0.0, 0.4, 1.6]
-            .iter()
-            .map(|z| 1000.0 * (0.1 * z.signum() * z.abs().sqrt()).exp())
-            .collect();
+        let five = five_nights();
         let row = |nights: &[f64], a: f64, b: f64, last: usize| {
             let dir = tempfile::tempdir().unwrap();
             let cat = dir.path().join("catalog.db");
@@ -493,17 +500,9 @@ mod tests {
             drop(c);
             let spec = format!("catalog:last={last}");
             let args = CompareArgs {
-                a: fa,
                 b: Some(fb),
-                baseline: None,
-                filter: FilterArgs::default(),
-                catalog: CatalogArgs {
-                    catalog: Some(cat.display().to_string()),
-                    no_catalog: false,
-                },
-                format: CompareFormat::Table,
-                fail_on: None,
                 between_start: Some(spec.clone().into()),
+                ..compare_args(fa, &cat)
             };
             let spread = between_start(&args, &spec, &[])?;
             let (da, db) = (
