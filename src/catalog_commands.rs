@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::catalog::{self, Catalog, Filter, Recorded};
-use crate::cli::{CatalogAction, CatalogCommandArgs, CompareArgs, HistoryAction, HistoryArgs};
+use crate::cli::{
+    CatalogAction, CatalogCommandArgs, CompareArgs, FilterArgs, HistoryAction, HistoryArgs,
+};
 use crate::error::{Error, Result};
 use crate::registry::Registry;
 use crate::report::compare::BetweenStart;
@@ -22,13 +24,33 @@ pub fn catalog(a: &CatalogCommandArgs) -> Result<ExitCode> {
     }
 }
 
-fn open(loc: &catalog::Location) -> Result<Catalog> {
+fn open(loc: &catalog::Location, owners: Owners) -> Result<Catalog> {
     if *loc == catalog::Location::Off {
         return Err(Error::usage(
             "the catalog is off (--no-catalog or ENGINEBENCH_CATALOG=off): nothing to read",
         ));
     }
-    Catalog::open(loc)
+    Catalog::open(loc, owners)
+}
+
+/// The filter `a` asks for, its `--same-as` resolved to the configuration of the result it
+/// names (a result file or folder, or a catalogued result's id).
+fn filter_of(a: &FilterArgs, cat: &mut Catalog, owners: Owners) -> Result<Filter> {
+    let mut f = a.filter()?;
+    if let Some(r) = &a.same_as {
+        let id = r.strip_prefix('#').unwrap_or(r);
+        f.config = Some(match id.parse::<i64>() {
+            Ok(id) if !Path::new(r).exists() => cat.config_of(id)?.ok_or_else(|| {
+                Error::usage(format!("--same-as {r}: no result #{id} in the catalog"))
+            })?,
+            _ => {
+                let doc = report::load(Path::new(r), owners)
+                    .map_err(|e| Error::usage(format!("--same-as {r}: {}", e.message)))?;
+                catalog::Sameness::of(&doc, owners).key()
+            }
+        });
+    }
+    Ok(f)
 }
 
 /// `enginebench history [import DIR...]`.
@@ -37,9 +59,12 @@ pub fn history(a: &HistoryArgs, reg: &Registry) -> Result<ExitCode> {
     if let Some(HistoryAction::Import { paths }) = &a.action {
         return import(&loc, paths, &reg.owners());
     }
-    let filter = a.filter.filter()?;
-    let rows = open(&loc)?.history(&filter)?;
+    let owners = reg.owners();
+    let mut cat = open(&loc, &owners)?;
+    let filter = filter_of(&a.filter, &mut cat, &owners)?;
+    let rows = cat.history(&filter)?;
     let text = match a.format {
+        crate::cli::HistoryFormat::Table if a.wide => catalog::history_wide(&rows),
         crate::cli::HistoryFormat::Table => catalog::history_table(&rows),
         crate::cli::HistoryFormat::Csv => catalog::history_csv(&rows),
         crate::cli::HistoryFormat::Json => {
@@ -100,7 +125,7 @@ fn import(loc: &catalog::Location, paths: &[PathBuf], owners: Owners) -> Result<
                 .join(", ")
         )));
     }
-    let mut cat = open(loc)?;
+    let mut cat = open(loc, owners)?;
     let (mut added, mut already, mut skipped) = (0, 0, 0);
     for f in &files {
         let text = match std::fs::read_to_string(f) {
@@ -164,17 +189,18 @@ pub fn baseline(
             "--last does not go with --baseline: the count is in catalog:last=N",
         ));
     }
-    let mut filter = a.filter.filter()?;
     let loc = a.catalog.location()?;
     let (file, new, identity) = with_identity(&a.a, owners)?;
-    comparable(&mut filter, &new);
-    let mut cat = open(&loc)?;
+    let mut cat = open(&loc, owners)?;
+    let mut filter = filter_of(&a.filter, &mut cat, owners)?;
+    let same = comparable(&mut filter, &new, owners);
     let ids = cat.baseline(&filter, &identity, &new.started_at, n)?;
     if ids.is_empty() {
         return Err(Error::usage(format!(
-            "no comparable result in the catalog {} (same workload, target kind, engine and host as {}, started before it): record some first, or widen the filters",
+            "no comparable result in the catalog {} (the same configuration {same} as {}, started before it): record some first{}",
             loc.display(),
-            file.display()
+            file.display(),
+            nearest(&mut cat, &filter, &identity, &new, owners)?
         )));
     }
     let docs = ids
@@ -183,14 +209,10 @@ pub fn baseline(
         .collect::<Result<Vec<_>>>()?;
     let list: Vec<String> = ids.iter().map(|i| format!("#{i}")).collect();
     eprintln!(
-        "baseline: {} catalogued result(s) pooled ({}{}), from {}; each is one server start, one observation of the between-start spread{}",
+        "baseline: {} catalogued result(s) pooled ({}; {} of the {n} asked for found of configuration {same}), from {}; each is one server start, one observation of the between-start spread{}",
         ids.len(),
         list.join(", "),
-        if ids.len() < n {
-            format!("; fewer than the {n} asked for")
-        } else {
-            String::new()
-        },
+        ids.len(),
         loc.display(),
         if ids.len() < 2 {
             " (one result has no spread: significance unknown unless --between-start gives one)"
@@ -200,6 +222,38 @@ pub fn baseline(
     );
     let results = docs.iter().map(|d| cut(d, &new)).collect();
     Ok((pooled(&docs, &new), results, new))
+}
+
+/// Why nothing was comparable, in words: how the newest earlier result of the same workload,
+/// target kind, engine and host differs from `new` ("" when there is none).
+fn nearest(
+    cat: &mut Catalog,
+    filter: &Filter,
+    identity: &str,
+    new: &ResultDoc,
+    owners: Owners,
+) -> Result<String> {
+    let mut wider = filter.clone();
+    wider.config = None;
+    let Some(id) = cat
+        .baseline(&wider, identity, &new.started_at, 1)?
+        .first()
+        .copied()
+    else {
+        return Ok(String::new());
+    };
+    let changes = cat
+        .config_parts(id)?
+        .changes_to(&catalog::Sameness::of(new, owners));
+    let n = changes.len();
+    let mut words: Vec<String> = changes.into_iter().take(4).collect();
+    if n > 4 {
+        words.push(format!("{} more", n - 4));
+    }
+    Ok(format!(
+        "; the newest earlier result of this workload, #{id}, differs in: {}",
+        words.join("; ")
+    ))
 }
 
 /// The result at `path` (a result.json or its folder): its file, the document, and the
@@ -248,11 +302,11 @@ pub fn between_start(a: &CompareArgs, spec: &str, owners: Owners) -> Result<Betw
     }
     let (_, da, identity) = with_identity(&a.a, owners)?;
     let db = report::load(b, owners)?;
-    let mut filter = a.filter.filter()?;
-    comparable(&mut filter, &da);
     let before = std::cmp::min(&da.started_at, &db.started_at).clone();
     let loc = a.catalog.location()?;
-    let mut cat = open(&loc)?;
+    let mut cat = open(&loc, owners)?;
+    let mut filter = filter_of(&a.filter, &mut cat, owners)?;
+    let same = comparable(&mut filter, &da, owners);
     // A's identity excludes A itself; "started before" excludes B and anything later.
     let ids = cat.baseline(&filter, &identity, &before, n)?;
     let docs = ids
@@ -264,7 +318,11 @@ pub fn between_start(a: &CompareArgs, spec: &str, owners: Owners) -> Result<Betw
         .iter()
         .map(|p| (p.operation.clone(), p.threads))
         .collect();
-    let source = format!("{spec} ({} of {n} found in {})", ids.len(), loc.display());
+    let source = format!(
+        "{spec} ({} of {n} found of configuration {same} in {})",
+        ids.len(),
+        loc.display()
+    );
     let spread = BetweenStart::from_results(&docs, &points, &source).map_err(Error::usage)?;
     eprintln!(
         "between-start spread: sd of ln(B/A) {:.1} % ({} df) from {} catalogued result(s) ({}) started before A and B; each is one server start",
@@ -292,9 +350,14 @@ fn cut(doc: &ResultDoc, new: &ResultDoc) -> ResultDoc {
     out
 }
 
-/// Unless the user chose otherwise: results of the same workload, target kind, engine and
-/// client host as `new` (a comparison across them would measure the difference of setup).
-fn comparable(f: &mut Filter, new: &ResultDoc) {
+/// Results of the same configuration as `new` (catalog/same.rs: the same work, options,
+/// server, settings, client path and host; a comparison across them would measure the
+/// difference of setup), unless `--same-as` named another; returns the identity used.
+fn comparable(f: &mut Filter, new: &ResultDoc, owners: Owners) -> String {
+    let id = f
+        .config
+        .get_or_insert_with(|| catalog::Sameness::of(new, owners).key())
+        .clone();
     if f.workload.is_none() {
         f.workload = new
             .config
@@ -312,6 +375,7 @@ fn comparable(f: &mut Filter, new: &ResultDoc) {
     if f.host.is_none() && !new.host.hostname.is_empty() {
         f.host = Some(new.host.hostname.clone());
     }
+    id
 }
 
 /// One result whose every point of `new` holds the measured runs of that point in all of
@@ -357,9 +421,10 @@ pub fn trend(a: &crate::cli::ReportArgs, reg: &Registry) -> Result<ExitCode> {
             "--trend draws a page: leave out --format (or give html)",
         ));
     }
-    let filter = a.filter.filter()?;
     let loc = a.catalog.location()?;
-    let mut cat = open(&loc)?;
+    let owners = reg.owners();
+    let mut cat = open(&loc, &owners)?;
+    let filter = filter_of(&a.filter, &mut cat, &owners)?;
     let rows = cat.history(&filter)?;
     if rows.is_empty() {
         return Err(Error::usage(format!(
@@ -367,7 +432,6 @@ pub fn trend(a: &crate::cli::ReportArgs, reg: &Registry) -> Result<ExitCode> {
             loc.display()
         )));
     }
-    let _ = reg;
     let html = catalog::trend::page(&rows, &mut cat, &loc.display())?;
     report::json::write_report(&a.output_path(), &html)?;
     Ok(ExitCode::SUCCESS)
@@ -434,7 +498,7 @@ mod tests {
     fn ops_row(dir: &Path, nights: &[f64], new: f64, last: usize) -> report::compare::Row {
         let cat = dir.join("catalog.db");
         let loc = catalog::Location::Sqlite(cat.clone());
-        let mut c = Catalog::open(&loc).unwrap();
+        let mut c = Catalog::open(&loc, &[]).unwrap();
         for (i, ops) in nights.iter().enumerate() {
             let text = report::json::to_string(&result(1 + i as u32, *ops));
             c.record(&text, &format!("r{i}"), &[]).unwrap();
@@ -485,7 +549,7 @@ mod tests {
         let row = |nights: &[f64], a: f64, b: f64, last: usize| {
             let dir = tempfile::tempdir().unwrap();
             let cat = dir.path().join("catalog.db");
-            let mut c = Catalog::open(&catalog::Location::Sqlite(cat.clone())).unwrap();
+            let mut c = Catalog::open(&catalog::Location::Sqlite(cat.clone()), &[]).unwrap();
             for (i, ops) in nights.iter().enumerate() {
                 let text = report::json::to_string(&result(1 + i as u32, *ops));
                 c.record(&text, &format!("r{i}"), &[]).unwrap();

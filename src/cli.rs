@@ -140,6 +140,11 @@ pub struct FilterArgs {
     /// The newest N results that pass the other filters.
     #[arg(long, value_name = "N")]
     pub last: Option<usize>,
+    /// Results of the same configuration as RESULT only (a result.json, its folder, or a
+    /// catalogued result's id, #12): the same work, options, server, settings, client path
+    /// and host (docs/catalog.md, "What makes two results comparable").
+    #[arg(long, value_name = "RESULT")]
+    pub same_as: Option<String>,
 }
 
 impl FilterArgs {
@@ -168,6 +173,8 @@ impl FilterArgs {
                 .collect::<crate::Result<_>>()?,
             status: self.status.clone(),
             last: self.last,
+            // `--same-as` names a result: resolved where the catalog is open.
+            config: None,
         })
     }
 }
@@ -178,9 +185,14 @@ pub struct HistoryArgs {
     pub action: Option<HistoryAction>,
     #[command(flatten)]
     pub filter: FilterArgs,
-    /// What to print: a table, CSV (every column) or JSON (an array of rows).
+    /// What to print: a table (80 columns, the points grouped by configuration), CSV (every
+    /// column) or JSON (an array of rows).
     #[arg(long, value_enum, default_value_t = HistoryFormat::Table)]
     pub format: HistoryFormat,
+    /// The table with every headline column (client CPU, sleeps, target, status), one line
+    /// per point, wider than a terminal.
+    #[arg(long)]
+    pub wide: bool,
     #[command(flatten)]
     pub catalog: CatalogArgs,
 }

@@ -7,6 +7,7 @@
 //! command line, harness, suite or workload.
 
 mod query;
+mod same;
 mod store;
 pub mod trend;
 
@@ -17,7 +18,11 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::report::{compare, Owners, ResultDoc, Status};
-pub use query::{csv as history_csv, short_version, table as history_table, Filter, HistoryRow};
+pub use query::{
+    csv as history_csv, short_version, table as history_table, wide as history_wide, Filter,
+    HistoryRow,
+};
+pub use same::{short as short_part, Sameness};
 pub use store::{default_path, SCHEMA_VERSION};
 use store::{Store, Val};
 
@@ -109,8 +114,9 @@ pub enum Recorded {
 
 impl Catalog {
     /// Open (creating and migrating) the catalog at `loc`. Errors are one line, without the
-    /// password of a URL.
-    pub fn open(loc: &Location) -> Result<Catalog> {
+    /// password of a URL. `owners` say which workload options are not the work (a migration
+    /// computes the identities of the results the catalog holds).
+    pub fn open(loc: &Location, owners: Owners) -> Result<Catalog> {
         let store = match loc {
             Location::Sqlite(p) => Store::sqlite(p),
             Location::Postgres(u) => Store::postgres(u),
@@ -122,7 +128,9 @@ impl Catalog {
         };
         let fail = |e: String| Error::usage(format!("catalog {}: {e}", loc.display()));
         let mut store = store.map_err(fail)?;
-        store.migrate(fill_new_columns).map_err(fail)?;
+        store
+            .migrate(|store, had| fill_new_columns(store, had, owners))
+            .map_err(fail)?;
         Ok(Catalog {
             store,
             location: loc.clone(),
@@ -154,7 +162,7 @@ impl Catalog {
         let doc: ResultDoc = serde_json::from_value(upgraded).map_err(not_result)?;
         let zipped = zstd::encode_all(text.as_bytes(), 3)
             .map_err(|e| Error::run(format!("compressing {source}: {e}")))?;
-        let cols = Columns::of(&doc, commit);
+        let cols = Columns::of(&doc, commit, owners);
         let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
         self.store.begin_write().map_err(|e| self.err(e))?;
         let r = self.insert(&id, &now, source, &cols, zipped, &doc);
@@ -183,8 +191,8 @@ impl Catalog {
             "INSERT INTO results (identity, recorded_at, started_at, finished_at, status, workload,
                 dbms, target, server_version, engine, options, profile, settings_fingerprint,
                 settings, host, host_cores, host_memory_bytes, tool_version, tool_commit, fleet,
-                disturbed, source, doc_zstd)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                disturbed, source, doc_zstd, config_id, work_id, config_parts)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT (identity) DO NOTHING RETURNING id",
             &[
                 id.into(),
@@ -210,6 +218,9 @@ impl Catalog {
                 Val::Int(c.disturbed as i64),
                 source.into(),
                 Val::Blob(zipped),
+                c.same.key().into(),
+                c.same.work_key().into(),
+                c.same.to_json().into(),
             ],
         )?;
         let Some(new_id) = rows.first().and_then(|r| r[0].int()) else {
@@ -278,13 +289,68 @@ fn stored(store: &mut Store, id: i64) -> std::result::Result<Value, String> {
     serde_json::from_slice(&text).map_err(|e| format!("result #{id} cannot be read: {e}"))
 }
 
-/// Fill the columns a migration added from the result files the catalog holds, for the points
+/// Fill the columns a migration added from the result files the catalog holds, for the results
 /// recorded before (`had`: the schema version the catalog had).
-fn fill_new_columns(store: &mut Store, had: usize) -> std::result::Result<(), String> {
-    // Version 2: the client's sleeps per operation, where the result counted them.
-    if had != 1 {
-        return Ok(());
+fn fill_new_columns(
+    store: &mut Store,
+    had: usize,
+    owners: Owners,
+) -> std::result::Result<(), String> {
+    if had == 1 {
+        fill_client_sleeps(store)?;
     }
+    if (1..3).contains(&had) {
+        fill_identities(store, owners)?;
+    }
+    Ok(())
+}
+
+/// Version 3: each result's identity (its configuration's parts, `same`) and its settings
+/// without what names one server start, recomputed from its stored file exactly as a new
+/// record computes them.
+fn fill_identities(store: &mut Store, owners: Owners) -> std::result::Result<(), String> {
+    let ids = store.query("SELECT id, tool_commit FROM results ORDER BY id", &[])?;
+    for row in &ids {
+        let Some(id) = row[0].int() else { continue };
+        let doc = stored(store, id).and_then(|mut v| {
+            if v.get("schema_version").and_then(Value::as_u64) == Some(1) {
+                crate::report::upgrade_v1(&mut v, owners);
+            }
+            serde_json::from_value::<ResultDoc>(v).map_err(|e| e.to_string())
+        });
+        // A file that no longer reads is its own configuration: nothing is comparable to it.
+        let cols = match doc {
+            Ok(doc) => Columns::of(&doc, row[1].opt_text(), owners),
+            Err(_) => {
+                store.exec(
+                    "UPDATE results SET config_id = ?, work_id = ? WHERE id = ?",
+                    &[
+                        format!("unread-{id}").into(),
+                        format!("unread-{id}").into(),
+                        Val::Int(id),
+                    ],
+                )?;
+                continue;
+            }
+        };
+        store.exec(
+            "UPDATE results SET config_id = ?, work_id = ?, config_parts = ?, settings = ?,
+                settings_fingerprint = ? WHERE id = ?",
+            &[
+                cols.same.key().into(),
+                cols.same.work_key().into(),
+                cols.same.to_json().into(),
+                cols.settings.clone().into(),
+                cols.fingerprint.clone().into(),
+                Val::Int(id),
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+/// Version 2: the client's sleeps per operation, where the result counted them.
+fn fill_client_sleeps(store: &mut Store) -> std::result::Result<(), String> {
     let ids = store.query("SELECT id FROM results ORDER BY id", &[])?;
     for id in ids.iter().filter_map(|r| r[0].int()) {
         // A file that no longer reads keeps its points empty, as before the migration.
@@ -360,6 +426,7 @@ pub(crate) fn status_name(s: Status) -> &'static str {
 
 /// The indexed columns of a result that are not plain fields of it.
 struct Columns {
+    same: Sameness,
     workload: String,
     options: String,
     profile: Option<String>,
@@ -371,7 +438,7 @@ struct Columns {
 }
 
 impl Columns {
-    fn of(doc: &ResultDoc, commit: Option<String>) -> Columns {
+    fn of(doc: &ResultDoc, commit: Option<String>, owners: Owners) -> Columns {
         let cfg = &doc.config;
         let workload = cfg
             .get("workload")
@@ -392,46 +459,58 @@ impl Columns {
             &serde_json::to_value(&settings).unwrap_or_default(),
             &mut text,
         );
-        let fingerprint = {
-            use sha1::{Digest, Sha1};
-            let d = Sha1::digest(text.as_bytes());
-            d.iter().take(6).map(|b| format!("{b:02x}")).collect()
-        };
-        let fleet = match (&doc.fleet, cfg.get("fleet")) {
-            (Some(f), _) => Some(format!("merge of {}", f.shards)),
-            (None, Some(f)) if !f.is_null() => f
-                .get("shard")
-                .map(|s| {
-                    let i = s.get("index").and_then(Value::as_u64);
-                    let n = s.get("count").and_then(Value::as_u64);
-                    match (i, n) {
-                        (Some(i), Some(n)) => format!("shard {i}/{n}"),
-                        _ => "shard".to_string(),
-                    }
-                })
-                .or(Some("shard".into())),
-            _ => None,
-        };
         Columns {
+            same: Sameness::of(doc, owners),
             workload,
             options,
             profile: doc.target.server.as_ref().and_then(|s| s.profile.clone()),
-            fingerprint,
+            fingerprint: fingerprint_of(&settings),
             settings: text,
             commit,
-            fleet,
+            fleet: fleet_of(doc),
             disturbed: doc.points.iter().flat_map(|p| &p.runs).any(|r| r.disturbed),
         }
     }
 }
 
-/// The server's settings as compared between results: what names one private server (its
-/// paths, ports, pid file) is left out, as `compare` leaves it out.
+/// The 12-hex-digit fingerprint of compared settings (the same settings, the same fingerprint).
+pub(crate) fn fingerprint_of(settings: &std::collections::BTreeMap<String, String>) -> String {
+    use sha1::{Digest, Sha1};
+    let mut text = String::new();
+    canonical(
+        &serde_json::to_value(settings).unwrap_or_default(),
+        &mut text,
+    );
+    let d = Sha1::digest(text.as_bytes());
+    d.iter().take(6).map(|b| format!("{b:02x}")).collect()
+}
+
+/// A fleet result's shape: `merge of N` shards, or `shard I/N`; None for a lone run.
+pub(crate) fn fleet_of(doc: &ResultDoc) -> Option<String> {
+    match (&doc.fleet, doc.config.get("fleet")) {
+        (Some(f), _) => Some(format!("merge of {}", f.shards)),
+        (None, Some(f)) if !f.is_null() => f
+            .get("shard")
+            .map(|s| {
+                let i = s.get("index").and_then(Value::as_u64);
+                let n = s.get("count").and_then(Value::as_u64);
+                match (i, n) {
+                    (Some(i), Some(n)) => format!("shard {i}/{n}"),
+                    _ => "shard".to_string(),
+                }
+            })
+            .or(Some("shard".into())),
+        _ => None,
+    }
+}
+
+/// The server's settings as compared between results: what names one server start (its paths,
+/// ports, pid file, ids) is left out, as `compare` leaves it out.
 pub fn settings_compared(doc: &ResultDoc) -> std::collections::BTreeMap<String, String> {
     doc.target
         .settings
         .iter()
-        .filter(|(k, _)| !crate::server::capture::LIFECYCLE.contains(&k.as_str()))
+        .filter(|(k, v)| !crate::server::capture::ephemeral(k, v))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
 }
@@ -497,7 +576,7 @@ pub fn record_file(loc: &Location, path: &Path, owners: Owners) {
     let r = std::fs::read_to_string(path)
         .map_err(|e| Error::run(format!("cannot read {}: {e}", path.display())))
         .and_then(|text| {
-            let mut c = Catalog::open(loc)?;
+            let mut c = Catalog::open(loc, owners)?;
             c.record(&text, &path.display().to_string(), owners)
         });
     match r {
@@ -570,16 +649,85 @@ mod tests {
             ..Default::default()
         };
         let text = crate::report::json::to_string(&doc);
-        let mut c = Catalog::open(&loc).unwrap();
+        let mut c = Catalog::open(&loc, &[]).unwrap();
         let first = c.record(&text, "a", &[]).unwrap();
         drop(c);
-        let mut c = Catalog::open(&loc).unwrap();
+        let mut c = Catalog::open(&loc, &[]).unwrap();
         let Recorded::Added(id) = first else {
             panic!("{first:?}")
         };
         assert_eq!(c.record(&text, "b", &[]).unwrap(), Recorded::Already(id));
         assert_eq!(c.count().unwrap(), 1);
         assert_eq!(c.doc(id, &[]).unwrap().points[0].runs.len(), 2);
+    }
+
+    /// What version 3 added, taken away again (SQLite).
+    const UNDO_3: &str = "DROP INDEX results_config; ALTER TABLE results DROP COLUMN config_id;
+        ALTER TABLE results DROP COLUMN work_id; ALTER TABLE results DROP COLUMN config_parts;";
+
+    /// A catalog of schema version 2 gains the identities: recomputed from the stored files,
+    /// the same a new record of the same file gets; the settings column loses what names
+    /// one server start.
+    #[test]
+    fn version_2_gains_identities_a_new_record_would_get() {
+        let dir = tempfile::tempdir().unwrap();
+        let doc = |ops: f64, port: &str, size: u64| {
+            let mut d = ResultDoc {
+                schema_version: 2,
+                started_at: format!("2026-11-27T10:00:{:02}Z", ops as u64 % 60),
+                config: serde_json::json!({"workload": "w", "table_size": size}),
+                points: vec![crate::report::Point {
+                    operation: "op".into(),
+                    threads: 2,
+                    runs: vec![crate::report::RunRecord {
+                        ops_per_s: ops,
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }],
+                ..Default::default()
+            };
+            d.target.settings.insert("port".into(), port.into());
+            d.target.settings.insert("buffer".into(), "1G".into());
+            d.target.settings.insert("report_port".into(), port.into());
+            crate::report::json::to_string(&d)
+        };
+        let texts = [doc(1.0, "1", 10), doc(2.0, "2", 10), doc(3.0, "3", 20)];
+        let (old, new) = (dir.path().join("old.db"), dir.path().join("new.db"));
+        let mut c = Catalog::open(&Location::Sqlite(old.clone()), &[]).unwrap();
+        for t in &texts {
+            c.record(t, "x", &[]).unwrap();
+        }
+        drop(c);
+        let raw = rusqlite::Connection::open(&old).unwrap();
+        raw.execute_batch(&format!(
+            "{UNDO_3} UPDATE catalog_meta SET value = '2' WHERE key = 'schema_version';
+             UPDATE results SET settings = '{{\"buffer\":\"1G\",\"report_port\":\"9\"}}'"
+        ))
+        .unwrap();
+        drop(raw);
+        let ids = |path: &Path| {
+            let mut c = Catalog::open(&Location::Sqlite(path.to_path_buf()), &[]).unwrap();
+            let rows = c.history(&Filter::default()).unwrap();
+            let settings = c.settings(rows[0].id).unwrap();
+            (
+                rows.iter()
+                    .map(|r| (r.config_id.clone(), r.work_id.clone()))
+                    .collect::<Vec<_>>(),
+                settings,
+            )
+        };
+        let (migrated, settings) = ids(&old);
+        let mut c = Catalog::open(&Location::Sqlite(new.clone()), &[]).unwrap();
+        for t in &texts {
+            c.record(t, "x", &[]).unwrap();
+        }
+        drop(c);
+        let (fresh, _) = ids(&new);
+        assert_eq!(migrated, fresh);
+        assert_eq!(migrated[0], migrated[1], "two ports, one configuration");
+        assert_ne!(migrated[0], migrated[2], "another table size, another work");
+        assert_eq!(settings.keys().collect::<Vec<_>>(), ["buffer"]);
     }
 
     /// A catalog of schema version 1 gains the client's sleeps per operation: filled from the
@@ -616,18 +764,19 @@ mod tests {
                 ..Default::default()
             })
         };
-        let mut c = Catalog::open(&loc).unwrap();
+        let mut c = Catalog::open(&loc, &[]).unwrap();
         let before = doc("2026-11-27T10:00:00Z", [Some(0.25), Some(0.75)]);
         c.record(&before, "a", &[]).unwrap();
         drop(c);
         let raw = rusqlite::Connection::open(&path).unwrap();
-        raw.execute_batch(
-            "ALTER TABLE points DROP COLUMN client_sleeps_per_op;
+        raw.execute_batch(&format!(
+            "ALTER TABLE points DROP COLUMN client_sleeps_per_op; {}
              UPDATE catalog_meta SET value = '1' WHERE key = 'schema_version'",
-        )
+            UNDO_3
+        ))
         .unwrap();
         drop(raw);
-        let mut c = Catalog::open(&loc).unwrap();
+        let mut c = Catalog::open(&loc, &[]).unwrap();
         let after = doc("2026-11-27T11:00:00Z", [Some(0.25), Some(0.5)]);
         c.record(&after, "b", &[]).unwrap();
         let rows = c.history(&Filter::default()).unwrap();
@@ -637,8 +786,11 @@ mod tests {
             .lines()
             .nth(3)
             .unwrap()
-            .ends_with(",0.375"));
-        let table = query::table(&rows);
-        assert!(table.lines().nth(1).unwrap().ends_with(" 0.50"), "{table}");
+            .contains(",0.375,"));
+        let table = query::wide(&rows);
+        assert!(
+            table.lines().nth(1).unwrap().contains(" 0.50  config "),
+            "{table}"
+        );
     }
 }

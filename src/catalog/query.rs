@@ -7,7 +7,7 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use super::store::Val;
-use super::Catalog;
+use super::{Catalog, Sameness};
 use crate::error::{Error, Result};
 
 /// Which results to read. Every field narrows; an empty filter reads everything.
@@ -29,6 +29,8 @@ pub struct Filter {
     pub status: Option<String>,
     /// The newest N results that pass the rest.
     pub last: Option<usize>,
+    /// Results of this configuration only (its identity, `Sameness::key`).
+    pub config: Option<String>,
 }
 
 impl Filter {
@@ -94,6 +96,9 @@ impl Filter {
         }
         if let Some(s) = &self.status {
             r("r.status = ?", vec![s.as_str().into()]);
+        }
+        if let Some(c) = &self.config {
+            r("r.config_id = ?", vec![c.as_str().into()]);
         }
         for (k, v) in &self.settings {
             if pg {
@@ -186,13 +191,26 @@ pub struct HistoryRow {
     pub tpm_c: Option<f64>,
     pub disturbed: bool,
     pub client_sleeps_per_op: Option<f64>,
+    /// The result's configuration (catalog/same.rs): its identity, its work's, and its parts.
+    pub config_id: String,
+    pub work_id: String,
+    #[serde(serialize_with = "parts_json")]
+    pub config: Sameness,
+}
+
+fn parts_json<S: serde::Serializer>(v: &Sameness, s: S) -> std::result::Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut m = s.serialize_map(Some(2))?;
+    m.serialize_entry("work", &v.work)?;
+    m.serialize_entry("setup", &v.setup)?;
+    m.end()
 }
 
 const ROW_COLUMNS: &str = "r.id, r.started_at, r.status, r.workload, p.operation, p.threads,
     r.dbms, r.server_version, r.engine, r.options, r.profile, r.settings_fingerprint, r.host,
     r.tool_version, r.fleet, p.runs, p.ops_per_s, p.ops_per_s_sd, p.ops_per_s_min,
     p.ops_per_s_max, p.p99_us, p.client_us_per_op, p.server_us_per_op, p.tpm_c, p.disturbed,
-    p.client_sleeps_per_op";
+    p.client_sleeps_per_op, r.config_id, r.work_id, r.config_parts";
 
 fn row_of(v: &[Val]) -> HistoryRow {
     HistoryRow {
@@ -222,6 +240,9 @@ fn row_of(v: &[Val]) -> HistoryRow {
         tpm_c: v[23].real(),
         disturbed: v[24].int().unwrap_or(0) != 0,
         client_sleeps_per_op: v[25].real(),
+        config_id: v[26].text(),
+        work_id: v[27].text(),
+        config: Sameness::from_json(&v[28].text()),
     }
 }
 
@@ -274,6 +295,32 @@ impl Catalog {
         Ok(rows.iter().filter_map(|r| r[0].int()).collect())
     }
 
+    /// The configuration's parts of result `id` (empty: no such result).
+    pub fn config_parts(&mut self, id: i64) -> Result<Sameness> {
+        let rows = self
+            .store
+            .query(
+                "SELECT config_parts FROM results WHERE id = ?",
+                &[Val::Int(id)],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(Sameness::from_json(
+            &rows.first().map(|r| r[0].text()).unwrap_or_default(),
+        ))
+    }
+
+    /// The configuration's identity of result `id` (None: no such result).
+    pub fn config_of(&mut self, id: i64) -> Result<Option<String>> {
+        let rows = self
+            .store
+            .query(
+                "SELECT config_id FROM results WHERE id = ?",
+                &[Val::Int(id)],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(rows.first().map(|r| r[0].text()))
+    }
+
     /// The compared server settings of result `id`.
     pub fn settings(&mut self, id: i64) -> Result<BTreeMap<String, String>> {
         let rows = self
@@ -285,8 +332,157 @@ impl Catalog {
     }
 }
 
-/// `history`'s table: one line per point, the spread of its runs beside the mean.
+/// The width `history`'s table keeps to (a terminal's, 80 columns).
+const WIDTH: usize = 80;
+
+/// Parts every group heading names in its first line (the rest only where groups differ).
+const HEADLINE: &[&str] = &["workload", "target", "server", "engine_used", "host"];
+
+/// `history`'s table, at most 80 columns: the points grouped by configuration (each group
+/// headed by its identity and the parts that tell it from the other groups shown), one line
+/// per point, the spread of its runs beside the mean. `--wide` and the CSV have every column.
 pub fn table(rows: &[HistoryRow]) -> String {
+    let mut groups: Vec<(&str, Vec<&HistoryRow>)> = Vec::new();
+    for r in rows {
+        match groups.iter_mut().find(|(id, _)| *id == r.config_id) {
+            Some((_, g)) => g.push(r),
+            None => groups.push((&r.config_id, vec![r])),
+        }
+    }
+    // The parts whose values are not the same in every group shown.
+    let firsts: Vec<&Sameness> = groups.iter().map(|(_, g)| &g[0].config).collect();
+    let names: std::collections::BTreeSet<&String> = firsts
+        .iter()
+        .flat_map(|s| s.work.keys().chain(s.setup.keys()))
+        .collect();
+    let part = |s: &Sameness, k: &str| s.work.get(k).or_else(|| s.setup.get(k)).cloned();
+    let telling: Vec<&String> = names
+        .into_iter()
+        .filter(|k| !HEADLINE.contains(&k.as_str()))
+        .filter(|k| firsts.iter().any(|s| part(s, k) != part(firsts[0], k)))
+        .collect();
+    let mut out = format!(
+        "{:>6} {:<16}  {:<22} {:>3} {:>10} {:>6} {:>9}\n",
+        "id", "started", "operation", "thr", "ops/s", "±sd", "p99 µs"
+    );
+    let mut flags = std::collections::BTreeSet::new();
+    for (id, g) in &groups {
+        let s = &g[0].config;
+        let get = |k: &str| part(s, k).unwrap_or_default();
+        let head = format!(
+            "config {id}: {} on {} {} {}, host {}",
+            get("workload"),
+            get("target"),
+            short_version(&get("server")),
+            get("engine_used"),
+            get("host")
+        );
+        out.push_str(&fit(&head, WIDTH));
+        out.push('\n');
+        let words: Vec<String> = telling
+            .iter()
+            .map(|k| {
+                let v = part(s, k).map_or_else(|| "(none)".into(), |v| super::short_part(&v));
+                format!("{k}={v}")
+            })
+            .collect();
+        for line in wrap(&words, "  ", WIDTH) {
+            out.push_str(&line);
+            out.push('\n');
+        }
+        for r in g {
+            let flag = match r.status.as_str() {
+                "failed" => 'x',
+                "interrupted" => 'i',
+                "running" => 'r',
+                _ if r.disturbed => '!',
+                _ => ' ',
+            };
+            if flag != ' ' {
+                flags.insert(flag);
+            }
+            let sd = match (r.ops_per_s, r.ops_per_s_sd) {
+                (Some(m), Some(s)) if m > 0.0 && r.runs > 1 => format!("{:.1}%", s / m * 100.0),
+                _ => "-".into(),
+            };
+            let started: String = r
+                .started_at
+                .replacen('T', " ", 1)
+                .chars()
+                .take(16)
+                .collect();
+            let line = format!(
+                "{:>6}{flag}{:<16}  {:<22} {:>3} {:>10} {:>6} {:>9}",
+                r.id,
+                started,
+                fit(&r.operation, 22),
+                r.threads,
+                num(r.ops_per_s, 1),
+                sd,
+                num(r.p99_us, 0),
+            );
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+    }
+    let results: std::collections::BTreeSet<i64> = rows.iter().map(|r| r.id).collect();
+    let _ = writeln!(
+        out,
+        "{} point(s) of {} result(s) in {} configuration(s)",
+        rows.len(),
+        results.len(),
+        groups.len()
+    );
+    if !flags.is_empty() {
+        let legend: Vec<&str> = flags
+            .iter()
+            .map(|f| match f {
+                'x' => "x failed",
+                'i' => "i interrupted",
+                'r' => "r running",
+                _ => "! disturbed runs",
+            })
+            .collect();
+        let _ = writeln!(out, "{}", legend.join(", "));
+    }
+    out
+}
+
+/// At most `n` characters, the last one an ellipsis when cut.
+fn fit(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(n - 1).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// `words` joined by " · " in lines of at most `width` characters, each after `indent`.
+fn wrap(words: &[String], indent: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for w in words {
+        let w = fit(w, width - indent.len());
+        let len = |s: &str| s.chars().count();
+        if !line.is_empty() && len(&line) + 3 + len(&w) > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if line.is_empty() {
+            line = format!("{indent}{w}");
+        } else {
+            line = format!("{line} · {w}");
+        }
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// `history --wide`: one line per point with every headline column (wider than a terminal).
+pub fn wide(rows: &[HistoryRow]) -> String {
     let mut out = format!(
         "{:>6}  {:<20} {:<8} {:<14} {:<24} {:>7}  {:<18} {:<12} {:<14} {:>4} {:>12} {:>7} {:>9} {:>9} {:>9}  {}\n",
         "id", "started", "status", "workload", "operation", "threads", "target", "engine", "host",
@@ -304,9 +500,7 @@ pub fn table(rows: &[HistoryRow]) -> String {
         if let Some(f) = &r.fleet {
             notes.push(f.clone());
         }
-        if !r.options.is_empty() {
-            notes.push(r.options.clone());
-        }
+        notes.push(format!("config {}", r.config_id));
         let line = format!(
             "{:>6}  {:<20} {:<8} {:<14} {:<24} {:>7}  {:<18} {:<12} {:<14} {:>4} {:>12} {:>7} {:>9} {:>9} {:>9}  {}",
             r.id,
@@ -341,7 +535,7 @@ pub fn table(rows: &[HistoryRow]) -> String {
 
 /// `history --format csv`: every column of the rows.
 pub fn csv(rows: &[HistoryRow]) -> String {
-    let mut out = String::from("id,started_at,status,workload,operation,threads,dbms,server_version,engine,options,profile,settings_fingerprint,host,tool_version,fleet,runs,ops_per_s,ops_per_s_sd,ops_per_s_min,ops_per_s_max,p99_us,client_us_per_op,server_us_per_op,tpm_c,disturbed,client_sleeps_per_op\n");
+    let mut out = String::from("id,started_at,status,workload,operation,threads,dbms,server_version,engine,options,profile,settings_fingerprint,host,tool_version,fleet,runs,ops_per_s,ops_per_s_sd,ops_per_s_min,ops_per_s_max,p99_us,client_us_per_op,server_us_per_op,tpm_c,disturbed,client_sleeps_per_op,config_id,work_id,config\n");
     let o = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
     for r in rows {
         let cells = [
@@ -371,6 +565,9 @@ pub fn csv(rows: &[HistoryRow]) -> String {
             o(r.tpm_c),
             r.disturbed.to_string(),
             o(r.client_sleeps_per_op),
+            r.config_id.clone(),
+            r.work_id.clone(),
+            r.config.to_json(),
         ];
         let line: Vec<String> = cells.iter().map(|c| csv_cell(c)).collect();
         out.push_str(&line.join(","));

@@ -130,6 +130,15 @@ const MIGRATIONS: &[&[&str]] = &[
     // 2: the client's sleeps per operation (mean over the runs); for points recorded before,
     // filled from their stored files (`fill_new_columns`), empty where a file counted none.
     &["ALTER TABLE points ADD COLUMN client_sleeps_per_op {REAL}"],
+    // 3: each result's identity (catalog/same.rs): the whole configuration's, the work's, and
+    // their parts in words; filled from the stored files (`fill_identities`), which also drop
+    // from `settings` what names one server start.
+    &[
+        "ALTER TABLE results ADD COLUMN config_id TEXT",
+        "ALTER TABLE results ADD COLUMN work_id TEXT",
+        "ALTER TABLE results ADD COLUMN config_parts TEXT",
+        "CREATE INDEX results_config ON results (config_id, started_at)",
+    ],
 ];
 
 /// The schema version this enginebench writes.

@@ -1,6 +1,6 @@
-//! `report --trend`: the catalogued results over time, one small chart per workload,
-//! operation and thread count (and target kind, engine and workload options, which make
-//! different series), answering "when did this get slower, and what changed then?". The
+//! `report --trend`: the catalogued results over time, one small chart per work (the
+//! workload, its options, target kind and engine: catalog/same.rs), operation and thread
+//! count, answering "when did this get slower, and what changed then?". The
 //! page is self-contained like the result page (no script, nothing loaded; its style).
 
 use std::collections::{BTreeMap, HashMap};
@@ -10,8 +10,8 @@ use super::{Catalog, HistoryRow};
 use crate::error::Result;
 use crate::report::svg::escape;
 
-/// One series: the points of one (workload, operation, threads, target kind, engine,
-/// options), oldest first.
+/// One series: the points of one work (catalog/same.rs: the workload, its options, the
+/// target's kind and engine, ...), operation and thread count, oldest first.
 struct Series<'a> {
     title: String,
     rows: Vec<&'a HistoryRow>,
@@ -19,7 +19,8 @@ struct Series<'a> {
     changes: Vec<Vec<String>>,
 }
 
-/// What differs between two results of a series, as short phrases.
+/// What differs between two results of a series (the same work), as short phrases: every
+/// part of their setup that changed in words (the settings one by one), and the tool's version.
 fn changed(
     a: &HistoryRow,
     b: &HistoryRow,
@@ -27,12 +28,10 @@ fn changed(
     cache: &mut HashMap<i64, BTreeMap<String, String>>,
 ) -> Result<Vec<String>> {
     let mut out = Vec::new();
-    if a.server_version != b.server_version {
-        out.push(format!(
-            "server {} → {}",
-            super::short_version(&a.server_version),
-            super::short_version(&b.server_version)
-        ));
+    for c in a.config.changes_to(&b.config) {
+        if !c.starts_with("settings ") {
+            out.push(c);
+        }
     }
     if a.tool_version != b.tool_version {
         out.push(format!(
@@ -40,17 +39,7 @@ fn changed(
             a.tool_version, b.tool_version
         ));
     }
-    if a.profile != b.profile {
-        out.push(format!(
-            "profile {} → {}",
-            a.profile.as_deref().unwrap_or("-"),
-            b.profile.as_deref().unwrap_or("-")
-        ));
-    }
-    if a.host != b.host {
-        out.push(format!("host {} → {}", a.host, b.host));
-    }
-    if a.settings_fingerprint != b.settings_fingerprint {
+    if a.config.setup.get("settings") != b.config.setup.get("settings") {
         for id in [a.id, b.id] {
             if let std::collections::hash_map::Entry::Vacant(e) = cache.entry(id) {
                 e.insert(cat.settings(id)?);
@@ -80,46 +69,78 @@ fn changed(
     Ok(out)
 }
 
-/// Workload, operation, threads, target kind, engine, workload options.
-type SeriesKey = (String, String, i64, String, String, String);
+/// The parts that make a series' work, for its title: what is not the workload, target or
+/// engine (named anyway) and differs between the series of one workload on the page.
+fn telling_parts(rows: &[HistoryRow]) -> BTreeMap<String, Vec<String>> {
+    let mut works: BTreeMap<&str, Vec<&BTreeMap<String, String>>> = BTreeMap::new();
+    for r in rows {
+        let w = works.entry(r.workload.as_str()).or_default();
+        if !w.contains(&&r.config.work) {
+            w.push(&r.config.work);
+        }
+    }
+    works
+        .into_iter()
+        .map(|(w, maps)| {
+            let mut keys: Vec<&String> = maps.iter().flat_map(|m| m.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            let telling = keys
+                .into_iter()
+                .filter(|k| !["workload", "target", "engine_used"].contains(&k.as_str()))
+                .filter(|k| maps.iter().any(|m| m.get(*k) != maps[0].get(*k)))
+                .cloned()
+                .collect();
+            (w.to_string(), telling)
+        })
+        .collect()
+}
+
+/// The work's identity, operation, threads.
+type SeriesKey = (String, String, i64);
 
 fn series<'a>(rows: &'a [HistoryRow], cat: &mut Catalog) -> Result<Vec<Series<'a>>> {
     let mut by: BTreeMap<SeriesKey, Vec<&HistoryRow>> = BTreeMap::new();
     for r in rows {
-        by.entry((
-            r.workload.clone(),
-            r.operation.clone(),
-            r.threads,
-            r.dbms.clone(),
-            r.engine.clone(),
-            r.options.clone(),
-        ))
-        .or_default()
-        .push(r);
+        by.entry((r.work_id.clone(), r.operation.clone(), r.threads))
+            .or_default()
+            .push(r);
     }
+    let telling = telling_parts(rows);
     let mut cache = HashMap::new();
     let mut out = Vec::new();
-    for ((w, op, t, dbms, engine, options), rows) in by {
+    for ((_, op, t), rows) in by {
         let mut changes = vec![Vec::new()];
         for pair in rows.windows(2) {
             changes.push(changed(pair[0], pair[1], cat, &mut cache)?);
         }
-        let engine = if engine.is_empty() || engine.starts_with(&dbms) {
+        let first = rows[0];
+        let (w, dbms, engine) = (&first.workload, &first.dbms, &first.engine);
+        let engine = if engine.is_empty() || engine.starts_with(dbms.as_str()) {
             String::new()
         } else {
             format!(" {engine}")
         };
-        let options = if options.is_empty() {
-            String::new()
-        } else {
-            format!(" {options}")
-        };
+        let parts: Vec<String> = telling
+            .get(w)
+            .into_iter()
+            .flatten()
+            .map(|k| {
+                let v = first
+                    .config
+                    .work
+                    .get(k)
+                    .map_or_else(|| "(none)".to_string(), |v| super::short_part(v));
+                format!(", {k}={v}")
+            })
+            .collect();
         out.push(Series {
-            title: format!("{w} {op} @{t} threads, {dbms}{engine}{options}"),
+            title: format!("{w} {op} @{t} threads, {dbms}{engine}{}", parts.concat()),
             rows,
             changes,
         });
     }
+    out.sort_by(|a, b| a.title.cmp(&b.title));
     Ok(out)
 }
 
@@ -155,7 +176,7 @@ pub fn page(rows: &[HistoryRow], cat: &mut Catalog, from: &str) -> Result<String
     );
     let _ = write!(
         h,
-        "<h1>enginebench trend</h1><p class=\"note\">{} result(s) from {} to {}, {} series, from the catalog {}. Each point is one result: the mean ops/s of its measured runs, the bar from its slowest to its fastest run; a hollow point had disturbed runs; a dashed line marks a change of server setting or version (listed under the summary).</p>",
+        "<h1>enginebench trend</h1><p class=\"note\">{} result(s) from {} to {}, {} series, from the catalog {}. Each point is one result: the mean ops/s of its measured runs, the bar from its slowest to its fastest run; a hollow point had disturbed runs; a dashed line marks a change of setup: server version, profile, settings, client path, host or enginebench version (listed under the summary). Results of other work (another table size, other options) are another series.</p>",
         results.len(),
         escape(first),
         escape(last),

@@ -584,10 +584,11 @@ pub fn node_setting_lines(a: &ResultDoc, b: &ResultDoc) -> Vec<String> {
             .chain(nb.settings_differ.keys())
             .collect();
         for k in names {
-            if crate::server::capture::LIFECYCLE.contains(&k.as_str()) {
+            let (va, vb) = (value(a, i, k), value(b, i, k));
+            let ephemeral = |v: &str| crate::server::capture::ephemeral(k, v);
+            if ephemeral(&va) || ephemeral(&vb) {
                 continue;
             }
-            let (va, vb) = (value(a, i, k), value(b, i, k));
             if va != vb {
                 out.push(format!(
                     "node {i} ({} / {}): {k} A={va} B={vb}",

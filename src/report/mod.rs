@@ -71,6 +71,13 @@ pub trait SectionOwner {
     /// sections/figures.
     fn upgrade_v1(&self, _doc: &mut Value) {}
 
+    /// Options of this workload (top-level keys of `workload_options`) that do not change its
+    /// work, so two results differing only in them are the same configuration (the catalog's
+    /// identity, catalog/same.rs). Every other option counts; `shard` and `seed` never do.
+    fn not_the_work(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// Metrics of its sections that a plan's claims may read: (name, what it is). A name may
     /// take an argument after a colon (`compression.bytes_per_row:innodb-page-lz4`).
     fn claim_metrics(&self) -> &'static [(&'static str, &'static str)] {

@@ -85,6 +85,36 @@ pub const LIFECYCLE: &[&str] = &[
     "error_count",
 ];
 
+/// Settings that differ between two starts of the same configuration, beyond [`LIFECYCLE`]:
+/// names that echo a lifecycle setting (MariaDB's report_port is the port) or hold a private
+/// server's folders. Found by starting one profile twice and comparing (tests/it/catalog.rs).
+pub const PER_START: &[&str] = &[
+    "report_port",
+    "slave_load_tmpdir",
+    "wsrep_data_home_dir",
+    "wsrep_node_address",
+    "wsrep_node_incoming_address",
+    "wsrep_node_name",
+    "wsrep_cluster_address",
+    "wsrep_sst_receive_address",
+    "server_id",
+    "log_bin_basename",
+    "log_bin_index",
+    "relay_log_basename",
+    "relay_log_index",
+    "stats_temp_directory",
+];
+
+/// Whether setting `name` at `value` names one start of a server rather than its configuration:
+/// a lifecycle setting, one of [`PER_START`], or any value inside a private server's folders
+/// (`/tmp/eb-srv-…`, `/tmp/eb-sock-…`). Such a setting is never a difference between results.
+pub fn ephemeral(name: &str, value: &str) -> bool {
+    LIFECYCLE.contains(&name)
+        || PER_START.contains(&name)
+        || value.contains("/eb-srv-")
+        || value.contains("/eb-sock-")
+}
+
 /// Status counters for deltas around each measured run. PostgreSQL: pg_stat_database of the
 /// benchmark database and pg_stat_bgwriter (prefixed `bgwriter.`).
 pub async fn counters(conn: &mut Conn) -> BTreeMap<String, f64> {
@@ -298,13 +328,13 @@ pub fn diff(servers: &[(&BTreeMap<String, String>, &[String])]) -> SettingsDiff 
         names.extend(v.keys());
     }
     for n in names {
-        if LIFECYCLE.contains(&n.as_str()) {
-            continue;
-        }
         let vals: Vec<String> = servers
             .iter()
             .map(|(v, _)| v.get(n).cloned().unwrap_or_default())
             .collect();
+        if vals.iter().any(|v| ephemeral(n, v)) {
+            continue;
+        }
         if vals.iter().any(|x| x != &vals[0]) {
             out.differ.insert(n.clone(), vals);
         } else if servers.iter().any(|(_, nd)| nd.contains(n)) {

@@ -729,3 +729,316 @@ fn fleet_shards_and_their_merge_are_recorded() {
         ["merge of 3", "shard 0/3", "shard 1/3", "shard 2/3"]
     );
 }
+
+/// micro-read on SQLite, READ_PK_POINT at 1 thread on a table of `rows`, recorded in `cat`;
+/// its result file.
+fn recorded_micro_read(d: &Path, cat: &str, name: &str, rows: &str, extra: &[&str]) -> PathBuf {
+    // Start times have whole seconds: one run per second keeps their order in the catalog.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let results = d.join(name);
+    let url = format!("sqlite://{}/bench-{rows}.db", d.display());
+    let mut args = vec![
+        "run",
+        "micro-read",
+        "--target",
+        &url,
+        "--table-size",
+        rows,
+        "--results-dir",
+        results.to_str().unwrap(),
+        "--threads",
+        "1",
+        "--runs",
+        "2",
+        "--duration",
+        "100ms",
+        "--warmup",
+        "0",
+        "--queries",
+        "READ_PK_POINT",
+    ];
+    args.extend_from_slice(extra);
+    let o = with_catalog(d, cat, &args);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    crate::common::result_file(&results)
+}
+
+/// The trend page of `cat`'s micro-read results, checked in headless Chromium (no console
+/// errors, no requests) when there is one; its HTML and the charts' bodies.
+fn trend_page(d: &Path, cat: &str) -> (String, Vec<String>) {
+    let page = d.join("trend.html");
+    let o = with_catalog(
+        d,
+        cat,
+        &[
+            "report",
+            "--trend",
+            "--workload",
+            "micro-read",
+            "-o",
+            page.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let mut charts = Vec::new();
+    if let Some(bin) = crate::report::chromium() {
+        let work = d.join("browse");
+        std::fs::create_dir_all(&work).unwrap();
+        let seen = crate::report::browse_at(&bin, &page, &work, 1366);
+        assert!(seen.console.is_empty(), "console: {:?}", seen.console);
+        assert!(seen.page_requests.is_empty(), "{:?}", seen.page_requests);
+        charts = seen
+            .dom
+            .split("<svg class=\"chart trend\"")
+            .skip(1)
+            .map(|c| c.split("</svg>").next().unwrap().to_string())
+            .collect();
+    }
+    (html, charts)
+}
+
+/// Two table sizes of micro-read are two configurations in `cat`: two groups in `history`
+/// (80 columns, no JSON), two series on the trend page with nothing "changed", a gate that
+/// pools only its own size, and `history --same-as` listing a result's comparable past.
+fn two_table_sizes_are_two_configurations(cat: &str) {
+    let d = tempdir();
+    let d = d.path();
+    let small = [
+        recorded_micro_read(d, cat, "s1", "2000", &[]),
+        recorded_micro_read(d, cat, "s2", "2000", &[]),
+    ];
+    let big = [
+        recorded_micro_read(d, cat, "b1", "20000", &[]),
+        recorded_micro_read(d, cat, "b2", "20000", &[]),
+    ];
+    let rows = json(&with_catalog(d, cat, &["history", "--format", "json"]));
+    assert_eq!(rows.len(), 4);
+    let id = |i: usize, k: &str| rows[i][k].as_str().unwrap().to_string();
+    assert_eq!(id(0, "config_id"), id(1, "config_id"));
+    assert_eq!(id(2, "config_id"), id(3, "config_id"));
+    assert_ne!(id(0, "config_id"), id(2, "config_id"));
+    assert_ne!(id(0, "work_id"), id(2, "work_id"));
+    assert_eq!(rows[0]["config"]["work"]["table_size"], "2000");
+    assert_eq!(rows[2]["config"]["work"]["table_size"], "20000");
+    // The table: one line per point within 80 columns, the sizes named, no JSON.
+    let t = with_catalog(d, cat, &["history"]);
+    assert_eq!(t.code, 0, "{}", t.stderr);
+    for line in t.stdout.lines() {
+        assert!(line.chars().count() <= 80, "{line:?}\n{}", t.stdout);
+        assert!(!line.contains('{'), "{line:?}");
+    }
+    assert!(
+        t.stdout.contains("table_size=2000\n") && t.stdout.contains("table_size=20000\n"),
+        "{}",
+        t.stdout
+    );
+    assert_eq!(t.stdout.matches("\nconfig ").count(), 2, "{}", t.stdout);
+    assert!(t
+        .stdout
+        .contains("4 point(s) of 4 result(s) in 2 configuration(s)"));
+    // A result's comparable past: by its file, or by its catalogue id.
+    let same = json(&with_catalog(
+        d,
+        cat,
+        &[
+            "history",
+            "--format",
+            "json",
+            "--same-as",
+            small[0].to_str().unwrap(),
+        ],
+    ));
+    assert_eq!(same.len(), 2);
+    assert!(same
+        .iter()
+        .all(|r| r["config"]["work"]["table_size"] == "2000"));
+    let by_id = format!("#{}", rows[3]["id"]);
+    let same = json(&with_catalog(
+        d,
+        cat,
+        &["history", "--format", "json", "--same-as", &by_id],
+    ));
+    assert_eq!(same.len(), 2);
+    assert!(same
+        .iter()
+        .all(|r| r["config"]["work"]["table_size"] == "20000"));
+    // The gate pools only the same size, and says how many it found of how many asked.
+    for (newest, own) in [(&small[1], &rows[0]), (&big[1], &rows[2])] {
+        let o = with_catalog(
+            d,
+            cat,
+            &[
+                "compare",
+                newest.to_str().unwrap(),
+                "--baseline",
+                "catalog:last=5",
+            ],
+        );
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        assert!(
+            o.stderr.contains(&format!(
+                "baseline: 1 catalogued result(s) pooled (#{}; 1 of the 5 asked for found",
+                own["id"]
+            )),
+            "{}",
+            o.stderr
+        );
+    }
+    // The first of the big ones has no comparable past: the error says what differs from
+    // the newest earlier result of the workload.
+    let o = with_catalog(
+        d,
+        cat,
+        &[
+            "compare",
+            big[0].to_str().unwrap(),
+            "--baseline",
+            "catalog:last=5",
+        ],
+    );
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(
+        o.stderr.contains(&format!(
+            "the newest earlier result of this workload, #{}, differs in: table_size 2000 → 20000",
+            rows[1]["id"]
+        )),
+        "{}",
+        o.stderr
+    );
+    let (html, charts) = trend_page(d, cat);
+    assert!(
+        html.contains("READ_PK_POINT @1 threads, sqlite, table_size=2000<"),
+        "{html}"
+    );
+    assert!(html.contains("READ_PK_POINT @1 threads, sqlite, table_size=20000<"));
+    assert!(
+        !html.contains("What changed"),
+        "two results of one configuration"
+    );
+    assert!(!html.contains("class=\"change\""));
+    if !charts.is_empty() {
+        assert_eq!(charts.len(), 2);
+        for c in &charts {
+            assert_eq!(c.matches("<circle class=\"pt").count(), 2);
+        }
+    }
+}
+
+#[test]
+fn two_table_sizes_are_two_configurations_in_sqlite() {
+    let d = tempdir();
+    let cat = d.path().join("catalog.db");
+    two_table_sizes_are_two_configurations(cat.to_str().unwrap());
+}
+
+#[test]
+fn two_table_sizes_are_two_configurations_in_postgres() {
+    let Some(base_url) = server_url("EB_TEST_PG_TCP_URL") else {
+        return;
+    };
+    let url = crate::common::fresh_db(&base_url, "eb_catalog_sizes");
+    two_table_sizes_are_two_configurations(&url);
+}
+
+/// A run on a freshly started private server of `kind`, recorded in `cat`.
+fn managed_run(d: &Path, cat: &str, kind: &str, name: &str, extra: &[&str]) -> Value {
+    let results = d.join(name);
+    let mut args = vec![
+        "run",
+        "micro-read",
+        "--server",
+        kind,
+        "--table-size",
+        "2000",
+        "--results-dir",
+        results.to_str().unwrap(),
+        "--threads",
+        "1",
+        "--runs",
+        "1",
+        "--duration",
+        "200ms",
+        "--warmup",
+        "0",
+        "--queries",
+        "READ_PK_POINT",
+    ];
+    args.extend_from_slice(extra);
+    let o = with_catalog(d, cat, &args);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let f = crate::common::result_file(&results);
+    serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap()
+}
+
+/// The settings that differ between two results, by name.
+fn settings_differing(a: &Value, b: &Value) -> Vec<String> {
+    let (sa, sb) = (
+        a["target"]["settings"].as_object().unwrap(),
+        b["target"]["settings"].as_object().unwrap(),
+    );
+    let mut keys: Vec<&String> = sa.keys().chain(sb.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| sa.get(*k) != sb.get(*k))
+        .cloned()
+        .collect()
+}
+
+/// Two starts of one server profile are one configuration: the settings that differ between
+/// them (listed by the test: ports, paths, ids) are all left out, and the trend records no
+/// change; a `--server-opt` on a third start is a change of setup in the same series, shown
+/// in words with the setting it changed.
+#[test]
+fn two_starts_of_one_profile_are_one_configuration() {
+    for kind in ["mariadb", "postgres"] {
+        if !crate::servers::have(kind) {
+            continue;
+        }
+        let d = tempdir();
+        let d = d.path();
+        let cat = d.join("catalog.db");
+        let cat = cat.to_str().unwrap();
+        let a = managed_run(d, cat, kind, "a", &[]);
+        let b = managed_run(d, cat, kind, "b", &[]);
+        let differ = settings_differing(&a, &b);
+        eprintln!("{kind}: settings that differ between two starts: {differ:?}");
+        assert!(
+            !differ.is_empty(),
+            "two starts differ in ports and paths at least"
+        );
+        let opt = match kind {
+            "mariadb" => "innodb_buffer_pool_size=268435456",
+            _ => "work_mem=8MB",
+        };
+        managed_run(d, cat, kind, "c", &["--server-opt", opt]);
+        let rows = json(&with_catalog(d, cat, &["history", "--format", "json"]));
+        assert_eq!(rows.len(), 3);
+        assert_eq!(
+            rows[0]["config_id"], rows[1]["config_id"],
+            "{kind}: {differ:?}"
+        );
+        assert_ne!(rows[1]["config_id"], rows[2]["config_id"]);
+        assert_eq!(rows[1]["work_id"], rows[2]["work_id"]);
+        let (html, charts) = trend_page(d, cat);
+        assert!(
+            html.contains(&format!("server_opts (none) → {opt}")),
+            "{kind}: {html}"
+        );
+        let setting = match kind {
+            "mariadb" => "innodb_buffer_pool_size 134217728 → 268435456",
+            _ => "work_mem 4096kB → 8192kB",
+        };
+        assert!(html.contains(setting), "{kind}: {html}");
+        assert_eq!(
+            html.matches("<li>").count(),
+            1,
+            "{kind}: one change, at the third"
+        );
+        if !charts.is_empty() {
+            assert_eq!(charts.len(), 1);
+            assert_eq!(charts[0].matches("class=\"change\"").count(), 1);
+        }
+    }
+}

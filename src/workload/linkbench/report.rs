@@ -20,6 +20,11 @@ impl SectionOwner for Report {
     fn terminal(&self, doc: &ResultDoc, pick: Pick) -> String {
         terminal(doc, pick)
     }
+
+    /// Where the properties came from: they themselves are recorded (`props`) and count.
+    fn not_the_work(&self) -> &'static [&'static str] {
+        &["config_file"]
+    }
 }
 
 /// The run a cell shows: the fastest one (`max`) or the median one by ops/s (the lower one
