@@ -358,6 +358,25 @@ impl Conn {
         }
     }
 
+    /// Stream rows already in `push_tsv`'s text form (`data`: whole lines): MySQL `LOAD DATA
+    /// LOCAL INFILE` (through mysql_async), PostgreSQL `COPY ... FROM STDIN`. SQLite has no such
+    /// path (`load_rows` inserts there).
+    pub async fn load_text(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        data: bytes::Bytes,
+    ) -> DbResult<()> {
+        match self {
+            Conn::Mysql(c) => c.load_tsv(table, columns, data).await,
+            Conn::Postgres(c) => c.copy_tsv(table, columns, data).await,
+            Conn::Sqlite(_) => Err(DbError::new(
+                ErrorClass::Other,
+                "SQLite has no streamed load: insert the rows (load_rows)",
+            )),
+        }
+    }
+
     /// The server's version string.
     pub async fn server_version(&mut self) -> DbResult<String> {
         let sql = match self.dbms() {

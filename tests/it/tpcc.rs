@@ -547,3 +547,123 @@ fn tpcc_terminals_share_connections_on_mariadb() {
     let out = eb(d, &["check", "tpcc", "--target", &url]);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
 }
+
+/// Per table of a tpcc database: its row count and a checksum of every column, the load's
+/// timestamps (c_since, h_date, o_entry_d, ol_delivery_d) set to one value first, since two
+/// loads are made at different times.
+fn table_sums(url: &str) -> Vec<(String, i64, String)> {
+    block(async {
+        let mut c = Conn::connect(&spec(url)).await.unwrap();
+        let mysql = c.dbms() == enginebench::db::Dbms::Mysql;
+        for (t, col) in [
+            ("customer", "c_since"),
+            ("history", "h_date"),
+            ("orders", "o_entry_d"),
+            ("order_line", "ol_delivery_d"),
+        ] {
+            c.execute(&format!(
+                "UPDATE {t} SET {col} = '2001-02-03 04:05:06' WHERE {col} IS NOT NULL"
+            ))
+            .await
+            .unwrap();
+        }
+        let schema = if mysql {
+            "DATABASE()"
+        } else {
+            "current_schema()"
+        };
+        let mut out = Vec::new();
+        for t in enginebench::workload::tpcc::data::TABLES {
+            let cols: Vec<String> = c
+                .query(&format!(
+                    "SELECT column_name FROM information_schema.columns WHERE table_schema = {schema} AND table_name = '{t}' ORDER BY ordinal_position"
+                ))
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|r| r[0].clone().unwrap())
+                .collect();
+            assert!(cols.len() >= 3, "{t}: {cols:?}");
+            let row = cols
+                .iter()
+                .map(|c| {
+                    format!(
+                        "COALESCE(CAST({c} AS {}), '~')",
+                        if mysql { "CHAR" } else { "TEXT" }
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            let sql = if mysql {
+                format!("SELECT COUNT(*), CAST(SUM(CRC32(CONCAT_WS('|', {row}))) AS CHAR) FROM {t}")
+            } else {
+                format!(
+                    "SELECT count(*), sum(hashtext(concat_ws('|', {row}))::bigint)::text FROM {t}"
+                )
+            };
+            let r = c.query(&sql).await.unwrap();
+            let n: i64 = r[0][0].as_deref().unwrap().parse().unwrap();
+            out.push((t.to_string(), n, r[0][1].clone().unwrap()));
+        }
+        out
+    })
+}
+
+/// The nine tables loaded at once (each in one transaction, rows written straight into the
+/// streamed text form) hold the same rows as the tables loaded one by one.
+fn at_once_matches_one_by_one(base: &str) {
+    let dir = tempdir();
+    let mut sums = Vec::new();
+    for order in ["one-by-one", "at-once"] {
+        let url = fresh_db(base, &format!("eb_tpcc_{}", order.replace('-', "_")));
+        let t0 = std::time::Instant::now();
+        let out = eb(
+            dir.path(),
+            &[
+                "prepare",
+                "tpcc",
+                "--target",
+                &url,
+                "--warehouses",
+                "1",
+                "--load-connections",
+                "2",
+                "--load-tables",
+                order,
+            ],
+        );
+        assert_eq!(out.code, 0, "prepare --load-tables {order}: {}", out.stderr);
+        eprintln!(
+            "tpcc load of 1 warehouse, tables {order}, on {url}: {:.1} s",
+            t0.elapsed().as_secs_f64()
+        );
+        let check = eb(dir.path(), &["check", "tpcc", "--target", &url]);
+        assert_eq!(
+            check.code, 0,
+            "check after {order}: {}{}",
+            check.stdout, check.stderr
+        );
+        sums.push(table_sums(&url));
+    }
+    assert_eq!(sums[0][8].1, 100_000, "stock rows");
+    assert!(sums[0][7].1 > 290_000, "order lines: {:?}", sums[0][7]);
+    assert_eq!(sums[0], sums[1]);
+}
+
+#[test]
+fn tpcc_mariadb_tables_at_once_match_one_by_one() {
+    let Some(base) = server_url("EB_TEST_MYSQL_URL") else {
+        return;
+    };
+    let _g = server_lock();
+    at_once_matches_one_by_one(&base);
+}
+
+#[test]
+fn tpcc_postgres_tables_at_once_match_one_by_one() {
+    let Some(base) = server_url("EB_TEST_PG_URL") else {
+        return;
+    };
+    let _g = server_lock();
+    at_once_matches_one_by_one(&base);
+}

@@ -133,6 +133,8 @@ pub struct Spec {
     /// `--terminals N`: N terminals share the run's connections (`--threads`); None: every
     /// connection is one terminal.
     pub terminals: Option<u32>,
+    /// `--load-tables`: the nine tables at once (each in one transaction) or one by one.
+    pub load_tables: crate::load::TableOrder,
 }
 
 /// TPC-C 5.2.5.7: minimum keying time per transaction type (KINDS order).
@@ -680,17 +682,30 @@ pub async fn prepare(
     let now = fleet::load_time_ms(fleet).map_or_else(now_literal, |ms| {
         literal(std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms as u64))
     });
-    let mut stats = Vec::new();
-    for name in data::TABLES {
-        let src = data::Table {
+    let sources: Vec<data::Table> = data::TABLES
+        .into_iter()
+        .map(|name| data::Table {
             name,
             seed: spec.seed,
             c: spec.c(),
             now: now.clone(),
-        };
-        let n = data::row_count(name, spec.warehouses as u64);
-        stats.push(loader.load(&src, n, opts)?);
-    }
+        })
+        .collect();
+    let rows = |t: &data::Table| data::row_count(t.name, spec.warehouses as u64);
+    // A Spider target's loader sends each table's rows to its backends: one table at a time.
+    let stats = if spec.load_tables == crate::load::TableOrder::AtOnce && !target.is_spider() {
+        let tables: Vec<(&dyn crate::load::RowSource, u64)> = sources
+            .iter()
+            .map(|t| (t as &dyn crate::load::RowSource, rows(t)))
+            .collect();
+        crate::load::load_tables(target, &tables, opts)?
+    } else {
+        let mut stats = Vec::new();
+        for src in &sources {
+            stats.push(loader.load(src, rows(src), opts)?);
+        }
+        stats
+    };
     opened
         .finish(
             &[],
@@ -803,6 +818,7 @@ mod tests {
             spec_timing: false,
             shard: None,
             terminals: None,
+            load_tables: Default::default(),
         };
         let homes: Vec<i64> = (0..7)
             .map(|k| TpccDriver::new(&spec, k, 7).terms[0].home_w)
@@ -833,6 +849,7 @@ mod tests {
             spec_timing: true,
             shard: None,
             terminals: Some(7),
+            load_tables: Default::default(),
         };
         // Connection 1 of 3 serves terminals 1, 4 and 7 of 9.
         let mut d = TpccDriver::shared(&spec, (1..9).step_by(3), 9);
