@@ -230,6 +230,10 @@ async fn prep(conn: &mut Conn, template: &str) -> DbResult<StmtId> {
 pub struct Ctx {
     dbms: Dbms,
     ints: Vec<Option<i64>>,
+    /// The last text result (`texts`).
+    texts: Vec<Option<String>>,
+    /// Row counts of the last batch (`batch`), one per statement.
+    counts: Vec<u64>,
     rows: u64,
     statements: u64,
 }
@@ -245,6 +249,25 @@ impl Ctx {
         let n = conn.exec_rows(id, params).await?;
         self.rows += n;
         Ok(n)
+    }
+
+    /// Execute a statement whose reply nothing below depends on (no rows: INSERT, UPDATE,
+    /// DELETE): the lean clients send it with the next statement instead of waiting for its
+    /// reply (`Conn::exec_pipelined`); an error of it comes back from that statement or from
+    /// `commit`, and the transaction is rolled back like any other failed one.
+    async fn pipe(&mut self, conn: &mut Conn, id: StmtId, params: &[Value]) -> DbResult<()> {
+        self.statements += 1;
+        self.rows += conn.exec_pipelined(id, params).await?;
+        Ok(())
+    }
+
+    /// Column `i` of the last text result, parsed as an integer (0 if it is not one).
+    fn text_int(&self, i: usize) -> i64 {
+        self.texts
+            .get(i)
+            .and_then(|v| v.as_deref())
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0)
     }
 
     fn step(&self) -> Step {
@@ -265,6 +288,28 @@ async fn ints(cx: &mut Ctx, conn: &mut Conn, id: StmtId, params: &[Value]) -> Db
     Ok(n)
 }
 
+/// Run a prepared statement into `cx.texts` (every column as text); returns the row count.
+async fn texts(cx: &mut Ctx, conn: &mut Conn, id: StmtId, params: &[Value]) -> DbResult<u64> {
+    cx.statements += 1;
+    cx.texts.clear();
+    let n = conn.exec_text(id, params, &mut cx.texts).await?;
+    cx.rows += n;
+    Ok(n)
+}
+
+/// Run reads that do not depend on each other, in one round trip where the client can
+/// (`Conn::exec_ints_batch`): their integer columns into `cx.ints`, one after another, and
+/// each statement's row count into `cx.counts`.
+async fn batch(cx: &mut Ctx, conn: &mut Conn, calls: &[(StmtId, &[Value])]) -> DbResult<()> {
+    cx.statements += calls.len() as u64;
+    cx.ints.clear();
+    cx.counts.clear();
+    conn.exec_ints_batch(calls, &mut cx.ints, &mut cx.counts)
+        .await?;
+    cx.rows += cx.counts.iter().sum::<u64>();
+    Ok(())
+}
+
 /// Start a transaction. SQLite: BEGIN IMMEDIATE for the read-write ones, so that lock
 /// conflicts show up as busy at the start rather than as deadlocks in the middle.
 async fn begin(cx: &mut Ctx, conn: &mut Conn, writes: bool) -> DbResult<()> {
@@ -278,9 +323,13 @@ async fn begin(cx: &mut Ctx, conn: &mut Conn, writes: bool) -> DbResult<()> {
     .await
 }
 
+/// COMMIT, sent only once every statement sent ahead (`Ctx::pipe`) came back clean
+/// (`Conn::commit_pipelined`).
 async fn commit(cx: &mut Ctx, conn: &mut Conn) -> DbResult<()> {
     cx.statements += 1;
-    conn.execute("COMMIT").await
+    conn.commit_pipelined().await?;
+    cx.rows += conn.take_pipelined_rows();
+    Ok(())
 }
 
 /// The mix: a deck with `weights[k]` cards of kind k, reshuffled when used up, so that
@@ -463,6 +512,8 @@ impl TpccDriver {
             cx: Ctx {
                 dbms: Dbms::Sqlite,
                 ints: Vec::with_capacity(16),
+                texts: Vec::with_capacity(64),
+                counts: Vec::with_capacity(16),
                 rows: 0,
                 statements: 0,
             },
@@ -532,6 +583,13 @@ impl Driver for TpccDriver {
 
     async fn setup(&mut self, conn: &mut Conn) -> DbResult<()> {
         self.cx.dbms = conn.dbms();
+        if conn.dbms() == Dbms::Mysql {
+            // Every transaction here begins and commits explicitly. With autocommit off, the
+            // statements sent ahead of a failed one (`Ctx::pipe`) run in a transaction the
+            // rollback undoes, also after a deadlock ended the first one: MySQL's lean client
+            // sends statements ahead only then (`Conn::exec_pipelined`).
+            conn.execute("SET SESSION autocommit = 0").await?;
+        }
         if let Some(i) = self.spec.isolation {
             match conn.dbms() {
                 Dbms::Mysql => {
@@ -598,6 +656,7 @@ impl Driver for TpccDriver {
                 if e.class != ErrorClass::ConnectionLost {
                     // Whatever the server still holds of the transaction goes.
                     let _ = conn.execute("ROLLBACK").await;
+                    conn.take_pipelined_rows();
                 }
                 if e.class.retryable() {
                     t.pending = Some(input);
