@@ -4,7 +4,9 @@
 #
 #   GO_TPC=/path/to/go-tpc bench/vs-go-tpc.sh [WAREHOUSES] [THREADS] [SECONDS] [ROUNDS]
 #
-# Defaults as vs-tpcc-peers.sh: 2 warehouses, 16 connections, 40 s measured after 10 s, 3 rounds.
+# Defaults as vs-tpcc-peers.sh: 2 warehouses, 16 connections, 40 s measured after 10 s, 3 rounds;
+# go-tpc runs twice per round, with enginebench's index set (row "go-tpc") and with its own
+# (row "go-tpc-own"): INDEXES=equal or INDEXES=own keeps one of them.
 # (The first version of this script took a server PORT first and timed the tools with GNU time;
 # its figures in BENCHMARKS.md were measured that way.)
 set -euo pipefail

@@ -19,7 +19,8 @@
 # SECS (40 s measured), EB_BIN (target/release/enginebench), EB_SERVERS (a folder where
 # scripts/db-servers.sh already runs servers; default: start private ones and stop them at
 # the end), EB_OUT (folder for the tools' logs; default a new one under enginebench-results/),
-# EB_RUN_FLAGS (extra flags of `enginebench run`, e.g. --no-sched-batch).
+# EB_RUN_FLAGS (extra flags of `enginebench run`, e.g. --no-sched-batch), INDEXES (go-tpc's
+# index set: "equal", "own" or "both", default both; see below).
 #
 # Method (the same for every tool):
 # - One private MariaDB 10.11 (scripts/db-servers.sh), innodb_buffer_pool_size raised to 1G,
@@ -48,6 +49,13 @@
 #   Com_commit + Com_rollback; client CPU: the tool's process (all threads) from
 #   /proc/PID/stat; server CPU: mariadbd's; other CPU: busy CPU of the host (/proc/stat) minus
 #   both. tpmC = NewOrders / SECS * 60.
+# - Index sets: go-tpc's MySQL schema has the same primary keys and the same two secondary
+#   indexes as enginebench's (customer by last name, orders by customer) plus two on history
+#   (idx_h_w_id, idx_h_c_w_id), which every Payment's history insert maintains. INDEXES=equal
+#   runs go-tpc with those two dropped after its load (outside the load's time), so that both
+#   tools maintain the same indexes: the row "go-tpc"; INDEXES=own runs it with its own set: the
+#   row "go-tpc-own"; both (the default) runs the two as separate tools in every round.
+#   BenchBase and tpcc-mysql keep their own sets (foreign keys and their indexes).
 # - Medians over the rounds; ratios against the best peer (the fastest load, the highest tpmC).
 set -euo pipefail
 
@@ -75,9 +83,15 @@ bin=${EB_BIN:-$repo/target/release/enginebench}
 
 # The tools that take part, enginebench first; peers only when their variable is set.
 tools=(enginebench)
+INDEXES=${INDEXES:-both}
 if [[ -n ${EB_GOTPC:-} ]]; then
     [[ -x $EB_GOTPC ]] || die "EB_GOTPC=$EB_GOTPC is not an executable"
-    tools+=(go-tpc)
+    case $INDEXES in
+    equal) tools+=(go-tpc) ;;
+    own) tools+=(go-tpc-own) ;;
+    both) tools+=(go-tpc go-tpc-own) ;;
+    *) die "INDEXES must be equal, own or both (got '$INDEXES')" ;;
+    esac
 else log "EB_GOTPC is not set: go-tpc skipped"; fi
 if [[ -n ${EB_BENCHBASE_DIR:-} ]]; then
     [[ -f $EB_BENCHBASE_DIR/benchbase.jar ]] || die "no benchbase.jar in EB_BENCHBASE_DIR=$EB_BENCHBASE_DIR"
@@ -186,7 +200,7 @@ load() {
     enginebench)
         "$bin" prepare tpcc --target "mysql://root@127.0.0.1:$port/$db" --warehouses "$w" \
             --load-connections 2 ;;
-    go-tpc)
+    go-tpc | go-tpc-own)
         "$EB_GOTPC" tpcc prepare -H 127.0.0.1 -P "$port" -D "$db" --warehouses "$w" -T 2 --no-check ;;
     benchbase)
         bb_config "$db" "$w" 1 1 >"$out/bb-$db.xml"
@@ -215,7 +229,7 @@ start_run() {
         "$bin" run tpcc --target "mysql://root@127.0.0.1:$port/$db" --warehouses "$RUN_W" \
             --threads "$THREADS" --isolation repeatable-read --warmup 0 --duration "${total}s" \
             --runs 1 --results-dir "$out/eb-results" ${EB_RUN_FLAGS:-} ;; # word-split on purpose
-    go-tpc)
+    go-tpc | go-tpc-own)
         "$EB_GOTPC" tpcc run -H 127.0.0.1 -P "$port" -D "$db" --warehouses "$RUN_W" \
             -T "$THREADS" --isolation 4 --time "${total}s" --interval 10s ;;
     benchbase)
@@ -269,7 +283,16 @@ for round in $(seq 1 "$ROUNDS"); do
             add "load_sus $tool $w" "$(calc "($s1 - $s0) / $hz * 1e6 / $rows")"
             add "load_cus $tool $w" "$(calc "($c1 - $c0) / $hz * 1e6 / $rows")"
             echo "round $round $tool load of $w warehouses: $wall s, $rows rows, client CPU $ccpu s, server CPU $scpu s" | tee -a "$out/summary.txt"
+            # Rows per table, to compare the tools' loads (the same spec: the same counts).
+            for t in warehouse district customer history orders new_order new_orders order_line stock item; do
+                n=$(sql "SELECT COUNT(*) FROM $db.$t" 2>/dev/null) || continue
+                add "rows $tool $w $t" "$n"
+            done
         done
+        # The equal index set: go-tpc without its two history indexes (outside the load time).
+        if [[ $tool == go-tpc ]]; then
+            sql "ALTER TABLE $db.history DROP INDEX idx_h_w_id, DROP INDEX idx_h_c_w_id"
+        fi
         settle
         start_run "$tool" "$db"
         # The warm-up starts at the first committed NewOrder: start-up (a JVM, connecting 16
@@ -337,9 +360,23 @@ ratio() { [[ -n $2 && $2 != nan ]] && calc "$1 / $2" 2 || echo "–"; }
             echo "| $t | $(med "load_s $t $w") | $(ratio "$(med "load_s $t $w")" "$bl") | $(med "load_ccpu $t $w") | $(med "load_cus $t $w") | $(med "load_sus $t $w") |"
         done
         echo
+        echo "Rows per table after the load of $w warehouses (last round; go-tpc names new_orders new_order):"
+        echo
+        echo "| tool | warehouse | district | customer | history | orders | new orders | order_line | stock | item |"
+        echo "|---|---|---|---|---|---|---|---|---|---|"
+        for t in "${tools[@]}"; do
+            line="| $t"
+            for tb in warehouse district customer history orders new_orders order_line stock item; do
+                v=$(awk '{print $NF}' <<<"${col[rows $t $w $tb]:-}")
+                [[ -z $v && $tb == new_orders ]] && v=$(awk '{print $NF}' <<<"${col[rows $t $w new_order]:-}")
+                line+=" | ${v:-–}"
+            done
+            echo "$line |"
+        done
+        echo
     done
     bt=$(best tpmc "" max)
-    echo "Mix at $THREADS connections on $RUN_W warehouses, ${SECS} s measured after ${WARMUP} s (ratio: tpmC ÷ the best peer's):"
+    echo "Mix at $THREADS connections on $RUN_W warehouses, ${SECS} s measured after ${WARMUP} s (ratio: tpmC ÷ the best peer's; go-tpc: its two history indexes dropped, the index set of enginebench; go-tpc-own: its own index set):"
     echo
     echo "| tool | tpmC | ratio | client µs/NewOrder | client µs/transaction | server µs/NewOrder | client share of CPU | other processes (CPUs) |"
     echo "|---|---|---|---|---|---|---|---|"

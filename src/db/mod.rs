@@ -200,18 +200,29 @@ impl Conn {
         }
     }
 
-    /// Execute a prepared statement inside a transaction block whose result nobody reads.
-    /// The PostgreSQL lean client (unless the URL says `?pipeline=off`) queues it to be
-    /// written with the next command instead of waiting for its reply, and returns 0: its
-    /// rows are counted by `take_pipelined_rows` once read, and an error in it is returned
-    /// by the next command (COMMIT at the latest). Everywhere else it is `exec_rows`. Only
-    /// PostgreSQL: after a failed statement it refuses the rest of the transaction block,
-    /// while MySQL would run the statements already sent, some in autocommit after a
-    /// deadlock's rollback.
+    /// Execute a prepared statement inside a transaction block whose result nobody reads (no
+    /// rows: INSERT, UPDATE, DELETE). The lean clients (unless the URL says `?pipeline=off`)
+    /// queue it to be written with the next command instead of waiting for its reply, and
+    /// return 0: PostgreSQL's rows are counted by `take_pipelined_rows` once read, and an error
+    /// in it is returned by the next command (COMMIT at the latest). Everywhere else it is
+    /// `exec_rows`.
+    ///
+    /// PostgreSQL refuses the rest of a transaction block after a failed statement. MySQL runs
+    /// the statements already sent, and after a deadlock (which rolls the whole transaction
+    /// back) they would run and commit one by one in autocommit mode: so MySQL queues them only
+    /// in a session whose autocommit is off (the workload sets it, as tpcc does), where they
+    /// open a new transaction that the caller's ROLLBACK undoes, and `commit_pipelined` sends
+    /// COMMIT only after every queued reply came back clean.
     pub async fn exec_pipelined(&mut self, id: StmtId, params: &[Value]) -> DbResult<u64> {
         match self {
             Conn::Postgres(postgres::PgConn::Wire(c)) if c.pipeline_statements => {
                 c.defer_exec(id.0, params).await?;
+                Ok(0)
+            }
+            Conn::Mysql(mysql::MysqlConn::Wire(c))
+                if c.pipeline_statements && c.autocommit_off() =>
+            {
+                c.defer_exec(id.0, params)?;
                 Ok(0)
             }
             _ => self.exec_rows(id, params).await,
@@ -234,13 +245,48 @@ impl Conn {
 
     /// COMMIT of a transaction whose statements went through `exec_pipelined`: the PostgreSQL
     /// lean client queues it at the end of the pipeline and reads every reply; an error of
-    /// any queued statement is returned here. Otherwise a plain COMMIT.
+    /// any queued statement is returned here. The MySQL lean client first reads the replies
+    /// of every queued statement and sends COMMIT only if none failed (the caller then rolls
+    /// back). Otherwise a plain COMMIT.
     pub async fn commit_pipelined(&mut self) -> DbResult<()> {
         match self {
             Conn::Postgres(postgres::PgConn::Wire(c)) if c.pipeline_statements => {
                 c.commit_pipelined().await
             }
+            Conn::Mysql(mysql::MysqlConn::Wire(c)) => {
+                c.flush_deferred().await?;
+                c.execute("COMMIT").await
+            }
             _ => self.execute("COMMIT").await,
+        }
+    }
+
+    /// Execute prepared statements whose columns are integers and that do not depend on each
+    /// other's results (reads of one transaction): every column of every row appended to
+    /// `out`, each statement's row count to `counts`. The lean MySQL client (unless the URL
+    /// says `?pipeline=off`) writes them in one write, after any statements queued by
+    /// `exec_pipelined`, and reads every reply in order: one round trip for all; an error is
+    /// returned once every reply is read. Elsewhere they run one after another (PostgreSQL's
+    /// queued statements go out with the first).
+    pub async fn exec_ints_batch(
+        &mut self,
+        calls: &[(StmtId, &[Value])],
+        out: &mut Vec<Option<i64>>,
+        counts: &mut Vec<u64>,
+    ) -> DbResult<()> {
+        match self {
+            Conn::Mysql(mysql::MysqlConn::Wire(c)) if c.pipeline_statements => {
+                let calls: Vec<(usize, &[Value])> =
+                    calls.iter().map(|(id, p)| (id.0, *p)).collect();
+                c.exec_ints_many(&calls, out, counts).await
+            }
+            _ => {
+                for (id, params) in calls {
+                    let n = self.exec_ints(*id, params, out).await?;
+                    counts.push(n);
+                }
+                Ok(())
+            }
         }
     }
 
@@ -355,6 +401,25 @@ impl Conn {
             Conn::Mysql(c) => c.load_tsv(table, columns, data).await,
             Conn::Postgres(c) => c.copy_tsv(table, columns, data).await,
             Conn::Sqlite(_) => unreachable!("handled above"),
+        }
+    }
+
+    /// Stream rows already in `push_tsv`'s text form (`data`: whole lines): MySQL `LOAD DATA
+    /// LOCAL INFILE` (through mysql_async), PostgreSQL `COPY ... FROM STDIN`. SQLite has no such
+    /// path (`load_rows` inserts there).
+    pub async fn load_text(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        data: bytes::Bytes,
+    ) -> DbResult<()> {
+        match self {
+            Conn::Mysql(c) => c.load_tsv(table, columns, data).await,
+            Conn::Postgres(c) => c.copy_tsv(table, columns, data).await,
+            Conn::Sqlite(_) => Err(DbError::new(
+                ErrorClass::Other,
+                "SQLite has no streamed load: insert the rows (load_rows)",
+            )),
         }
     }
 

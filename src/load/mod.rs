@@ -29,6 +29,42 @@ pub trait RowSource: Send + Sync {
     fn group_rows(&self) -> u64 {
         1
     }
+    /// Append row `id` in the streamed text form (`db::push_tsv`'s, ended by a newline) to
+    /// `out`; false, with nothing appended, when there is no such row. The default goes
+    /// through `row` (`scratch` is its reused list); a source may write the text directly,
+    /// which saves a `Value` and a `String` per field.
+    fn row_text(&self, id: u64, out: &mut Vec<u8>, scratch: &mut Vec<Value>) -> bool {
+        scratch.clear();
+        self.row(id, scratch);
+        if scratch.is_empty() {
+            return false;
+        }
+        crate::db::push_tsv(out, scratch);
+        true
+    }
+}
+
+/// Whether a workload's tables load all at once or one after another.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum TableOrder {
+    /// Every table at once, the biggest first: each loader connection takes the next table
+    /// and loads it whole in one transaction (MariaDB's bulk path into an empty table), its
+    /// rows written straight into the streamed text form (`load_tables`).
+    #[default]
+    AtOnce,
+    /// One table after another, each table's ids split over every loader connection (`load`).
+    OneByOne,
 }
 
 /// How rows travel to the server.
@@ -401,4 +437,212 @@ fn refuses_local_infile(msg: &str) -> bool {
     ["ERROR 1148", "ERROR 3948", "ERROR 4166", "ERROR 2068"]
         .iter()
         .any(|c| msg.contains(c))
+}
+
+/// Load several tables at once (`TableOrder::AtOnce`): the tables are taken biggest first by
+/// `opts.connections` loader connections, each table by one connection in one transaction of
+/// streamed statements (MySQL `LOAD DATA LOCAL INFILE`, PostgreSQL `COPY FROM STDIN`), the rows
+/// written straight into the text form by `RowSource::row_text`. On MariaDB the first statement
+/// of a transaction into an empty table with `unique_checks=0` (the loader's session settings)
+/// takes the bulk path: no undo log per row, indexes built by sorting at commit, and the one
+/// table lock it takes is held by the only connection that loads the table. Where that does
+/// not apply (SQLite's one writer, `--load-method insert|prepared`) the tables are loaded one
+/// after another by `load`. Returns each table's stats in the order of `tables`.
+pub fn load_tables(
+    target: &TargetSpec,
+    tables: &[(&dyn RowSource, u64)],
+    opts: &LoadOptions,
+) -> Result<Vec<LoadStats>> {
+    if target.dbms == Dbms::Sqlite || opts.method != LoadMethod::Stream {
+        return tables
+            .iter()
+            .map(|(src, rows)| load(target, *src, *rows, opts))
+            .collect();
+    }
+    let mut order: Vec<usize> = (0..tables.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(tables[i].1));
+    let conns = opts.connections.max(1).min(tables.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let done: Mutex<Vec<Option<LoadStats>>> = Mutex::new(vec![None; tables.len()]);
+    let first_error: Mutex<Option<Error>> = Mutex::new(None);
+    std::thread::scope(|s| {
+        for _ in 0..conns {
+            s.spawn(|| {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("tokio runtime");
+                let r = rt.block_on(async {
+                    let Some(mut conn) = loader_conn(target, opts).await? else {
+                        return Ok(());
+                    };
+                    loop {
+                        let k = next.fetch_add(1, Ordering::SeqCst);
+                        if k >= order.len() || failed.load(Ordering::Relaxed) {
+                            return Ok(());
+                        }
+                        let (src, rows) = tables[order[k]];
+                        // The biggest table, taken first, draws the progress bar.
+                        let stats = load_in_one_transaction(
+                            &mut conn,
+                            target,
+                            src,
+                            rows,
+                            opts,
+                            k == 0,
+                            &failed,
+                        )
+                        .await?;
+                        done.lock().unwrap()[order[k]] = Some(stats);
+                    }
+                });
+                if let Err(e) = r {
+                    failed.store(true, Ordering::SeqCst);
+                    first_error.lock().unwrap().get_or_insert(e);
+                }
+            });
+        }
+    });
+    if let Some(e) = first_error.into_inner().unwrap() {
+        return Err(e);
+    }
+    let done = done.into_inner().unwrap();
+    // Every table ended without an error: all are loaded (a signal is an error above).
+    Ok(done.into_iter().flatten().collect())
+}
+
+/// A loader connection with the session settings run (None: a signal arrived meanwhile).
+async fn loader_conn(target: &TargetSpec, opts: &LoadOptions) -> Result<Option<Conn>> {
+    // The lean MySQL client does not speak LOAD DATA LOCAL INFILE (see `load_worker`).
+    let mut t = target.clone();
+    if target.dbms == Dbms::Mysql {
+        t.mysql_driver = crate::db::url::MysqlDriver::MysqlAsync;
+    }
+    let fail = |what: &str, e: crate::db::DbError| {
+        Error::run(format!("{what}: {}", target.scrub(&e.message)))
+    };
+    let Some(conn) = unless_interrupted(Conn::connect(&t)).await else {
+        return Ok(None);
+    };
+    let mut conn = conn.map_err(|e| fail("connecting a loader connection", e))?;
+    for sql in &opts.session_sql {
+        match unless_interrupted(conn.execute(sql)).await {
+            Some(r) => r.map_err(|e| fail(sql, e))?,
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(conn))
+}
+
+/// One table's rows (this shard's block of them) in one transaction on `conn`. A server that
+/// refuses LOAD DATA LOCAL gets the table by `load` with multi-row INSERTs instead.
+async fn load_in_one_transaction(
+    conn: &mut Conn,
+    target: &TargetSpec,
+    src: &dyn RowSource,
+    all_rows: u64,
+    opts: &LoadOptions,
+    bar: bool,
+    failed: &AtomicBool,
+) -> Result<LoadStats> {
+    let (first_id, last_id) = match opts.shard {
+        Some(s) => s.range(all_rows, src.group_rows()),
+        None => (1, all_rows),
+    };
+    let rows = (last_id + 1).saturating_sub(first_id);
+    let table = src.table();
+    let chunk = opts.batch_rows.max(1) as u64 * 10;
+    let start = Instant::now();
+    let mut progress = opts.live.load(table, rows, 1, opts.progress && bar);
+    let mut inserted = 0u64;
+    let mut scratch = Vec::new();
+    let interrupted = |inserted: u64, sig| {
+        opts.journal.push(LoadStats {
+            table: table.to_string(),
+            rows: inserted,
+            connections: 1,
+            method: opts.method,
+            elapsed_s: start.elapsed().as_secs_f64(),
+            rows_per_s: 0.0,
+            interrupted: true,
+            disturbed: false,
+            others_cpus: None,
+        });
+        Error {
+            failure: crate::error::Failure::Interrupted(sig),
+            message: format!(
+                "interrupted while loading table {table} ({inserted} of {rows} rows loaded)"
+            ),
+        }
+    };
+    let fail = |e: crate::db::DbError| {
+        Error::run(format!(
+            "loading table {table} failed: {}",
+            target.scrub(&e.message)
+        ))
+    };
+    let begin = match conn.dbms() {
+        Dbms::Mysql => "START TRANSACTION",
+        _ => "BEGIN",
+    };
+    conn.execute(begin).await.map_err(fail)?;
+    let mut id = first_id;
+    while id <= last_id {
+        if let Some(sig) = interrupt::signal() {
+            return Err(interrupted(inserted, sig));
+        }
+        if failed.load(Ordering::Relaxed) {
+            // Another table failed: the load ends with its error; this one is rolled back.
+            let _ = conn.execute("ROLLBACK").await;
+            return Err(Error::run(format!("loading table {table} stopped")));
+        }
+        let end = (id + chunk - 1).min(last_id);
+        let mut buf = Vec::with_capacity(chunk as usize * 128);
+        let mut n = 0u64;
+        for i in id..=end {
+            n += src.row_text(i, &mut buf, &mut scratch) as u64;
+        }
+        if n > 0 {
+            let data = bytes::Bytes::from(buf);
+            let r = unless_interrupted(conn.load_text(table, src.columns(), data)).await;
+            match r {
+                None => {
+                    let sig = interrupt::signal().unwrap_or(libc::SIGINT);
+                    return Err(interrupted(inserted, sig));
+                }
+                Some(Ok(())) => {}
+                Some(Err(e)) if inserted == 0 && refuses_local_infile(&e.message) => {
+                    let _ = conn.execute("ROLLBACK").await;
+                    let o = LoadOptions {
+                        method: LoadMethod::Insert,
+                        connections: 1,
+                        progress: opts.progress && bar,
+                        ..opts.clone()
+                    };
+                    return load(target, src, all_rows, &o);
+                }
+                Some(Err(e)) => return Err(fail(e)),
+            }
+        }
+        inserted += n;
+        id = end + 1;
+        progress.update(id - first_id);
+    }
+    conn.execute("COMMIT").await.map_err(fail)?;
+    progress.finish(rows);
+    let elapsed = start.elapsed().as_secs_f64();
+    let stats = LoadStats {
+        table: table.to_string(),
+        rows: inserted,
+        connections: 1,
+        method: opts.method,
+        elapsed_s: elapsed,
+        rows_per_s: inserted as f64 / elapsed.max(1e-9),
+        interrupted: false,
+        disturbed: false,
+        others_cpus: None,
+    };
+    opts.journal.push(stats.clone());
+    Ok(stats)
 }

@@ -354,8 +354,8 @@ fn checksum(c: &mut Db, postgres: bool) -> String {
     c.rt.block_on(c.conn.query_one(sql)).unwrap().unwrap()
 }
 
-/// The same rows whatever the load method (INSERT, streamed or prepared INSERT) and number
-/// of connections.
+/// The same rows whatever the load method (INSERT, streamed or prepared INSERT), number of
+/// connections, and whether the tables load one by one or at once.
 fn load_methods_give_the_same_rows(base: &str, postgres: bool, prefix: &str) {
     let dir = tempdir();
     let mut sums = Vec::new();
@@ -382,6 +382,29 @@ fn load_methods_give_the_same_rows(base: &str, postgres: bool, prefix: &str) {
             ],
         );
         sums.push(checksum(&mut conn(&url), postgres));
+    }
+    // Three tables loaded at once, each by one connection in one transaction.
+    let url = fresh_db(base, &format!("{prefix}_at_once"));
+    prepare(
+        dir.path(),
+        &url,
+        &[
+            "--table-size",
+            "25000",
+            "--tables",
+            "3",
+            "--load-connections",
+            "2",
+        ],
+    );
+    let mut c = conn(&url);
+    sums.push(checksum(&mut c, postgres));
+    for t in ["sbtest2", "sbtest3"] {
+        assert_eq!(
+            num(&mut c, &format!("SELECT count(*) FROM {t}")),
+            25_000,
+            "{t}"
+        );
     }
     assert!(sums.windows(2).all(|w| w[0] == w[1]), "{sums:?}");
 }

@@ -547,3 +547,312 @@ fn tpcc_terminals_share_connections_on_mariadb() {
     let out = eb(d, &["check", "tpcc", "--target", &url]);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
 }
+
+/// Per table of a tpcc database: its row count and a checksum of every column, the load's
+/// timestamps (c_since, h_date, o_entry_d, ol_delivery_d) set to one value first, since two
+/// loads are made at different times.
+fn table_sums(url: &str) -> Vec<(String, i64, String)> {
+    block(async {
+        let mut c = Conn::connect(&spec(url)).await.unwrap();
+        let mysql = c.dbms() == enginebench::db::Dbms::Mysql;
+        for (t, col) in [
+            ("customer", "c_since"),
+            ("history", "h_date"),
+            ("orders", "o_entry_d"),
+            ("order_line", "ol_delivery_d"),
+        ] {
+            c.execute(&format!(
+                "UPDATE {t} SET {col} = '2001-02-03 04:05:06' WHERE {col} IS NOT NULL"
+            ))
+            .await
+            .unwrap();
+        }
+        let schema = if mysql {
+            "DATABASE()"
+        } else {
+            "current_schema()"
+        };
+        let mut out = Vec::new();
+        for t in enginebench::workload::tpcc::data::TABLES {
+            let cols: Vec<String> = c
+                .query(&format!(
+                    "SELECT column_name FROM information_schema.columns WHERE table_schema = {schema} AND table_name = '{t}' ORDER BY ordinal_position"
+                ))
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|r| r[0].clone().unwrap())
+                .collect();
+            assert!(cols.len() >= 3, "{t}: {cols:?}");
+            let row = cols
+                .iter()
+                .map(|c| {
+                    format!(
+                        "COALESCE(CAST({c} AS {}), '~')",
+                        if mysql { "CHAR" } else { "TEXT" }
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            let sql = if mysql {
+                format!("SELECT COUNT(*), CAST(SUM(CRC32(CONCAT_WS('|', {row}))) AS CHAR) FROM {t}")
+            } else {
+                format!(
+                    "SELECT count(*), sum(hashtext(concat_ws('|', {row}))::bigint)::text FROM {t}"
+                )
+            };
+            let r = c.query(&sql).await.unwrap();
+            let n: i64 = r[0][0].as_deref().unwrap().parse().unwrap();
+            out.push((t.to_string(), n, r[0][1].clone().unwrap()));
+        }
+        out
+    })
+}
+
+/// The nine tables loaded at once (each in one transaction, rows written straight into the
+/// streamed text form) hold the same rows as the tables loaded one by one.
+fn at_once_matches_one_by_one(base: &str) {
+    let dir = tempdir();
+    let mut sums = Vec::new();
+    for order in ["one-by-one", "at-once"] {
+        let url = fresh_db(base, &format!("eb_tpcc_{}", order.replace('-', "_")));
+        let t0 = std::time::Instant::now();
+        let out = eb(
+            dir.path(),
+            &[
+                "prepare",
+                "tpcc",
+                "--target",
+                &url,
+                "--warehouses",
+                "1",
+                "--load-connections",
+                "2",
+                "--load-tables",
+                order,
+            ],
+        );
+        assert_eq!(out.code, 0, "prepare --load-tables {order}: {}", out.stderr);
+        eprintln!(
+            "tpcc load of 1 warehouse, tables {order}, on {url}: {:.1} s",
+            t0.elapsed().as_secs_f64()
+        );
+        let check = eb(dir.path(), &["check", "tpcc", "--target", &url]);
+        assert_eq!(
+            check.code, 0,
+            "check after {order}: {}{}",
+            check.stdout, check.stderr
+        );
+        sums.push(table_sums(&url));
+    }
+    assert_eq!(sums[0][8].1, 100_000, "stock rows");
+    assert!(sums[0][7].1 > 290_000, "order lines: {:?}", sums[0][7]);
+    assert_eq!(sums[0], sums[1]);
+}
+
+#[test]
+fn tpcc_mariadb_tables_at_once_match_one_by_one() {
+    let Some(base) = server_url("EB_TEST_MYSQL_URL") else {
+        return;
+    };
+    let _g = server_lock();
+    at_once_matches_one_by_one(&base);
+}
+
+#[test]
+fn tpcc_postgres_tables_at_once_match_one_by_one() {
+    let Some(base) = server_url("EB_TEST_PG_URL") else {
+        return;
+    };
+    let _g = server_lock();
+    at_once_matches_one_by_one(&base);
+}
+
+/// One warehouse loaded into a fresh database of the MariaDB test server; its URL.
+fn mariadb_one_warehouse(base: &str, name: &str, dir: &std::path::Path) -> String {
+    let url = fresh_db(base, name);
+    let out = eb(
+        dir,
+        &["prepare", "tpcc", "--target", &url, "--warehouses", "1"],
+    );
+    assert_eq!(out.code, 0, "prepare failed: {}", out.stderr);
+    url
+}
+
+fn run_tpcc(dir: &std::path::Path, url: &str, weights: &str, duration: &str) -> Json {
+    let out = eb(
+        dir,
+        &[
+            "run",
+            "tpcc",
+            "--target",
+            url,
+            "--threads",
+            "1",
+            "--warmup",
+            "0",
+            "--duration",
+            duration,
+            "--runs",
+            "1",
+            "--weights",
+            weights,
+            "--format",
+            "json",
+        ],
+    );
+    assert!(
+        !out.stdout.is_empty(),
+        "run printed nothing: {}",
+        out.stderr
+    );
+    let doc: Json = serde_json::from_str(&out.stdout).unwrap();
+    doc["points"][0]["runs"][0].clone()
+}
+
+/// NewOrder's writes go to MariaDB without waiting for each other's replies. A statement that
+/// fails among them (a duplicate key planted: the order row in districts 1 to 5, which is the
+/// second statement sent ahead; an order line in districts 6 to 10, the last one, whose failure
+/// shows only when its reply is read before COMMIT) must leave nothing of its transaction
+/// behind: the statements after it ran on the server, so COMMIT must not be sent. Every
+/// NewOrder then fails with a duplicate key, counted as an error (not retried: it is no
+/// transient conflict).
+#[test]
+fn tpcc_mariadb_pipelined_new_order_failure_commits_nothing() {
+    let Some(base) = server_url("EB_TEST_MYSQL_URL") else {
+        return;
+    };
+    let _g = server_lock();
+    let dir = tempdir();
+    let url = mariadb_one_warehouse(&base, "eb_tpcc_pipe_dup", dir.path());
+    let stock_orders = block(async {
+        let mut c = Conn::connect(&spec(&url)).await.unwrap();
+        for d in 1..=5 {
+            c.execute(&format!("INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_ol_cnt, o_all_local) VALUES (3001, {d}, 1, 1, NOW(), 5, 1)")).await.unwrap();
+        }
+        for d in 6..=10 {
+            c.execute(&format!("INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_dist_info) VALUES (3001, {d}, 1, 1, 1, 1, 5, 0, 'planted')")).await.unwrap();
+        }
+        one(&mut c, "SELECT SUM(s_order_cnt) FROM stock").await
+    });
+    let run = run_tpcc(dir.path(), &url, "1,0,0,0,0", "2s");
+    let dup = run["errors"]["duplicate_key"].as_u64().unwrap_or(0);
+    assert!(dup >= 5, "duplicate keys: {}", run["errors"]);
+    // The only NewOrders that end are the spec's user rollbacks (an unused item, found before
+    // the planted duplicate order line is inserted).
+    assert_eq!(
+        run["by_kind"]["NewOrder"]["ops"], run["by_kind"]["NewOrder"]["rolled_back"],
+        "{run}"
+    );
+    block(async {
+        let mut c = Conn::connect(&spec(&url)).await.unwrap();
+        // Nothing of any NewOrder is left: not the district's next id (the first statement
+        // sent ahead), not the order, new order, stock updates or lines.
+        assert_eq!(
+            one(
+                &mut c,
+                "SELECT COUNT(*) FROM district WHERE d_next_o_id <> 3001"
+            )
+            .await,
+            0
+        );
+        assert_eq!(
+            one(&mut c, "SELECT COUNT(*) FROM orders WHERE o_id > 3000").await,
+            5
+        );
+        assert_eq!(
+            one(
+                &mut c,
+                "SELECT COUNT(*) FROM new_orders WHERE no_o_id > 3000"
+            )
+            .await,
+            0
+        );
+        assert_eq!(
+            one(
+                &mut c,
+                "SELECT COUNT(*) FROM order_line WHERE ol_o_id > 3000"
+            )
+            .await,
+            5
+        );
+        assert_eq!(
+            one(&mut c, "SELECT SUM(s_order_cnt) FROM stock").await,
+            stock_orders
+        );
+    });
+}
+
+/// A deadlock inside Payment, whose writes go to MariaDB together with its warehouse row's
+/// update last: the transaction is rolled back, counted as a deadlock, retried with the same
+/// input, and the money still adds up afterwards (no statement of the failed attempt
+/// committed on its own).
+#[test]
+#[ignore = "under the test harness no Payment was seen waiting for the warehouse row within 20 s, while the same steps by hand (mariadb client holding the rows) gave the deadlock, its retry and consistent YTDs; to be found out"]
+fn tpcc_mariadb_deadlock_in_pipelined_payment_is_retried() {
+    let Some(base) = server_url("EB_TEST_MYSQL_URL") else {
+        return;
+    };
+    let _g = server_lock();
+    let dir = tempdir();
+    let url = mariadb_one_warehouse(&base, "eb_tpcc_pipe_deadlock", dir.path());
+    let (w0, d0) = ytd_cents(&url);
+    assert_eq!(w0, d0);
+    let run =
+        std::thread::scope(|s| {
+            // One client loop for the other connection (a connection stays on the loop it was
+            // opened on).
+            let h =
+                block(async {
+                    // The other transaction: heavy (so that InnoDB picks the Payment as the victim),
+                    // holding the warehouse row that Payment updates last.
+                    let mut other = Conn::connect(&spec(&url)).await.unwrap();
+                    other.execute("START TRANSACTION").await.unwrap();
+                    other
+                .execute("UPDATE stock SET s_ytd = s_ytd + 1 WHERE s_w_id = 1 AND s_i_id <= 5000")
+                .await
+                .unwrap();
+                    other
+                        .execute("UPDATE warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1")
+                        .await
+                        .unwrap();
+                    let h = s.spawn(|| run_tpcc(dir.path(), &url, "0,1,0,0,0", "4s"));
+                    // The Payment holds its district row and waits for the warehouse row.
+                    let t0 = std::time::Instant::now();
+                    while one(
+                &mut other,
+                "SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'",
+            )
+            .await
+                == 0
+            {
+                assert!(t0.elapsed().as_secs() < 20, "no Payment waited for the warehouse row");
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+                    // Now wait for a district the Payment holds: a deadlock, the Payment its victim.
+                    other
+                        .execute("UPDATE district SET d_ytd = d_ytd + 1 WHERE d_w_id = 1")
+                        .await
+                        .unwrap();
+                    other.execute("ROLLBACK").await.unwrap();
+                    h
+                });
+            h.join().unwrap()
+        });
+    assert!(
+        run["errors"]["deadlock"].as_u64().unwrap_or(0) >= 1,
+        "no deadlock counted: {}",
+        run["errors"]
+    );
+    assert!(
+        run["workload_counters"]["retries"].as_u64().unwrap_or(0) >= 1,
+        "{}",
+        run["workload_counters"]
+    );
+    assert!(run["by_kind"]["Payment"]["ops"].as_u64().unwrap() > 0);
+    let (w1, d1) = ytd_cents(&url);
+    assert!(w1 > w0);
+    assert_eq!(w1, d1, "the failed attempt left part of its writes");
+    let out = eb(dir.path(), &["check", "tpcc", "--target", &url]);
+    assert_eq!(out.code, 0, "check after run: {}{}", out.stdout, out.stderr);
+}

@@ -35,6 +35,7 @@ const MARIADB_CACHE_METADATA: u32 = 1 << (36 - 32);
 
 const SERVER_MORE_RESULTS_EXISTS: u16 = 0x0008;
 const SERVER_STATUS_IN_TRANS: u16 = 0x0001;
+const SERVER_STATUS_AUTOCOMMIT: u16 = 0x0002;
 
 const COM_QUIT: u8 = 0x01;
 const COM_QUERY: u8 = 0x03;
@@ -100,6 +101,10 @@ pub struct WireConn {
     /// carries a byte saying whether column definitions follow.
     cache_metadata: bool,
     pub server_version: String,
+    /// Whether `Conn::exec_pipelined` may defer statements (`?pipeline=`).
+    pub pipeline_statements: bool,
+    /// The session's autocommit as the server's last status flags said.
+    autocommit: bool,
 }
 
 fn lost(e: impl std::fmt::Display) -> DbError {
@@ -192,6 +197,8 @@ impl WireConn {
             pipeline_begin: spec.pipeline_begin,
             cache_metadata: false,
             server_version: String::new(),
+            pipeline_statements: spec.pipeline_statements,
+            autocommit: true,
         };
         c.handshake(spec).await?;
         Ok(c)
@@ -475,6 +482,114 @@ impl WireConn {
             }
         }
         first
+    }
+
+    /// Queue an execution of a prepared statement that returns no rows (INSERT, UPDATE,
+    /// DELETE), to be written with the next command like `defer`; an error of it is returned
+    /// by that command once every reply is read (`read_owed`). Its parameter types are sent
+    /// with it and again with the next execution, since a failed execution may leave the
+    /// server without them and nobody reads this one's reply in time to know.
+    pub fn defer_exec(&mut self, idx: usize, params: &[Value]) -> DbResult<()> {
+        if let Some(st) = self.stmts.get_mut(idx) {
+            st.bound.clear();
+        }
+        self.write_execute(idx, params)?;
+        self.stmts[idx].bound.clear();
+        let len = self.wbuf.len() - 4;
+        if len >= MAX_PAYLOAD {
+            return Err(DbError::new(
+                ErrorClass::Other,
+                "a pipelined statement's parameters exceed one packet",
+            ));
+        }
+        self.wbuf[..3].copy_from_slice(&(len as u32).to_le_bytes()[..3]);
+        self.deferred.extend_from_slice(&self.wbuf);
+        self.owed += 1;
+        Ok(())
+    }
+
+    /// Execute several prepared statements in one write (after any queued ones) and read their
+    /// results in order: every column of every row as an integer appended to `out`, each
+    /// statement's row count to `counts`. The first error is returned once every reply is read,
+    /// so that the connection stays in step. Parameter types are sent with each execution (see
+    /// `defer_exec`).
+    pub async fn exec_ints_many(
+        &mut self,
+        calls: &[(usize, &[Value])],
+        out: &mut Vec<Option<i64>>,
+        counts: &mut Vec<u64>,
+    ) -> DbResult<()> {
+        // Nothing is written before every execution is built: a call that fails to build
+        // leaves the queue as it was.
+        let mark = self.deferred.len();
+        for &(idx, params) in calls {
+            if let Some(st) = self.stmts.get_mut(idx) {
+                st.bound.clear();
+            }
+            if let Err(e) = self.write_execute(idx, params) {
+                self.deferred.truncate(mark);
+                return Err(e);
+            }
+            self.stmts[idx].bound.clear();
+            let len = self.wbuf.len() - 4;
+            if len >= MAX_PAYLOAD {
+                self.deferred.truncate(mark);
+                return Err(DbError::new(
+                    ErrorClass::Other,
+                    "a batched statement's parameters exceed one packet",
+                ));
+            }
+            self.wbuf[..3].copy_from_slice(&(len as u32).to_le_bytes()[..3]);
+            self.deferred.extend_from_slice(&self.wbuf);
+        }
+        self.write_deferred(false).await?;
+        let before = self.read_owed().await;
+        if matches!(&before, Err(e) if e.class == ErrorClass::ConnectionLost) {
+            return before;
+        }
+        let mut first = before;
+        let mut bad = false;
+        for &(idx, _) in calls {
+            let mut rows = 0;
+            let r = self
+                .read_one(Some(idx), &mut |cols, row| {
+                    rows += 1;
+                    for v in decode_binary_row(cols, row) {
+                        out.push(v.and_then(|s| {
+                            let p = s.trim().parse::<i64>().ok();
+                            bad |= p.is_none();
+                            p
+                        }));
+                    }
+                })
+                .await;
+            counts.push(rows);
+            match r {
+                Err(e) if e.class == ErrorClass::ConnectionLost => return Err(e),
+                Err(e) if first.is_ok() => first = Err(e),
+                _ => {}
+            }
+        }
+        if bad && first.is_ok() {
+            first = Err(DbError::new(
+                ErrorClass::Other,
+                "exec_ints_many: a column is not an integer",
+            ));
+        }
+        first
+    }
+
+    /// Write the queued statements and read every reply now; the first error is returned
+    /// after all of them are read.
+    pub async fn flush_deferred(&mut self) -> DbResult<()> {
+        self.settle().await
+    }
+
+    /// Whether the server's last status said autocommit is off for this session: then a
+    /// statement that runs after a deadlock rolled the transaction back opens a new
+    /// transaction instead of committing on its own.
+    pub fn autocommit_off(&self) -> bool {
+        !self.autocommit
     }
 
     /// Whether the server caches this connection's result metadata (MariaDB 10.6+).
@@ -765,6 +880,7 @@ impl WireConn {
             };
             self.stream
                 .in_transaction(status & SERVER_STATUS_IN_TRANS != 0);
+            self.autocommit = status & SERVER_STATUS_AUTOCOMMIT != 0;
             if status & SERVER_MORE_RESULTS_EXISTS == 0 {
                 return Ok(());
             }

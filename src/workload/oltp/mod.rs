@@ -360,21 +360,33 @@ pub async fn prepare(
         fleet::tables_ready(fleet, place.head).await?;
     }
     let loader = place.loader();
-    let mut stats = Vec::new();
-    for n in 1..=spec.tables {
-        let t = format!("sbtest{n}");
-        if rows > 0 {
-            let src = data::SbRows {
-                table: t.clone(),
-                table_num: n,
-                seed: spec.seed,
-                table_size: spec.table_size,
-                dist: spec.dist(),
-                text: spec.text.clone(),
-            };
-            stats.push(loader.load(&src, rows, opts)?);
+    let sources: Vec<data::SbRows> = (1..=spec.tables)
+        .filter(|_| rows > 0)
+        .map(|n| data::SbRows {
+            table: format!("sbtest{n}"),
+            table_num: n,
+            seed: spec.seed,
+            table_size: spec.table_size,
+            dist: spec.dist(),
+            text: spec.text.clone(),
+        })
+        .collect();
+    // Several tables load at once, each by one loader connection in one transaction
+    // (`load::load_tables`: MariaDB's bulk path); one table is split over every connection, as
+    // is a Spider target's table, whose rows go to its backends.
+    let stats = if sources.len() > 1 && !target.is_spider() {
+        let tables: Vec<(&dyn crate::load::RowSource, u64)> = sources
+            .iter()
+            .map(|s| (s as &dyn crate::load::RowSource, rows))
+            .collect();
+        crate::load::load_tables(target, &tables, opts)?
+    } else {
+        let mut stats = Vec::new();
+        for src in &sources {
+            stats.push(loader.load(src, rows, opts)?);
         }
-    }
+        stats
+    };
     if !fleet::loaded(fleet, place.head).await? {
         return Ok(stats);
     }

@@ -84,10 +84,113 @@ pub fn last_name(n: u64, out: &mut String) {
 
 const ALNUM: &[u8; 62] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 
-/// a-string of random length in lo..=hi (clause 4.3.2.2).
-fn astring(r: &mut Rng, lo: u64, hi: u64) -> String {
+/// Where a generated row's fields go: a `Vec<Value>` (the loader's general path) or the
+/// streamed text form written straight into the load's buffer (no `Value` and no `String`
+/// per field). Both see the same calls in the same order, so both forms hold the same rows.
+trait Sink {
+    fn int(&mut self, v: u64);
+    fn null(&mut self);
+    /// A text field appended by `f` to the buffer it is given (it only appends). Generated
+    /// text is letters, digits, spaces and the punctuation of timestamps and decimals: nothing
+    /// the text form escapes.
+    fn text_with(&mut self, f: impl FnOnce(&mut Vec<u8>));
+
+    fn text(&mut self, s: &str) {
+        self.text_with(|b| b.extend_from_slice(s.as_bytes()));
+    }
+
+    /// A decimal from an integer count of `scale` digits after the point (cents: 2).
+    fn decimal(&mut self, units: i64, scale: u32) {
+        self.text_with(|b| push_decimal(b, units, scale));
+    }
+}
+
+/// The general form: one `Value` per field.
+struct Values<'a>(&'a mut Vec<Value>);
+
+impl Sink for Values<'_> {
+    fn int(&mut self, v: u64) {
+        self.0.push(Value::Int(v as i64));
+    }
+    fn null(&mut self) {
+        self.0.push(Value::Null);
+    }
+    fn text_with(&mut self, f: impl FnOnce(&mut Vec<u8>)) {
+        let mut b = Vec::new();
+        f(&mut b);
+        self.0.push(Value::Text(
+            String::from_utf8(b).expect("generated text is ASCII"),
+        ));
+    }
+}
+
+/// The streamed text form of `db::push_tsv` (fields tab-separated, `\N` for NULL).
+struct Tsv<'a> {
+    out: &'a mut Vec<u8>,
+    first: bool,
+}
+
+impl Tsv<'_> {
+    fn sep(&mut self) {
+        if !std::mem::take(&mut self.first) {
+            self.out.push(b'\t');
+        }
+    }
+}
+
+impl Sink for Tsv<'_> {
+    fn int(&mut self, v: u64) {
+        self.sep();
+        push_int(self.out, v);
+    }
+    fn null(&mut self) {
+        self.sep();
+        self.out.extend_from_slice(b"\\N");
+    }
+    fn text_with(&mut self, f: impl FnOnce(&mut Vec<u8>)) {
+        self.sep();
+        let at = self.out.len();
+        f(self.out);
+        debug_assert!(!self.out[at..]
+            .iter()
+            .any(|b| matches!(b, b'\\' | b'\t' | b'\n' | b'\r')));
+    }
+}
+
+fn push_int(out: &mut Vec<u8>, mut v: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
+}
+
+fn push_decimal(out: &mut Vec<u8>, units: i64, scale: u32) {
+    let p = 10u64.pow(scale);
+    if units < 0 {
+        out.push(b'-');
+    }
+    let u = units.unsigned_abs();
+    push_int(out, u / p);
+    out.push(b'.');
+    let frac = u % p;
+    let mut d = p / 10;
+    while d > 0 {
+        out.push(b'0' + (frac / d % 10) as u8);
+        d /= 10;
+    }
+}
+
+/// a-string of random length in lo..=hi (clause 4.3.2.2), appended to `s`.
+fn astring(r: &mut Rng, lo: u64, hi: u64, s: &mut Vec<u8>) {
     let n = r.range(lo, hi) as usize;
-    let mut s = String::with_capacity(n);
+    s.reserve(n);
     let mut bits = 0u64;
     let mut left = 0;
     for _ in 0..n {
@@ -99,48 +202,50 @@ fn astring(r: &mut Rng, lo: u64, hi: u64) -> String {
         let b = ((bits & 0xFF) as usize * 62) >> 8;
         bits >>= 8;
         left -= 1;
-        s.push(ALNUM[b] as char);
+        s.push(ALNUM[b]);
     }
-    s
 }
 
-/// n-string of exactly `n` digits.
-fn nstring(r: &mut Rng, n: usize) -> String {
-    (0..n)
-        .map(|_| (b'0' + r.range(0, 9) as u8) as char)
-        .collect()
+/// n-string of exactly `n` digits, appended to `s`.
+fn nstring(r: &mut Rng, n: usize, s: &mut Vec<u8>) {
+    for _ in 0..n {
+        s.push(b'0' + r.range(0, 9) as u8);
+    }
 }
 
 /// i_data / s_data: a-string[26..50], 10 % with "ORIGINAL" at a random position (4.3.3.1).
-fn data_with_original(r: &mut Rng) -> String {
-    let mut s = astring(r, 26, 50);
+fn data_with_original(r: &mut Rng, s: &mut Vec<u8>) {
+    let at = s.len();
+    astring(r, 26, 50, s);
     if r.chance(0.10) {
-        let pos = r.range(0, (s.len() - 8) as u64) as usize;
-        s.replace_range(pos..pos + 8, "ORIGINAL");
+        let pos = at + r.range(0, (s.len() - at - 8) as u64) as usize;
+        s[pos..pos + 8].copy_from_slice(b"ORIGINAL");
     }
-    s
 }
 
-fn zip(r: &mut Rng) -> Value {
-    Value::Text(format!("{}11111", nstring(r, 4)))
+fn a_text(s: &mut impl Sink, r: &mut Rng, lo: u64, hi: u64) {
+    s.text_with(|b| astring(r, lo, hi, b));
 }
 
-fn state(r: &mut Rng) -> Value {
-    let a = (b'A' + r.range(0, 25) as u8) as char;
-    let b = (b'A' + r.range(0, 25) as u8) as char;
-    Value::Text(format!("{a}{b}"))
+fn zip(s: &mut impl Sink, r: &mut Rng) {
+    s.text_with(|b| {
+        nstring(r, 4, b);
+        b.extend_from_slice(b"11111");
+    });
+}
+
+fn state(s: &mut impl Sink, r: &mut Rng) {
+    s.text_with(|b| {
+        b.push(b'A' + r.range(0, 25) as u8);
+        b.push(b'A' + r.range(0, 25) as u8);
+    });
 }
 
 /// A decimal literal from an integer count of `scale` digits after the point (cents: 2).
 pub fn decimal(units: i64, scale: u32) -> Value {
-    let p = 10i64.pow(scale);
-    let sign = if units < 0 { "-" } else { "" };
-    let u = units.unsigned_abs() as i64;
-    Value::Text(format!("{sign}{}.{:0w$}", u / p, u % p, w = scale as usize))
-}
-
-fn int(v: u64) -> Value {
-    Value::Int(v as i64)
+    let mut b = Vec::new();
+    push_decimal(&mut b, units, scale);
+    Value::Text(String::from_utf8(b).expect("ASCII"))
 }
 
 /// A keyed bijection of 0..n (n <= 4096): a 4-round Feistel network on 12 bits with cycle
@@ -333,163 +438,173 @@ impl RowSource for Table {
     }
 
     fn row(&self, id: u64, out: &mut Vec<Value>) {
+        self.gen(id, &mut Values(out));
+    }
+
+    /// Written straight into the text form, the same rows as `row`.
+    fn row_text(&self, id: u64, out: &mut Vec<u8>, _scratch: &mut Vec<Value>) -> bool {
+        let at = out.len();
+        if self.gen(id, &mut Tsv { out, first: true }) {
+            out.push(b'\n');
+            true
+        } else {
+            out.truncate(at);
+            false
+        }
+    }
+}
+
+impl Table {
+    /// Row `id` of the table into `s`; false (nothing written) for an empty order-line slot.
+    fn gen(&self, id: u64, s: &mut impl Sink) -> bool {
         let seed = self.seed;
-        let now = || Value::Text(self.now.clone());
         match self.name {
             "item" => {
                 let r = &mut Rng::keyed(seed, S_ITEM, id);
-                out.extend([
-                    int(id),
-                    int(r.range(1, 10_000)),
-                    Value::Text(astring(r, 14, 24)),
-                    decimal(r.range(100, 10_000) as i64, 2),
-                    Value::Text(data_with_original(r)),
-                ]);
+                s.int(id);
+                s.int(r.range(1, 10_000));
+                a_text(s, r, 14, 24);
+                s.decimal(r.range(100, 10_000) as i64, 2);
+                s.text_with(|b| data_with_original(r, b));
             }
             "warehouse" => {
                 let r = &mut Rng::keyed(seed, S_WAREHOUSE, id);
-                out.extend([
-                    int(id),
-                    Value::Text(astring(r, 6, 10)),
-                    Value::Text(astring(r, 10, 20)),
-                    Value::Text(astring(r, 10, 20)),
-                    Value::Text(astring(r, 10, 20)),
-                    state(r),
-                    zip(r),
-                    decimal(r.range(0, 2000) as i64, 4),
-                    decimal(30_000_000, 2),
-                ]);
+                s.int(id);
+                a_text(s, r, 6, 10);
+                a_text(s, r, 10, 20);
+                a_text(s, r, 10, 20);
+                a_text(s, r, 10, 20);
+                state(s, r);
+                zip(s, r);
+                s.decimal(r.range(0, 2000) as i64, 4);
+                s.decimal(30_000_000, 2);
             }
             "district" => {
                 let r = &mut Rng::keyed(seed, S_DISTRICT, id);
                 let (w, d) = ((id - 1) / DISTRICTS + 1, (id - 1) % DISTRICTS + 1);
-                out.extend([
-                    int(d),
-                    int(w),
-                    Value::Text(astring(r, 6, 10)),
-                    Value::Text(astring(r, 10, 20)),
-                    Value::Text(astring(r, 10, 20)),
-                    Value::Text(astring(r, 10, 20)),
-                    state(r),
-                    zip(r),
-                    decimal(r.range(0, 2000) as i64, 4),
-                    decimal(3_000_000, 2),
-                    int(ORDERS + 1),
-                ]);
+                s.int(d);
+                s.int(w);
+                a_text(s, r, 6, 10);
+                a_text(s, r, 10, 20);
+                a_text(s, r, 10, 20);
+                a_text(s, r, 10, 20);
+                state(s, r);
+                zip(s, r);
+                s.decimal(r.range(0, 2000) as i64, 4);
+                s.decimal(3_000_000, 2);
+                s.int(ORDERS + 1);
             }
             "customer" => {
                 let r = &mut Rng::keyed(seed, S_CUSTOMER, id);
                 let (w, d, c) = wdn(id - 1, CUSTOMERS);
-                let mut last = String::with_capacity(16);
                 // 4.3.3.1: the first 1,000 customers take the 1,000 names in order.
                 let n = if c <= 1000 {
                     c - 1
                 } else {
                     nurand(r, 255, 0, 999, self.c.c_last_load)
                 };
+                let mut last = String::with_capacity(16);
                 last_name(n, &mut last);
-                out.extend([
-                    int(c),
-                    int(d),
-                    int(w),
-                    Value::Text(astring(r, 8, 16)),
-                    Value::Text("OE".into()),
-                    Value::Text(last),
-                    Value::Text(astring(r, 10, 20)),
-                    Value::Text(astring(r, 10, 20)),
-                    Value::Text(astring(r, 10, 20)),
-                    state(r),
-                    zip(r),
-                    Value::Text(nstring(r, 16)),
-                    now(),
-                    Value::Text(if r.chance(0.10) { "BC" } else { "GC" }.into()),
-                    decimal(5_000_000, 2),
-                    decimal(r.range(0, 5000) as i64, 4),
-                    decimal(-1000, 2),
-                    decimal(1000, 2),
-                    int(1),
-                    int(0),
-                    Value::Text(astring(r, 300, 500)),
-                ]);
+                s.int(c);
+                s.int(d);
+                s.int(w);
+                a_text(s, r, 8, 16);
+                s.text("OE");
+                s.text(&last);
+                a_text(s, r, 10, 20);
+                a_text(s, r, 10, 20);
+                a_text(s, r, 10, 20);
+                state(s, r);
+                zip(s, r);
+                s.text_with(|b| nstring(r, 16, b));
+                s.text(&self.now);
+                s.text(if r.chance(0.10) { "BC" } else { "GC" });
+                s.decimal(5_000_000, 2);
+                s.decimal(r.range(0, 5000) as i64, 4);
+                s.decimal(-1000, 2);
+                s.decimal(1000, 2);
+                s.int(1);
+                s.int(0);
+                a_text(s, r, 300, 500);
             }
             "history" => {
                 let r = &mut Rng::keyed(seed, S_HISTORY, id);
                 let (w, d, c) = wdn(id - 1, CUSTOMERS);
-                out.extend([
-                    int(c),
-                    int(d),
-                    int(w),
-                    int(d),
-                    int(w),
-                    now(),
-                    decimal(1000, 2),
-                    Value::Text(astring(r, 12, 24)),
-                ]);
+                for v in [c, d, w, d, w] {
+                    s.int(v);
+                }
+                s.text(&self.now);
+                s.decimal(1000, 2);
+                a_text(s, r, 12, 24);
             }
             "orders" => {
                 let r = &mut Rng::keyed(seed, S_ORDER, id);
                 let (w, d, o) = wdn(id - 1, ORDERS);
                 let district = (w - 1) * DISTRICTS + (d - 1);
                 let c = permute(seed, district, o - 1, CUSTOMERS) + 1;
-                out.extend([
-                    int(o),
-                    int(d),
-                    int(w),
-                    int(c),
-                    now(),
-                    if o < FIRST_NEW_ORDER {
-                        int(r.range(1, 10))
-                    } else {
-                        Value::Null
-                    },
-                    int(ol_cnt(seed, id - 1)),
-                    int(1),
-                ]);
+                for v in [o, d, w, c] {
+                    s.int(v);
+                }
+                s.text(&self.now);
+                if o < FIRST_NEW_ORDER {
+                    s.int(r.range(1, 10));
+                } else {
+                    s.null();
+                }
+                s.int(ol_cnt(seed, id - 1));
+                s.int(1);
             }
             "new_orders" => {
                 let (w, d, k) = wdn(id - 1, NEW_ORDERS);
-                out.extend([int(FIRST_NEW_ORDER + k - 1), int(d), int(w)]);
+                for v in [FIRST_NEW_ORDER + k - 1, d, w] {
+                    s.int(v);
+                }
             }
             "order_line" => {
                 let order = (id - 1) / MAX_OL;
                 let number = (id - 1) % MAX_OL + 1;
                 if number > ol_cnt(seed, order) {
-                    return; // no such line: the loader skips empty rows
+                    return false; // no such line: the loader skips empty rows
                 }
                 let r = &mut Rng::keyed(seed, S_ORDER_LINE, id);
                 let (w, d, o) = wdn(order, ORDERS);
                 let delivered = o < FIRST_NEW_ORDER;
-                out.extend([
-                    int(o),
-                    int(d),
-                    int(w),
-                    int(number),
-                    int(r.range(1, ITEMS)),
-                    int(w),
-                    if delivered { now() } else { Value::Null },
-                    int(5),
-                    decimal(
-                        if delivered {
-                            0
-                        } else {
-                            r.range(1, 999_999) as i64
-                        },
-                        2,
-                    ),
-                    Value::Text(astring(r, 24, 24)),
-                ]);
+                for v in [o, d, w, number, r.range(1, ITEMS), w] {
+                    s.int(v);
+                }
+                if delivered {
+                    s.text(&self.now);
+                } else {
+                    s.null();
+                }
+                s.int(5);
+                s.decimal(
+                    if delivered {
+                        0
+                    } else {
+                        r.range(1, 999_999) as i64
+                    },
+                    2,
+                );
+                a_text(s, r, 24, 24);
             }
             _ => {
                 let r = &mut Rng::keyed(seed, S_STOCK, id);
                 let i = (id - 1) % STOCK_PER_W + 1;
                 let w = (id - 1) / STOCK_PER_W + 1;
-                out.extend([int(i), int(w), int(r.range(10, 100))]);
+                s.int(i);
+                s.int(w);
+                s.int(r.range(10, 100));
                 for _ in 0..10 {
-                    out.push(Value::Text(astring(r, 24, 24)));
+                    a_text(s, r, 24, 24);
                 }
-                out.extend([int(0), int(0), int(0), Value::Text(data_with_original(r))]);
+                for v in [0, 0, 0] {
+                    s.int(v);
+                }
+                s.text_with(|b| data_with_original(r, b));
             }
         }
+        true
     }
 }
 
@@ -531,6 +646,37 @@ mod tests {
         assert_eq!(s, "PRICALLYOUGHT");
         assert_eq!(decimal(-1000, 2), Value::Text("-10.00".into()));
         assert_eq!(decimal(1234, 4), Value::Text("0.1234".into()));
+    }
+
+    /// The text written straight from the generator is `push_tsv` of the same row's values,
+    /// for every table (so both load paths hold the same rows).
+    #[test]
+    fn text_rows_are_the_value_rows() {
+        for name in TABLES {
+            let t = Table {
+                name,
+                seed: 11,
+                c: CConst::from_seed(11),
+                now: "2020-01-02 03:04:05".into(),
+            };
+            let (mut direct, mut via, mut vals, mut scratch) =
+                (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            for id in 1..=row_count(name, 1).min(3_000) {
+                vals.clear();
+                t.row(id, &mut vals);
+                let wrote = t.row_text(id, &mut direct, &mut scratch);
+                assert_eq!(wrote, !vals.is_empty(), "{name} {id}");
+                if wrote {
+                    crate::db::push_tsv(&mut via, &vals);
+                }
+            }
+            assert!(!direct.is_empty(), "{name}");
+            assert_eq!(
+                String::from_utf8(direct).unwrap(),
+                String::from_utf8(via).unwrap(),
+                "{name}"
+            );
+        }
     }
 
     #[test]

@@ -2,9 +2,14 @@
 //! district without an undelivered order is skipped and counted. The oldest new order is read
 //! with FOR UPDATE on MySQL/PostgreSQL so that two concurrent Deliveries cannot both take it
 //! (tpcc-mysql reads MIN(no_o_id) without a lock).
+//!
+//! The same statements run in three phases instead of one statement per round trip (about
+//! 71): the ten districts' oldest new orders (read together where the client can,
+//! `Conn::exec_ints_batch`); their deletes, order and line updates sent ahead with the reads
+//! of each order's customer and line total; the customers' updates sent ahead of COMMIT.
 
-use super::{begin, commit, ints, prep, Ctx};
-use crate::db::{Conn, DbResult, StmtId, Value};
+use super::{batch, begin, commit, prep, Ctx};
+use crate::db::{Conn, DbError, DbResult, ErrorClass, StmtId, Value};
 use crate::rng::Rng;
 use crate::runner::Step;
 
@@ -66,24 +71,50 @@ pub async fn run(
 ) -> DbResult<Step> {
     use Value::Int as I;
     let w = inp.w;
-    let mut skipped_here = 0;
     begin(cx, conn, true).await?;
-    for d in 1..=10i64 {
-        if ints(cx, conn, st.oldest_new_order, &[I(d), I(w)]).await? == 0 {
-            skipped_here += 1;
-            continue;
+    // Phase 1: each district's oldest new order, locked.
+    let keys: Vec<[Value; 2]> = (1..=10i64).map(|d| [I(d), I(w)]).collect();
+    let calls: Vec<(StmtId, &[Value])> =
+        keys.iter().map(|k| (st.oldest_new_order, &k[..])).collect();
+    batch(cx, conn, &calls).await?;
+    // (district, order) of the districts with one.
+    let mut orders: Vec<(i64, i64)> = Vec::with_capacity(10);
+    let mut at = 0;
+    for (d, n) in (1..=10i64).zip(cx.counts.iter()) {
+        if *n > 0 {
+            orders.push((d, cx.int(at)));
         }
-        let o = cx.int(0);
-        cx.exec(conn, st.new_order_delete, &[I(o), I(d), I(w)])
+        at += *n as usize;
+    }
+    let skipped_here = 10 - orders.len() as u64;
+    // Phase 2: the writes of each district's order, sent ahead of the reads of its customer
+    // and its lines' total.
+    let keys: Vec<[Value; 3]> = orders.iter().map(|&(d, o)| [I(o), I(d), I(w)]).collect();
+    for k in &keys {
+        cx.pipe(conn, st.new_order_delete, k).await?;
+        let [o, d, w] = k.clone();
+        cx.pipe(conn, st.order_update, &[I(inp.carrier), o, d, w])
             .await?;
-        ints(cx, conn, st.order_customer, &[I(o), I(d), I(w)]).await?;
-        let c = cx.int(0);
-        cx.exec(conn, st.order_update, &[I(inp.carrier), I(o), I(d), I(w)])
-            .await?;
-        cx.exec(conn, st.lines_update, &[I(o), I(d), I(w)]).await?;
-        ints(cx, conn, st.lines_sum, &[I(o), I(d), I(w)]).await?;
-        let amount = cx.int(0);
-        cx.exec(conn, st.customer_update, &[I(amount), I(c), I(d), I(w)])
+        cx.pipe(conn, st.lines_update, k).await?;
+    }
+    let mut calls: Vec<(StmtId, &[Value])> = Vec::with_capacity(2 * keys.len());
+    for k in &keys {
+        calls.push((st.order_customer, &k[..]));
+        calls.push((st.lines_sum, &k[..]));
+    }
+    if !calls.is_empty() {
+        batch(cx, conn, &calls).await?;
+        if cx.counts.iter().any(|n| *n != 1) {
+            return Err(DbError::new(
+                ErrorClass::Other,
+                "a delivered order's row is missing",
+            ));
+        }
+    }
+    // Phase 3: each customer's balance and delivery count, sent ahead of COMMIT.
+    for (i, &(d, _)) in orders.iter().enumerate() {
+        let (c, amount) = (cx.int(2 * i), cx.int(2 * i + 1));
+        cx.pipe(conn, st.customer_update, &[I(amount), I(c), I(d), I(w)])
             .await?;
     }
     commit(cx, conn).await?;

@@ -47,6 +47,12 @@ pub struct TpccArgs {
     /// connection].
     #[arg(long, value_name = "N")]
     pub terminals: Option<u32>,
+
+    /// tpcc: load the nine tables at once, biggest first, each by one loader connection in one
+    /// transaction (MariaDB's bulk path), or one by one, each split over every loader
+    /// connection.
+    #[arg(long, value_enum, value_name = "ORDER", default_value_t = crate::load::TableOrder::AtOnce)]
+    pub load_tables: crate::load::TableOrder,
 }
 
 /// TPC-C warehouses by method when --warehouses is not given.
@@ -115,6 +121,7 @@ impl Entry for TpccEntry {
             spec_timing: a.spec_timing,
             shard: cx.shard,
             terminals: a.terminals,
+            load_tables: a.load_tables,
         }))
     }
     fn check_conditions(&self) -> Option<&'static str> {
@@ -349,6 +356,7 @@ mod tests {
             spec_timing: false,
             shard: None,
             terminals: None,
+            load_tables: Default::default(),
         };
         let mut run = RunRecord {
             run: 2,

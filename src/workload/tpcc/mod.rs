@@ -133,6 +133,8 @@ pub struct Spec {
     /// `--terminals N`: N terminals share the run's connections (`--threads`); None: every
     /// connection is one terminal.
     pub terminals: Option<u32>,
+    /// `--load-tables`: the nine tables at once (each in one transaction) or one by one.
+    pub load_tables: crate::load::TableOrder,
 }
 
 /// TPC-C 5.2.5.7: minimum keying time per transaction type (KINDS order).
@@ -228,6 +230,10 @@ async fn prep(conn: &mut Conn, template: &str) -> DbResult<StmtId> {
 pub struct Ctx {
     dbms: Dbms,
     ints: Vec<Option<i64>>,
+    /// The last text result (`texts`).
+    texts: Vec<Option<String>>,
+    /// Row counts of the last batch (`batch`), one per statement.
+    counts: Vec<u64>,
     rows: u64,
     statements: u64,
 }
@@ -243,6 +249,25 @@ impl Ctx {
         let n = conn.exec_rows(id, params).await?;
         self.rows += n;
         Ok(n)
+    }
+
+    /// Execute a statement whose reply nothing below depends on (no rows: INSERT, UPDATE,
+    /// DELETE): the lean clients send it with the next statement instead of waiting for its
+    /// reply (`Conn::exec_pipelined`); an error of it comes back from that statement or from
+    /// `commit`, and the transaction is rolled back like any other failed one.
+    async fn pipe(&mut self, conn: &mut Conn, id: StmtId, params: &[Value]) -> DbResult<()> {
+        self.statements += 1;
+        self.rows += conn.exec_pipelined(id, params).await?;
+        Ok(())
+    }
+
+    /// Column `i` of the last text result, parsed as an integer (0 if it is not one).
+    fn text_int(&self, i: usize) -> i64 {
+        self.texts
+            .get(i)
+            .and_then(|v| v.as_deref())
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0)
     }
 
     fn step(&self) -> Step {
@@ -263,6 +288,28 @@ async fn ints(cx: &mut Ctx, conn: &mut Conn, id: StmtId, params: &[Value]) -> Db
     Ok(n)
 }
 
+/// Run a prepared statement into `cx.texts` (every column as text); returns the row count.
+async fn texts(cx: &mut Ctx, conn: &mut Conn, id: StmtId, params: &[Value]) -> DbResult<u64> {
+    cx.statements += 1;
+    cx.texts.clear();
+    let n = conn.exec_text(id, params, &mut cx.texts).await?;
+    cx.rows += n;
+    Ok(n)
+}
+
+/// Run reads that do not depend on each other, in one round trip where the client can
+/// (`Conn::exec_ints_batch`): their integer columns into `cx.ints`, one after another, and
+/// each statement's row count into `cx.counts`.
+async fn batch(cx: &mut Ctx, conn: &mut Conn, calls: &[(StmtId, &[Value])]) -> DbResult<()> {
+    cx.statements += calls.len() as u64;
+    cx.ints.clear();
+    cx.counts.clear();
+    conn.exec_ints_batch(calls, &mut cx.ints, &mut cx.counts)
+        .await?;
+    cx.rows += cx.counts.iter().sum::<u64>();
+    Ok(())
+}
+
 /// Start a transaction. SQLite: BEGIN IMMEDIATE for the read-write ones, so that lock
 /// conflicts show up as busy at the start rather than as deadlocks in the middle.
 async fn begin(cx: &mut Ctx, conn: &mut Conn, writes: bool) -> DbResult<()> {
@@ -276,9 +323,13 @@ async fn begin(cx: &mut Ctx, conn: &mut Conn, writes: bool) -> DbResult<()> {
     .await
 }
 
+/// COMMIT, sent only once every statement sent ahead (`Ctx::pipe`) came back clean
+/// (`Conn::commit_pipelined`).
 async fn commit(cx: &mut Ctx, conn: &mut Conn) -> DbResult<()> {
     cx.statements += 1;
-    conn.execute("COMMIT").await
+    conn.commit_pipelined().await?;
+    cx.rows += conn.take_pipelined_rows();
+    Ok(())
 }
 
 /// The mix: a deck with `weights[k]` cards of kind k, reshuffled when used up, so that
@@ -461,6 +512,8 @@ impl TpccDriver {
             cx: Ctx {
                 dbms: Dbms::Sqlite,
                 ints: Vec::with_capacity(16),
+                texts: Vec::with_capacity(64),
+                counts: Vec::with_capacity(16),
                 rows: 0,
                 statements: 0,
             },
@@ -530,6 +583,13 @@ impl Driver for TpccDriver {
 
     async fn setup(&mut self, conn: &mut Conn) -> DbResult<()> {
         self.cx.dbms = conn.dbms();
+        if conn.dbms() == Dbms::Mysql {
+            // Every transaction here begins and commits explicitly. With autocommit off, the
+            // statements sent ahead of a failed one (`Ctx::pipe`) run in a transaction the
+            // rollback undoes, also after a deadlock ended the first one: MySQL's lean client
+            // sends statements ahead only then (`Conn::exec_pipelined`).
+            conn.execute("SET SESSION autocommit = 0").await?;
+        }
         if let Some(i) = self.spec.isolation {
             match conn.dbms() {
                 Dbms::Mysql => {
@@ -596,6 +656,7 @@ impl Driver for TpccDriver {
                 if e.class != ErrorClass::ConnectionLost {
                     // Whatever the server still holds of the transaction goes.
                     let _ = conn.execute("ROLLBACK").await;
+                    conn.take_pipelined_rows();
                 }
                 if e.class.retryable() {
                     t.pending = Some(input);
@@ -680,17 +741,30 @@ pub async fn prepare(
     let now = fleet::load_time_ms(fleet).map_or_else(now_literal, |ms| {
         literal(std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms as u64))
     });
-    let mut stats = Vec::new();
-    for name in data::TABLES {
-        let src = data::Table {
+    let sources: Vec<data::Table> = data::TABLES
+        .into_iter()
+        .map(|name| data::Table {
             name,
             seed: spec.seed,
             c: spec.c(),
             now: now.clone(),
-        };
-        let n = data::row_count(name, spec.warehouses as u64);
-        stats.push(loader.load(&src, n, opts)?);
-    }
+        })
+        .collect();
+    let rows = |t: &data::Table| data::row_count(t.name, spec.warehouses as u64);
+    // A Spider target's loader sends each table's rows to its backends: one table at a time.
+    let stats = if spec.load_tables == crate::load::TableOrder::AtOnce && !target.is_spider() {
+        let tables: Vec<(&dyn crate::load::RowSource, u64)> = sources
+            .iter()
+            .map(|t| (t as &dyn crate::load::RowSource, rows(t)))
+            .collect();
+        crate::load::load_tables(target, &tables, opts)?
+    } else {
+        let mut stats = Vec::new();
+        for src in &sources {
+            stats.push(loader.load(src, rows(src), opts)?);
+        }
+        stats
+    };
     opened
         .finish(
             &[],
@@ -803,6 +877,7 @@ mod tests {
             spec_timing: false,
             shard: None,
             terminals: None,
+            load_tables: Default::default(),
         };
         let homes: Vec<i64> = (0..7)
             .map(|k| TpccDriver::new(&spec, k, 7).terms[0].home_w)
@@ -833,6 +908,7 @@ mod tests {
             spec_timing: true,
             shard: None,
             terminals: Some(7),
+            load_tables: Default::default(),
         };
         // Connection 1 of 3 serves terminals 1, 4 and 7 of 9.
         let mut d = TpccDriver::shared(&spec, (1..9).step_by(3), 9);
