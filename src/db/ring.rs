@@ -2004,6 +2004,29 @@ mod tests {
         assert_eq!(n, 1000);
     }
 
+    /// A run's batch figures are the difference of two snapshots: counts subtract, the mean
+    /// hold is over every receive (unheld ones count 0), the p99 is the upper edge of its
+    /// 10 µs bucket.
+    #[test]
+    fn batch_figures_of_a_run_are_the_difference_of_two_snapshots() {
+        let mut t = BatchTotals::default();
+        t.note(50, None);
+        let before = t.clone();
+        t.batched_waits += 10;
+        t.waits_to_timeout += 2;
+        t.note(98, None);
+        t.note(1, Some(Duration::from_micros(500)));
+        t.note(1, Some(Duration::from_micros(2_004)));
+        let f = t.since(&before);
+        assert_eq!((f.batched_waits, f.waits_to_timeout), (10, 2));
+        assert_eq!((f.receives, f.held), (100, 2));
+        assert!((f.hold_mean_us - 25.04).abs() < 1e-9, "{f:?}");
+        assert_eq!(f.hold_p99_us, 510);
+        let mut sum = BatchTotals::default();
+        sum.add(&t);
+        assert_eq!(sum, t);
+    }
+
     /// What the probe says here, for scripts/test.sh (which requires io_uring of the ring
     /// tests where it is available): one line, `io_uring probe: available` or why not.
     #[test]
