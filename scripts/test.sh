@@ -91,6 +91,16 @@ step "loading $tmp/env.sh"
 source "$tmp/env.sh"
 # Tests must fail, not skip, when the servers are missing.
 export EB_REQUIRE_SERVERS=1
+# The same for io_uring where this kernel and sandbox offer it (the client's own probe says):
+# the ring tests then fail instead of skipping when it cannot start (issue 47).
+if [[ -z "${EB_REQUIRE_IO_URING:-}" ]]; then
+    probe_out=$(cargo test --release "${locked[@]}" --lib db::ring::tests::probe_report -- --exact --nocapture 2>/dev/null || true)
+    if grep -q '^io_uring probe: available$' <<<"$probe_out"; then
+        export EB_REQUIRE_IO_URING=1
+    else
+        echo "test.sh: io_uring is not available here; the ring tests skip ($(grep '^io_uring probe:' <<<"$probe_out" || echo 'probe did not run'))"
+    fi
+fi
 env | grep '^EB_' | sort
 
 step "running: cargo test --release ${locked[*]} $*"

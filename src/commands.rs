@@ -401,6 +401,9 @@ pub fn compare(a: &CompareArgs, reg: &Registry) -> Result<ExitCode> {
             for line in report::compare::function_lines(&da, &db, 10) {
                 println!("{line}");
             }
+            for line in report::compare::batch_lines(&da, &db) {
+                println!("{line}");
+            }
             if let Some(o) = &outcome {
                 println!("{}", o.line());
             }

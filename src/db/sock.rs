@@ -1,6 +1,7 @@
 //! The socket of both lean clients (`mysqlwire`, `pgwire`): a non-blocking Unix or TCP stream
 //! registered with the loop's epoll for readability only, or a blocking one on the loop's
-//! io_uring (`ring::open`: the ring waits for it, not the thread).
+//! io_uring (`ring::open`: the ring waits for it, not the thread; the goodbye written straight
+//! to it never waits, see `goodbye`).
 //!
 //! Why readability only: tokio's socket types also ask for writability, so each time the
 //! server read a query, freeing its bytes from our send buffer, the kernel ran our epoll
@@ -111,7 +112,10 @@ pub(crate) fn busy_or_out_of_fds(message: &str) -> bool {
 /// else registered with the loop's epoll.
 pub(crate) enum Stream {
     Epoll(AsyncFd<Sock>),
-    Ring { sock: Sock, slot: usize },
+    Ring {
+        sock: Sock,
+        slot: super::ring::SlotKey,
+    },
 }
 
 impl Stream {

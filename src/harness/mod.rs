@@ -625,6 +625,7 @@ fn client_info(admin: &Conn) -> Option<ClientInfo> {
         requested,
         fallback,
         loops: None,
+        batch: Vec::new(),
     })
 }
 

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use super::Harness;
 use crate::contract::Workload;
+use crate::db::ring;
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::live::{PhaseInfo, PhaseKind};
@@ -12,8 +13,8 @@ use crate::measure::proc::{self, ProcSample};
 use crate::measure::profile;
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};
 use crate::report::{
-    Aggregate, ClientCpu, HostCpu, KindRecord, NodeRecord, OpenLoop, PhaseSummary, Point,
-    ReplicationRecord, ReplicationSample, RunRecord, ServerProcess,
+    Aggregate, BatchRun, ClientCpu, HostCpu, KindRecord, LoopCounts, NodeRecord, OpenLoop,
+    PhaseSummary, Point, ReplicationRecord, ReplicationSample, RunRecord, ServerProcess,
 };
 use crate::runner::{ConnectStats, IntervalSample, KindTick, Pacing, PhaseResult, SessionConfig};
 
@@ -114,9 +115,15 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                 access: w.access(op_index),
                 first_worker: cfg.first_worker(threads),
             };
+            let loops0 = ring::loop_paths();
             let mut session = w
                 .start(op_index, threads, spec, &scfg)
                 .map_err(|e| e.context(format!("{op_name} at {threads} threads")))?;
+            let loops1 = ring::loop_paths();
+            let point_loops = LoopCounts {
+                io_uring: loops1.io_uring - loops0.io_uring,
+                epoll: loops1.epoll - loops0.epoll,
+            };
             let connect = session.connect_stats();
             report_connect(&connect);
             let interval = cfg.report_interval();
@@ -165,6 +172,7 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                 let sample_nodes = spec.node_count() > 1;
                 let mut repl: Vec<(f64, Vec<ReplicationSample>)> = Vec::new();
                 let admin = &mut h.admin;
+                let batch0 = ring::batch_totals();
                 let res = live.phase(
                     &mut session,
                     &info,
@@ -178,6 +186,8 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
                         }
                     },
                 )?;
+                let batch = ring::batch_totals().since(&batch0);
+                note_batch(h, (op_name, threads, r), &point_loops, batch);
                 if sample_nodes {
                     repl.push((res.elapsed.as_secs_f64(), h.admin.replication(rt)));
                 }
@@ -350,6 +360,34 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A measured run's batch figures, in the result's client part: on the lean client's
+/// io_uring loops only (the epoll path holds no reply).
+fn note_batch(
+    h: &mut Harness,
+    (operation, threads, run): (&str, usize, u32),
+    loops: &LoopCounts,
+    b: ring::BatchFigures,
+) {
+    let Some(c) = h.doc.client.as_mut() else {
+        return;
+    };
+    if c.driver != "wire" || loops.io_uring == 0 {
+        return;
+    }
+    c.batch.push(BatchRun {
+        operation: operation.to_string(),
+        threads,
+        run,
+        loops: loops.clone(),
+        batched_waits: b.batched_waits,
+        waits_to_timeout: b.waits_to_timeout,
+        receives: b.receives,
+        held_receives: b.held,
+        hold_mean_us: b.hold_mean_us,
+        hold_p99_us: b.hold_p99_us,
+    });
 }
 
 /// What a measured run counted, whatever drove it (a sweep's phase, a schema-change

@@ -642,6 +642,44 @@ pub fn function_lines(a: &ResultDoc, b: &ResultDoc, per_point: usize) -> Vec<Str
 /// The terminal table of a comparison; with `checks` (one per row, from `--fail-on`) a last
 /// column says what the gate made of each bounded row. Under the table: what the verdicts
 /// rest on ([`basis_lines`]).
+/// What the batched I/O path did on each side, per point (means over its runs), beside the
+/// latency percentiles: a held reply is counted in them (docs/method.md, "Batched waits and
+/// held replies"). Nothing when neither side has batch figures.
+pub fn batch_lines(a: &ResultDoc, b: &ResultDoc) -> Vec<String> {
+    let mut out = Vec::new();
+    for (label, doc) in [("A", a), ("B", b)] {
+        let Some(c) = &doc.client else { continue };
+        let mut points: Vec<(&str, usize)> = Vec::new();
+        for r in &c.batch {
+            if !points.contains(&(r.operation.as_str(), r.threads)) {
+                points.push((r.operation.as_str(), r.threads));
+            }
+        }
+        for (op, threads) in points {
+            let runs: Vec<_> = c
+                .batch
+                .iter()
+                .filter(|r| r.operation == op && r.threads == threads)
+                .collect();
+            let n = runs.len() as f64;
+            let mean =
+                |f: &dyn Fn(&super::BatchRun) -> f64| runs.iter().map(|r| f(r)).sum::<f64>() / n;
+            let p50 = find(doc, op, threads).map(|p| p.aggregate.latency_us.p50_us);
+            out.push(format!(
+                "batch {label}: {op} at {threads} threads: {:.0} batched waits/run, {:.1} % to the 2 ms limit, hold mean {:.0} us p99 {:.0} us{} (io_uring loops {}, epoll {})",
+                mean(&|r| r.batched_waits as f64),
+                100.0 * mean(&|r| r.waits_to_timeout as f64) / mean(&|r| r.batched_waits as f64).max(1e-9),
+                mean(&|r| r.hold_mean_us),
+                mean(&|r| r.hold_p99_us as f64),
+                p50.map(|v| format!(" (latency p50 {v} us)")).unwrap_or_default(),
+                runs[0].loops.io_uring,
+                runs[0].loops.epoll,
+            ));
+        }
+    }
+    out
+}
+
 pub fn render(
     rows: &[Row],
     checks: Option<&[Option<super::gate::Check>]>,

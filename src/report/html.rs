@@ -436,6 +436,46 @@ pub fn full_intervals(
     })
 }
 
+/// What the batched I/O path did, per result, point and run, beside the run's latency
+/// percentiles (docs/method.md, "Batched waits and held replies"); nothing without figures.
+fn batch(h: &mut String, rs: &[Labeled]) {
+    if rs
+        .iter()
+        .all(|r| r.doc.client.as_ref().is_none_or(|c| c.batch.is_empty()))
+    {
+        return;
+    }
+    h.push_str("<h3>Batched waits and held replies</h3><p class=note>Per measured run on the io_uring path: waits for half of a loop's replies, those that ran to the 2 ms limit, and how long receives waited for the loop (mean and p99 over all receives; an upper bound, the length of the wait each ended), beside the run's latency p50 and p99 (docs/method.md).</p><table><tr><th class=l>result</th><th class=l>operation</th><th>threads</th><th>run</th><th>batched waits</th><th>to the limit</th><th>hold mean µs</th><th>hold p99 µs</th><th>latency p50 µs</th><th>latency p99 µs</th></tr>");
+    for r in rs {
+        let Some(c) = &r.doc.client else { continue };
+        for b in &c.batch {
+            let run = r
+                .doc
+                .points
+                .iter()
+                .find(|p| p.operation == b.operation && p.threads == b.threads)
+                .and_then(|p| p.runs.iter().find(|x| x.run == b.run));
+            let lat =
+                |f: fn(&super::RunRecord) -> u64| run.map(|x| f(x).to_string()).unwrap_or_default();
+            let _ = write!(
+                h,
+                "<tr><td class=l>{}</td><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&r.label),
+                escape(&b.operation),
+                b.threads,
+                b.run,
+                b.batched_waits,
+                b.waits_to_timeout,
+                b.hold_mean_us,
+                b.hold_p99_us,
+                lat(|x| x.latency_us.p50_us),
+                lat(|x| x.latency_us.p99_us),
+            );
+        }
+    }
+    h.push_str("</table>");
+}
+
 fn fairness(h: &mut String, rs: &[Labeled]) {
     h.push_str("<h2>Fairness and explanation</h2>");
     // Config diff: which settings differ between the results shown together.
@@ -472,6 +512,7 @@ fn fairness(h: &mut String, rs: &[Labeled]) {
         }
     }
     super::html_fairness::section(h, rs);
+    batch(h, rs);
     // Server counters per operation at the highest thread count.
     let mut rows: BTreeMap<(String, String), Vec<Option<f64>>> = BTreeMap::new();
     for (i, r) in rs.iter().enumerate() {

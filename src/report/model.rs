@@ -81,6 +81,32 @@ pub struct ClientInfo {
     /// before it was recorded, and for the general drivers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loops: Option<LoopCounts>,
+    /// What the lean client's batched I/O path did in each measured run (io_uring loops
+    /// only; absent in older results, for the general drivers and on epoll).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub batch: Vec<BatchRun>,
+}
+
+/// One measured run's batch figures (docs/method.md, "Batched waits and held replies").
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BatchRun {
+    pub operation: String,
+    pub threads: usize,
+    pub run: u32,
+    /// The point's client loops by the path each took (and so whether any batched at all).
+    pub loops: LoopCounts,
+    /// Waits for half of a loop's replies (every connection of the loop waiting for one),
+    /// and those of them that ran to the wait's 2 ms limit.
+    pub batched_waits: u64,
+    pub waits_to_timeout: u64,
+    /// Receive completions with bytes (a reply, or a part of a long one), and those taken
+    /// right after a batched wait.
+    pub receives: u64,
+    pub held_receives: u64,
+    /// How long receives waited in the kernel for the loop, over all receives (0 for those
+    /// not taken after a batched wait): an upper bound, the length of the wait each ended.
+    pub hold_mean_us: f64,
+    pub hold_p99_us: u64,
 }
 
 /// Client loops by I/O path: a loop asked for io_uring whose ring could not start there took

@@ -442,6 +442,10 @@ impl WireConn {
         self.deferred.push(COM_QUERY);
         self.deferred.extend_from_slice(sql.as_bytes());
         self.owed += 1;
+        // The statement opens a transaction: from its write on, the batched I/O path holds
+        // none of this loop's replies (the reply to BEGIN and the locking statement written
+        // with it was held, as the server's "in a transaction" came only with that reply).
+        self.stream.in_transaction(true);
     }
 
     /// Write queued statements now and read their replies (before a command whose reply is
@@ -1118,6 +1122,37 @@ fn decode_text_row(ncols: usize, pk: &[u8]) -> Vec<Option<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A BEGIN deferred to the next statement (`?begin=pipeline`, the default): the loop
+    /// counts the session inside a transaction from then on, before that write, so the reply
+    /// to BEGIN and its locking statement is not held for a batch. The server's "in a
+    /// transaction" came only with that reply: one reply late.
+    #[test]
+    fn a_deferred_begin_counts_the_session_in_a_transaction_before_its_write() {
+        if !crate::db::ring::ring_here() {
+            return;
+        }
+        let (ours, _theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+        crate::db::ring::install(64, crate::db::ring::Policy { batch: true }).unwrap();
+        let mut c = WireConn {
+            stream: sock::Stream::for_test(ours).unwrap(),
+            r: sock::ReadBuf::new(),
+            wbuf: Vec::new(),
+            seq: 0,
+            stmts: Vec::new(),
+            cols: Vec::new(),
+            deferred: Vec::new(),
+            owed: 0,
+            pipeline_begin: true,
+            cache_metadata: false,
+            server_version: String::new(),
+        };
+        assert_eq!(crate::db::ring::sessions_in_transaction(), Some(0));
+        c.defer("BEGIN");
+        assert_eq!(crate::db::ring::sessions_in_transaction(), Some(1));
+        drop(c);
+        crate::db::ring::uninstall();
+    }
 
     #[test]
     fn native_password_known_answer() {

@@ -336,6 +336,10 @@ impl PgWireConn {
         self.close_pipe();
         msg::query(&mut self.deferred, sql);
         self.owed += 1;
+        // The statement opens a transaction: from its write on, the batched I/O path holds
+        // none of this loop's replies (the reply to BEGIN and the locking statement written
+        // with it was held, as the server's "in a transaction" came only with that reply).
+        self.sock.in_transaction(true);
     }
 
     /// End the run of deferred Bind + Execute messages with its Sync (one reply up to
@@ -381,6 +385,8 @@ impl PgWireConn {
         msg::bind(d, &self.stmts[b].name, &[]);
         msg::execute(d);
         self.pipe_open = true;
+        // As in `defer`: the loop holds no reply from the write of this BEGIN on.
+        self.sock.in_transaction(true);
         Ok(())
     }
 
@@ -710,5 +716,40 @@ impl Drop for PgWireConn {
         let mut t = Vec::with_capacity(5);
         msg::terminate(&mut t);
         sock::goodbye(&self.sock, &t);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// As mysqlwire's: a deferred BEGIN counts the session inside a transaction before its
+    /// write, not after its reply was read (by then the reply could have been held).
+    #[test]
+    fn a_deferred_begin_counts_the_session_in_a_transaction_before_its_write() {
+        if !crate::db::ring::ring_here() {
+            return;
+        }
+        let (ours, _theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+        crate::db::ring::install(64, crate::db::ring::Policy { batch: true }).unwrap();
+        let mut c = PgWireConn {
+            sock: sock::Stream::for_test(ours).unwrap(),
+            r: sock::ReadBuf::new(),
+            wbuf: Vec::new(),
+            stmts: Vec::new(),
+            deferred: Vec::new(),
+            owed: 0,
+            owed_rows: 0,
+            pipe_open: false,
+            utility: Vec::new(),
+            pipeline_begin: true,
+            pipeline_statements: true,
+            server_version: String::new(),
+        };
+        assert_eq!(crate::db::ring::sessions_in_transaction(), Some(0));
+        c.defer("BEGIN");
+        assert_eq!(crate::db::ring::sessions_in_transaction(), Some(1));
+        drop(c);
+        crate::db::ring::uninstall();
     }
 }
