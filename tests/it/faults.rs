@@ -785,6 +785,84 @@ fn stopped_server_hits_the_query_timeout_and_nothing_hangs() {
     assert!(iv.last().unwrap()["ops"].as_u64().unwrap() > 0, "{iv:?}");
 }
 
+/// A workload file of large statements: each a 4 MB parameter, so that when the server stops
+/// reading, sends are still out (on the io_uring path: ring sends part-way through).
+const LARGE_STATEMENTS: &str = r#"
+name = "large-statements"
+[tables.t]
+rows = 1
+primary_key = ["id"]
+[tables.t.columns]
+id = { type = "int", kind = "sequence" }
+[transactions.big]
+statements = [{ sql = "SELECT LENGTH(:b)" }]
+[transactions.big.params]
+b = { kind = "string", len = 4000000 }
+"#;
+
+/// A server stopped (SIGSTOP) under large statements and `--query-timeout 500ms`: the run ends
+/// within the timeout plus a bound, on the lean client's io_uring path where the kernel offers
+/// it (required when EB_REQUIRE_IO_URING=1), with what it measured written and every
+/// connection's timeout counted.
+#[test]
+fn stopped_server_under_large_statements_ends_within_the_timeout() {
+    let _s = serial();
+    if !have_mariadb() {
+        return;
+    }
+    let srv = OwnServer::mariadb();
+    let dir = tempdir();
+    let file = dir.path().join("large.toml");
+    std::fs::write(&file, LARGE_STATEMENTS).unwrap();
+    let (mut child, err) = spawn(
+        dir.path(),
+        &[
+            "run",
+            "--workload-file",
+            file.to_str().unwrap(),
+            "--target",
+            &srv.url,
+            "--threads",
+            "4",
+            "--warmup",
+            "0",
+            "--duration",
+            "30s",
+            "--runs",
+            "1",
+            "--report-interval",
+            "500ms",
+            "--query-timeout",
+            "500ms",
+        ],
+    );
+    wait_text(&err, "[    1.0s ]", Duration::from_secs(60));
+    signal(srv.pid, libc::SIGSTOP);
+    let t0 = Instant::now();
+    let code = wait_exit(&mut child, Duration::from_secs(20));
+    let took = t0.elapsed();
+    signal(srv.pid, libc::SIGCONT);
+    let text = std::fs::read_to_string(&err).unwrap();
+    assert_eq!(code, Ok(1), "{text}");
+    // The timeout, plus the result's writing on a busy host.
+    assert!(
+        took < Duration::from_millis(500) + Duration::from_secs(5),
+        "ended {took:?} after SIGSTOP: {text}"
+    );
+    let (doc, run) = the_run(dir.path());
+    assert_eq!(doc["status"], "failed");
+    assert!(run["ops"].as_u64().unwrap() > 0, "{run}");
+    assert_eq!(run["errors"]["query_timeout"], 4, "{run}");
+    let io = doc["client"]["io"].as_str().unwrap_or_default();
+    if std::env::var("EB_REQUIRE_IO_URING").as_deref() == Ok("1")
+        && std::env::var("EB_CLIENT_IO").as_deref() != Ok("epoll")
+    {
+        assert_eq!(io, "io_uring", "{}", doc["client"]);
+    } else {
+        eprintln!("large statements, SIGSTOP: client path {io}");
+    }
+}
+
 /// Mount a tmpfs of `size` on `dir`; false (with a message) where mounting is not allowed.
 fn mount_tmpfs(dir: &Path, size: &str) -> bool {
     let out = Command::new("mount")
