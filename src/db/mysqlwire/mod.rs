@@ -1146,6 +1146,8 @@ mod tests {
             pipeline_begin: true,
             cache_metadata: false,
             server_version: String::new(),
+            pipeline_statements: false,
+            autocommit: true,
         };
         assert_eq!(crate::db::ring::sessions_in_transaction(), Some(0));
         c.defer("BEGIN");
