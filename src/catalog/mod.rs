@@ -453,18 +453,13 @@ impl Columns {
         {
             canonical(o, &mut options);
         }
-        let settings = settings_compared(doc);
-        let mut text = String::new();
-        canonical(
-            &serde_json::to_value(&settings).unwrap_or_default(),
-            &mut text,
-        );
+        let text = settings_text(&settings_compared(doc));
         Columns {
             same: Sameness::of(doc, owners),
             workload,
             options,
             profile: doc.target.server.as_ref().and_then(|s| s.profile.clone()),
-            fingerprint: fingerprint_of(&settings),
+            fingerprint: fingerprint_text(&text),
             settings: text,
             commit,
             fleet: fleet_of(doc),
@@ -475,12 +470,21 @@ impl Columns {
 
 /// The 12-hex-digit fingerprint of compared settings (the same settings, the same fingerprint).
 pub(crate) fn fingerprint_of(settings: &std::collections::BTreeMap<String, String>) -> String {
-    use sha1::{Digest, Sha1};
+    fingerprint_text(&settings_text(settings))
+}
+
+/// Compared settings as the catalog stores them: canonical JSON.
+fn settings_text(settings: &std::collections::BTreeMap<String, String>) -> String {
     let mut text = String::new();
     canonical(
         &serde_json::to_value(settings).unwrap_or_default(),
         &mut text,
     );
+    text
+}
+
+fn fingerprint_text(text: &str) -> String {
+    use sha1::{Digest, Sha1};
     let d = Sha1::digest(text.as_bytes());
     d.iter().take(6).map(|b| format!("{b:02x}")).collect()
 }

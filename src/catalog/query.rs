@@ -448,8 +448,8 @@ pub fn table(rows: &[HistoryRow]) -> String {
     out
 }
 
-/// At most `n` characters, the last one an ellipsis when cut.
-fn fit(s: &str, n: usize) -> String {
+/// At most `n` characters, the last one an ellipsis when cut (a table's cell, a chart's title).
+pub(super) fn fit(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_string()
     } else {

@@ -313,7 +313,7 @@ fn chart(h: &mut String, s: &Series) {
         h,
         "<text class=\"ct\" x=\"{}\" y=\"18\">{}</text>",
         W / 2.0,
-        escape(&clip(&s.title, 60))
+        escape(&super::query::fit(&s.title, 60))
     );
     for k in 0..=4 {
         let v = hi * k as f64 / 4.0;
@@ -412,17 +412,5 @@ fn tick(v: f64) -> String {
         format!("{:.1}k", v / 1e3)
     } else {
         format!("{v:.0}")
-    }
-}
-
-/// At most `n` characters (a chart's title across its width); the whole title is in the
-/// chart's label.
-fn clip(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(n - 1).collect();
-        t.push('…');
-        t
     }
 }
