@@ -629,6 +629,9 @@ struct Loop {
     efd: RawFd,
     /// Completions the kernel said it dropped, as last seen.
     dropped_seen: u32,
+    /// Rounds `settle` runs before it hands the rest to the next turn (`SETTLE_ROUNDS`; a
+    /// test lowers it to reach that path).
+    settle_rounds: u32,
     stats: RingStats,
     /// What the batched waits did since the loop last added it to `TOTALS`, and when.
     batch: BatchTotals,
@@ -893,6 +896,7 @@ pub fn install(entries: u32, policy: Policy) -> io::Result<RawFd> {
             done: Vec::new(),
             efd,
             dropped_seen: 0,
+            settle_rounds: SETTLE_ROUNDS,
             stats: RingStats::default(),
             batch: BatchTotals::default(),
             published: std::time::Instant::now(),
@@ -1345,7 +1349,7 @@ impl Loop {
         // Entries queued by the completions themselves (the rest of a long send, a receive
         // armed again) go now too: nobody may be woken to queue more and get them submitted.
         while wake.is_empty() && (self.ring.work_pending() || self.ring.unsubmitted > 0) {
-            if rounds == SETTLE_ROUNDS {
+            if rounds == self.settle_rounds {
                 // Not given up silently: tokio finds the eventfd readable, runs `drive` and
                 // parks again, and that turn goes on with what is left.
                 self.stats.settle_cut += 1;
@@ -2070,6 +2074,94 @@ mod tests {
         .unwrap();
         let why = no_eventfd.expect_err("the probe passed without an eventfd");
         assert!(why.contains("eventfd"), "{why}");
+    }
+
+    /// Completions that keep coming past the rounds `settle` allows itself: the loop signals
+    /// its own eventfd, so tokio does not sleep on the rest and the next turn takes them (it
+    /// gave up silently, the entries queued and nobody to submit them).
+    #[test]
+    fn a_settle_cut_short_signals_the_loop_and_the_next_turn_goes_on() {
+        if !ring_here() {
+            return;
+        }
+        let (signalled, cut, left_after_cut, left_after_next) = std::thread::spawn(|| {
+            let (ours, _theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+            install(64, Policy { batch: true }).unwrap();
+            let k = open(ours.as_raw_fd()).unwrap();
+            park();
+            let efd = with_loop(|l| l.efd).unwrap();
+            while drive(efd) {}
+            let left_after_cut = with_loop(|l| {
+                l.settle_rounds = 0;
+                let nop = Sqe {
+                    user_data: (k.i as u64) << 8 | TAG_CANCEL,
+                    ..Sqe::default()
+                };
+                l.ring.push(nop).unwrap();
+                let mut wake = Vec::new();
+                l.settle(false, &mut wake);
+                l.ring.unsubmitted
+            })
+            .unwrap();
+            let signalled = drive(efd);
+            let cut = with_loop(|l| {
+                l.settle_rounds = SETTLE_ROUNDS;
+                l.stats.settle_cut
+            })
+            .unwrap();
+            park();
+            let left_after_next = with_loop(|l| l.ring.unsubmitted).unwrap();
+            close(k);
+            uninstall();
+            (signalled, cut, left_after_cut, left_after_next)
+        })
+        .join()
+        .unwrap();
+        assert_eq!(left_after_cut, 1, "the cut turn left its entry queued");
+        assert_eq!(cut, 1, "the cut is counted");
+        assert!(
+            signalled,
+            "the loop did not signal itself: tokio could sleep on the rest"
+        );
+        assert_eq!(left_after_next, 0, "the next turn did not submit the rest");
+    }
+
+    /// The kernel says it dropped completions (no room even in its overflow list): a reply
+    /// may be among them, so every connection of the loop fails and its waiting reader is
+    /// woken, rather than waiting for good. The kernel's counter is raised by hand here: the
+    /// allocation failure behind it cannot be caused from a test.
+    #[test]
+    fn dropped_completions_fail_the_loops_connections() {
+        if !ring_here() {
+            return;
+        }
+        let (woken, read) = std::thread::spawn(|| {
+            let (ours, _theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+            install(64, Policy { batch: true }).unwrap();
+            let k = open(ours.as_raw_fd()).unwrap();
+            let flag = Arc::new(Flag(AtomicBool::new(false)));
+            let waker = Waker::from(flag.clone());
+            let mut cx = Context::from_waker(&waker);
+            let mut buf = [0u8; 8];
+            assert!(poll_read(k, &mut buf, &mut cx).is_pending());
+            park();
+            // SAFETY: the counter lies in the ring's shared mapping, alive until `uninstall`.
+            with_loop(|l| unsafe { (*l.ring.cq_overflow).fetch_add(1, Ordering::AcqRel) }).unwrap();
+            park();
+            let woken = flag.0.load(Ordering::SeqCst);
+            let read = match poll_read(k, &mut buf, &mut cx) {
+                Poll::Ready(Err(e)) => Some(e.to_string()),
+                _ => None,
+            };
+            close(k);
+            uninstall();
+            (woken, read)
+        })
+        .join()
+        .unwrap();
+        assert!(woken, "the waiting reader was not woken");
+        let e = read.expect("the read did not fail");
+        assert!(e.contains("dropped 1 completions"), "{e}");
     }
 
     /// More completions at once than the CQ ring holds (its size is 4 × the entries): the

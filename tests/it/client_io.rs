@@ -271,3 +271,79 @@ fn a_sandbox_that_forbids_io_uring_gets_epoll_and_says_so() {
         "{stderr}"
     );
 }
+
+/// The batched path's figures reach the reader: `compare` prints a `batch` line per side and
+/// point, and the page has its table with a row per run, beside the run's latency. On the
+/// epoll path neither has any (nothing was batched).
+#[test]
+fn batch_figures_reach_compare_and_the_page() {
+    let Some(base) = server_url("EB_TEST_MYSQL_URL") else {
+        return;
+    };
+    let url = fresh_db(&base, "eb_it_client_io_batch");
+    let dir = tempdir();
+    let mut files = Vec::new();
+    for side in ["a", "b"] {
+        let o = point_select(dir.path(), &url).output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{stderr}");
+        let f = dir.path().join(format!("{side}.json"));
+        std::fs::write(&f, &o.stdout).unwrap();
+        files.push(f.display().to_string());
+    }
+    let cmp = eb(dir.path(), &["compare", &files[0], &files[1]]);
+    assert_eq!(cmp.code, 0, "{}", cmp.stderr);
+    let lines: Vec<&str> = cmp
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("batch "))
+        .collect();
+    let page = dir.path().join("page.html");
+    let page_arg = page.display().to_string();
+    let rep = eb(
+        dir.path(),
+        &[
+            "report", &files[0], &files[1], "--format", "html", "-o", &page_arg,
+        ],
+    );
+    assert_eq!(rep.code, 0, "{}", rep.stderr);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let table = "Batched waits and held replies";
+    if expected_io() == "epoll" {
+        assert!(lines.is_empty(), "{}", cmp.stdout);
+        assert!(!html.contains(table));
+        return;
+    }
+    assert_eq!(lines.len(), 2, "one line per side: {}", cmp.stdout);
+    for (l, side) in lines.iter().zip(["A", "B"]) {
+        let head = format!("batch {side}: oltp_point_select at 4 threads: ");
+        assert!(l.starts_with(&head), "{l}");
+        let waits: u64 = l[head.len()..]
+            .split(' ')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no batched waits in {l}"));
+        assert!(waits > 0, "{l}");
+        assert!(
+            l.contains("hold mean ") && l.contains("(latency p50 "),
+            "{l}"
+        );
+        assert!(
+            l.contains("io_uring loops ") && l.ends_with("epoll 0)"),
+            "{l}"
+        );
+    }
+    let at = html.find(table).expect("the page has no batch table");
+    let section = &html[at..];
+    let section = &section[..section.find("</table>").expect("table end")];
+    // One row per result and run (one run each), each naming the operation.
+    assert_eq!(
+        section
+            .matches("<td class=l>oltp_point_select</td>")
+            .count(),
+        2,
+        "{section}"
+    );
+    // Each row found its run's latency.
+    assert!(!section.contains("<td></td>"), "{section}");
+}
