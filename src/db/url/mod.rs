@@ -7,6 +7,10 @@
 //! PostgreSQL): the nodes of a cluster. Connection `w` goes to node `w % nodes`, the way
 //! sysbench spreads its threads over a `--mysql-host` list.
 
+mod query;
+
+use query::QueryOptions;
+
 use std::path::PathBuf;
 
 use super::tls::SslMode;
@@ -195,105 +199,17 @@ impl TargetSpec {
             .unwrap_or("")
             .trim_matches(['[', ']'])
             .to_string();
-        let mut socket = None;
-        let mut mysql_driver = MysqlDriver::default();
-        let mut pg_driver = PgDriver::default();
-        let mut ssl_mode = SslMode::Disable;
-        let mut ssl_ca = None;
-        let mut pipeline_begin = true;
-        let mut pipeline_statements = true;
-        let mut spider = Vec::new();
-        let mut read = ReadRoute::Spread;
-        for (k, v) in u.query_pairs() {
-            if k == "ssl-mode" || k == "sslmode" {
-                ssl_mode = SslMode::parse(&v).ok_or_else(|| {
-                    format!("invalid target '{shown}': unknown ssl-mode '{v}' (use disable, prefer, require, verify-ca or verify-full)")
-                })?;
-            } else if k == "ssl-ca" || k == "sslrootcert" {
-                if v.is_empty() {
-                    return Err(format!(
-                        "invalid target '{shown}': ssl-ca needs a file path"
-                    ));
-                }
-                ssl_ca = Some(PathBuf::from(v.as_ref()));
-            } else if k == socket_key {
-                socket = Some(v.into_owned());
-            } else if k == "begin" {
-                pipeline_begin = match v.as_ref() {
-                    "pipelined" => true,
-                    "separate" => false,
-                    other => {
-                        return Err(format!(
-                            "invalid target '{shown}': unknown begin '{other}' (use pipelined or separate)"
-                        ))
-                    }
-                };
-            } else if k == "pipeline" {
-                pipeline_statements = match v.as_ref() {
-                    "on" => true,
-                    "off" => false,
-                    other => {
-                        return Err(format!(
-                            "invalid target '{shown}': unknown pipeline '{other}' (use on or off)"
-                        ))
-                    }
-                };
-            } else if k == "spider" && dbms == Dbms::Mysql {
-                spider = parse_endpoints(&v, default_port).map_err(|e| {
-                    format!("invalid target '{shown}': spider: {e} (give the backends as host:port or /socket/path, comma separated)")
-                })?;
-            } else if k == "spider" {
-                return Err(format!(
-                    "invalid target '{shown}': ?spider= names the backends of a MariaDB Spider head: it needs a mysql:// target"
-                ));
-            } else if k == "read" && dbms == Dbms::Postgres {
-                read = match v.as_ref() {
-                    "replicas" => ReadRoute::Replicas,
-                    "all" => ReadRoute::Spread,
-                    other => {
-                        return Err(format!(
-                            "invalid target '{shown}': unknown read '{other}' (use replicas or all)"
-                        ))
-                    }
-                };
-            } else if k == "driver" && dbms == Dbms::Mysql {
-                mysql_driver = match v.as_ref() {
-                    "wire" => MysqlDriver::Wire,
-                    "mysql_async" => MysqlDriver::MysqlAsync,
-                    other => {
-                        return Err(format!(
-                            "invalid target '{shown}': unknown driver '{other}' (use wire or mysql_async)"
-                        ))
-                    }
-                };
-            } else if k == "driver" && dbms == Dbms::Postgres {
-                pg_driver = match v.as_ref() {
-                    "wire" => PgDriver::Wire,
-                    "tokio_postgres" | "tokio-postgres" => PgDriver::TokioPostgres,
-                    other => {
-                        return Err(format!(
-                            "invalid target '{shown}': unknown driver '{other}' (use wire or tokio_postgres)"
-                        ))
-                    }
-                };
-            } else {
-                let also = if dbms == Dbms::Mysql {
-                    ", driver, begin, pipeline, spider"
-                } else if dbms == Dbms::Postgres {
-                    ", driver, begin, pipeline, read"
-                } else {
-                    ", driver, begin, pipeline"
-                };
-                let hint = if is_secret_key(&k) {
-                    ": give passwords through MYSQL_PWD or PGPASSWORD"
-                } else {
-                    ""
-                };
-                return Err(format!(
-                    "invalid target '{shown}': unknown option '{k}' (supported: {socket_key}{also}, ssl-mode, ssl-ca){hint}"
-                ));
-            }
-        }
+        let QueryOptions {
+            socket,
+            mysql_driver,
+            pg_driver,
+            ssl_mode,
+            ssl_ca,
+            pipeline_begin,
+            pipeline_statements,
+            spider,
+            read,
+        } = QueryOptions::parse(&u, &shown, dbms, default_port, socket_key)?;
         if host.is_empty() && socket.is_none() {
             return Err(format!(
                 "invalid target '{shown}': no host (e.g. {}://user@127.0.0.1/db)",
@@ -376,19 +292,7 @@ impl TargetSpec {
         let url_password = u.password().map(percent_decode);
         let password_in_url = url_password.is_some();
         let password = url_password.or_else(|| env_password(dbms));
-        let mut display = u.clone();
-        if password_in_url {
-            let _ = display.set_password(Some("***"));
-        }
-        let mut display = display.to_string();
-        if let Some(list) = &hostlist {
-            // Show every node: the parsed URL holds only the first.
-            let one_host = match u.port() {
-                Some(p) => format!("{}:{p}", u.host_str().unwrap_or("")),
-                None => u.host_str().unwrap_or("").to_string(),
-            };
-            display = display.replacen(&format!("@{one_host}"), &format!("@{list}"), 1);
-        }
+        let display = display_of(&u, hostlist.as_deref(), password_in_url);
         let (host, port) = match nodes.first() {
             Some((h, p)) => (h.clone(), *p),
             None => (host, u.port().unwrap_or(default_port)),
@@ -619,6 +523,24 @@ fn percent_decode(s: &str) -> String {
         .next()
         .map(|(_, v)| v.into_owned())
         .unwrap_or_default()
+}
+
+/// The target as shown: its password, if in the URL, masked, and every node of a host list.
+fn display_of(u: &url::Url, hostlist: Option<&str>, password_in_url: bool) -> String {
+    let mut display = u.clone();
+    if password_in_url {
+        let _ = display.set_password(Some("***"));
+    }
+    let mut display = display.to_string();
+    if let Some(list) = hostlist {
+        // Show every node: the parsed URL holds only the first.
+        let one_host = match u.port() {
+            Some(p) => format!("{}:{p}", u.host_str().unwrap_or("")),
+            None => u.host_str().unwrap_or("").to_string(),
+        };
+        display = display.replacen(&format!("@{one_host}"), &format!("@{list}"), 1);
+    }
+    display
 }
 
 #[cfg(test)]
