@@ -22,7 +22,7 @@ use futures_util::future::LocalBoxFuture;
 
 use crate::db::{Conn, TargetSpec};
 use crate::error::{Error, Result};
-use crate::load::{LoadOptions, LoadStats};
+use crate::load::LoadOptions;
 use crate::report::{RunRecord, SectionOwner};
 use crate::runner::{KindTick, Pacing, Session, SessionConfig};
 
@@ -75,7 +75,9 @@ pub struct Listing {
 // The resolve context and the run's shape are plain settings that the config builds and reads
 // back, so they live in the config, a floor below.
 pub use crate::config::{Given, Purpose, ResolveCx, Shape};
-pub use run::Harness;
+pub use run::{Counted, Harness, HostSample, Span, Tally};
+// What `prepare` returns: the loader's figures of each table it loaded.
+pub use crate::load::LoadStats;
 
 /// What `prepare` gets.
 pub struct PrepareCx<'a> {

@@ -4,6 +4,7 @@
 //! point, and turns the outcome into the result's status and the exit code. No workload writes
 //! result files itself, and nothing here knows any workload.
 
+mod phase;
 mod sweep;
 
 use std::path::{Path, PathBuf};
@@ -21,7 +22,7 @@ use crate::interrupt;
 use crate::live::Live;
 use crate::load::{LoadMethod, LoadOptions, LoadStats};
 use crate::measure::host::HostFacts;
-use crate::measure::proc;
+use crate::measure::{disturbed_above, proc, HostSample};
 use crate::report::{
     self, ClientInfo, NodeInfo, ResultDoc, ServerInfo, Status, TargetInfo, ToolInfo,
 };
@@ -32,10 +33,10 @@ use crate::server::{capture, cluster::Cluster, Server};
 // (save, conn, sweep) are the harness's.
 pub use crate::contract::Harness;
 
-pub use sweep::{
-    delta, disturbed, disturbed_above, host_cpu, record, record_counted, report_connect,
-    server_process, Counted, HostSample, DISTURBED_CPUS, OTHERS_RESOLUTION_S,
-};
+pub use sweep::{record, record_counted, server_process};
+
+// A connection for a command, opened as a workload opens one of its own (the contract's).
+pub use crate::contract::connect;
 
 impl Harness<'_> {
     /// Write the result as it is now (atomically: a reader never sees half a file).
@@ -82,13 +83,6 @@ pub(crate) fn warn_password(spec: &TargetSpec) {
         };
         eprintln!("warning: a password on the command line can be seen by other users of this machine; set {var} instead");
     }
-}
-
-/// Open a connection for the command: failures here are the user's to fix (exit 2).
-pub async fn connect(spec: &TargetSpec) -> Result<Conn> {
-    Conn::connect(spec)
-        .await
-        .map_err(|e| Error::usage(format!("cannot connect to {}: {}", spec.display, e.message)))
 }
 
 /// The engine to create tables with (validated against the server), if one was asked for.

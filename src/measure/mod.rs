@@ -5,8 +5,13 @@ pub mod hist;
 pub mod host;
 pub mod proc;
 pub mod profile;
+pub mod span;
 
 pub use hist::{LatencyHist, LatencySummary};
+pub use span::{
+    delta, disturbed, disturbed_above, host_cpu, Counted, HostCpu, HostSample, Tally,
+    OTHERS_RESOLUTION_S,
+};
 
 use serde::{Deserialize, Serialize};
 

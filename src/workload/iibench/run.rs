@@ -20,14 +20,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::config::RunConfig;
+use crate::contract::{Counted, Harness, HostSample, Span};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Error, Result};
-use crate::harness::{delta, disturbed, record_counted, Counted, Harness, HostSample};
 use crate::interrupt;
 use crate::live::{PhaseInfo, PhaseKind};
-use crate::measure::proc::{self, ProcSample};
 use crate::measure::profile::{self, ServerProfile};
-use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};
+use crate::measure::{delta, disturbed, CpuTimes, ErrorCounts, LatencyHist};
 use crate::report::{Aggregate, Point};
 use crate::runner::{IntervalSample, Pacing, PhaseResult, Session, SessionConfig};
 use crate::server::capture::{self, DiskUsage};
@@ -98,23 +97,15 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
     };
     // Started before the first sample: perf takes a moment to attach.
     let profiler = profile::start_for_run(cfg.profile_hz, server_pid);
-    let proc0 = server_pid.and_then(ProcSample::of_tree);
+    let span = h.span();
     let disk0 = device
         .as_ref()
         .and_then(|(_, ma, mi)| wear::sample(*ma, *mi));
-    let busy0 = proc::host_busy_s();
-    let cpu0 = CpuTimes::now();
-    let t0 = Instant::now();
+    let (t0, proc0) = (span.start.at, span.start.server);
     let deadline = spec.max_time.map(|d| t0 + d);
     let interval = cfg.report_interval();
 
-    let start = HostSample {
-        at: t0,
-        busy_s: busy0,
-        client: cpu0,
-        server: proc0,
-    };
-    let mut st = State::new(cfg, spec, start);
+    let mut st = State::new(cfg, spec, span);
     st.started = started.map(|_| crate::fleet::now_unix_s());
     let (live, w) = (h.live.clone(), h.workload.clone());
     let (ran, qres) = std::thread::scope(|s| {
@@ -147,16 +138,15 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
     if st.w.rows > 0 {
         st.close_window(server_pid, &shared, true);
     }
-    let cpu = CpuTimes::now().since(cpu0);
-    let busy1 = proc::host_busy_s();
-    let proc_run = server_pid.and_then(ProcSample::of_tree);
+    let end = st.span.sample();
+    let proc_run = end.server;
     let profile = profile::stop_for_run(profiler, st.batches);
     let admin = h.conn()?;
     let after = rt.block_on(capture::counters(admin));
 
     // One forced flush at the end: the total bytes written for the rows, and their size.
     let disk_after = rt.block_on(disk_now(admin, target));
-    let proc_total = server_pid.and_then(ProcSample::of_tree);
+    let proc_total = st.span.sample().server;
     let disk_total = device
         .as_ref()
         .and_then(|(_, ma, mi)| wear::sample(*ma, *mi));
@@ -178,13 +168,9 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
     let elapsed_s = t_end.duration_since(t0).as_secs_f64().max(1e-9);
     let mut fin = Final {
         elapsed_s,
-        cpu,
+        cpu: end.client.since(st.span.start.client),
         counters: delta(&before, &after),
-        server: match (proc0, proc_run) {
-            (Some(a), Some(b)) => Some((a, b)),
-            _ => None,
-        },
-        busy_s: (busy1 - busy0).max(0.0),
+        end,
         queries: None,
         wear: Wear::default(),
         table_rows_end,
@@ -369,8 +355,8 @@ struct Final {
     elapsed_s: f64,
     cpu: CpuTimes,
     counters: BTreeMap<String, f64>,
-    server: Option<(ProcSample, ProcSample)>,
-    busy_s: f64,
+    /// The host, this process and the server at the run's end.
+    end: HostSample,
     queries: Option<Queries>,
     wear: Wear,
     table_rows_end: Option<u64>,
@@ -411,6 +397,8 @@ struct State {
     /// The host, this process and the server when the open window started: its server writes
     /// and what other processes used during it are counted from here.
     window_start: HostSample,
+    /// The run's span: its start, and how its record is made.
+    span: Span,
     interval: Duration,
     intervals: Vec<IntervalSample>,
     /// A fleet's shard: when the run started (seconds since the epoch).
@@ -418,7 +406,8 @@ struct State {
 }
 
 impl State {
-    fn new(cfg: &RunConfig, spec: &Spec, start: HostSample) -> State {
+    fn new(cfg: &RunConfig, spec: &Spec, span: Span) -> State {
+        let start = span.start;
         State {
             t0: start.at,
             last_end: start.at,
@@ -437,6 +426,7 @@ impl State {
             w: Open::default(),
             window_queries0: 0,
             window_start: start,
+            span,
             interval: cfg.report_interval(),
             intervals: Vec::new(),
             started: None,
@@ -556,7 +546,6 @@ impl State {
         // A failed DELETE is an error of the run too (its batch committed).
         let mut errors = self.errors.clone();
         errors.merge(&del.errors);
-        let server = fin.and_then(|f| f.server);
         let counted = Counted {
             run: 1,
             ops: self.batches,
@@ -570,12 +559,7 @@ impl State {
             workers_lost: self.workers_lost,
             interrupted: interrupt::signal().is_some(),
         };
-        let mut rec = record_counted(
-            counted,
-            (server.map(|(a, _)| a), server.map(|(_, b)| b)),
-            fin.map_or(0.0, |f| f.busy_s),
-            cfg.disturbed_above_cpus,
-        );
+        let mut rec = self.span.record(counted, fin.map(|f| &f.end));
         rec.server_counters = fin.map(|f| f.counters.clone()).unwrap_or_default();
         rec.server_profile = profile::with_coverage(
             fin.and_then(|f| f.profile.clone()),
