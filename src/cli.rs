@@ -691,16 +691,8 @@ pub struct CleanupArgs {
     pub target: TargetArgs,
 }
 
-/// A preset of the run method; any flag given explicitly overrides it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Method {
-    /// About two minutes: 100k rows, threads 1,4,16, 1 s warm-up, 2 runs of 1 s.
-    Quick,
-    /// The 2007 read report exactly: 1M rows, threads 1,4,16,64,128,256, 180 s warm-up,
-    /// 3 runs of 60 s, the maximum kept (about 8 hours for all 13 queries).
-    Classic,
-}
+// The method preset is the measuring method's word, on the ground (measure).
+pub use crate::measure::Method;
 
 /// What `run` prints on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -880,16 +872,6 @@ pub struct FleetArgs {
     /// the missing ones (e.g. 60s, 5m) [default: 60s]. Refused without --shard (exit 2).
     #[arg(long, value_name = "DURATION")]
     pub fleet_timeout: Option<String>,
-}
-
-/// The first line of a clap error, without its "error: " prefix.
-pub fn first_line(e: &clap::Error) -> String {
-    let text = e.render().to_string();
-    text.lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("invalid arguments")
-        .trim_start_matches("error: ")
-        .to_string()
 }
 
 /// The scale a plan runs at: its full matrix, or the values of its `[quick]` or `[standard]`

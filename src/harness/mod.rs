@@ -67,6 +67,50 @@ impl Harness<'_> {
     }
 }
 
+// The contract knows no command line: `run`'s options are resolved here, above it.
+/// `run`'s options resolved: the common ones (the config) and the workload's own (`entry`,
+/// named `name`, from `m`), which may adjust the run's shape to its defaults.
+pub fn resolve_run(
+    a: &crate::cli::RunArgs,
+    entry: &dyn crate::contract::Entry,
+    name: &str,
+    m: &clap::ArgMatches,
+) -> Result<(crate::config::RunConfig, Arc<dyn Workload>)> {
+    let mut workload = None;
+    let cfg = crate::config::RunConfig::resolve(a, m, |cx, spec| {
+        let w = entry.resolve(name, m, cx)?;
+        if cx.shard.is_some()
+            && (w.partition().is_none() || (w.load_partition().is_none() && !w.loads_in_run()))
+        {
+            return Err(Error::usage(format!(
+                "--shard: {} cannot be split between the shards of a fleet (its work would run N times over); run it from one process",
+                w.name()
+            )));
+        }
+        crate::contract::shard::refuse_unsharded(w.as_ref(), spec)?;
+        let resolved = crate::config::Resolved {
+            name: w.name().to_string(),
+            operations: w.operations(),
+            options: w.options(),
+            previews: w.preview().is_some(),
+        };
+        workload = Some(w);
+        Ok(resolved)
+    })?;
+    let workload = workload.expect("the config resolves the workload before it returns");
+    Ok((cfg, workload))
+}
+
+// The live outputs see a workload through its kinds and interval figures only.
+impl<W: Workload + ?Sized> crate::live::Figures for W {
+    fn phase_kinds(&self) -> Vec<&'static str> {
+        self.kinds()
+    }
+    fn figures(&self, kinds: &[crate::runner::KindTick], len_s: f64) -> Vec<(String, f64)> {
+        self.interval_figures(kinds, len_s)
+    }
+}
+
 pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
