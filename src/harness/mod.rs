@@ -475,48 +475,15 @@ fn run_on(
     let nodes = crate::runner::admin::node_infos(&rt, &spec, &cfg.faults(), &version, &settings);
     say_method(a, cfg, workload.as_ref());
 
-    let mut opts = load_options(
-        &spec,
-        cfg.load_connections,
-        cfg.load_method,
-        &cfg.table_options,
-    );
-    opts.live = live.clone();
-    // A fleet's shards load missing tables together (shard 0 creates them), or, with
-    // --start-at, find them loaded: never N loads of the same tables.
-    let load_fleet = cfg
-        .fleet
-        .as_ref()
-        .map(|f| crate::fleet::LoadFleet::of(f, &spec));
-    opts.shard = cfg.fleet.as_ref().map(|f| f.shard);
-    // What other processes used while the tables loaded: a load time is a measurement too.
-    let before_load = HostSample::now(server_pid);
-    let loaded = if workload.loads_in_run() {
-        Ok(Vec::new())
-    } else {
-        let r = rt.block_on(prepare_interruptibly(
-            workload.as_ref(),
-            &mut admin,
-            &spec,
-            engine.as_deref(),
-            &opts,
-            load_fleet.as_ref(),
-        ));
-        if let (Err(_), Some(lf)) = (&r, &load_fleet) {
-            rt.block_on(lf.failed());
-        }
-        r
-    };
-    drop(load_fleet);
-    // Interrupted while loading: the result file is still written (the loads so far, no
-    // points) before the tool exits 130 / 143; other load failures end the command here.
-    let (loaded, load_interrupted) = match loaded {
-        Ok(l) => (l, None),
-        Err(e) if matches!(e.failure, Failure::Interrupted(_)) => (opts.journal.entries(), Some(e)),
-        Err(e) => return Err(e),
-    };
-    let loaded = mark_load_disturbance(loaded, &before_load, server_pid, cfg.disturbed_above_cpus);
-    report_loads(&loaded);
+    let (opts, loaded, load_interrupted) = load_tables(
+        cfg,
+        workload.as_ref(),
+        &rt,
+        &mut admin,
+        engine.as_deref(),
+        server_pid,
+        live,
+    )?;
     let main_table = workload.main_table().to_string();
     let table_engine = match () {
         // The admin connection may be mid-statement (an index build it abandoned).
@@ -595,6 +562,64 @@ fn run_on(
         h.doc.notes.extend(notes);
     }
     finish(&mut h, outcome, a.format, &a.catalog, owners)
+}
+
+/// The loader's options, and the workload's tables prepared unless it loads during the run:
+/// what was loaded (each table marked when others disturbed it), and the signal's error when
+/// one ended the load (the result is still written).
+fn load_tables(
+    cfg: &RunConfig,
+    workload: &dyn Workload,
+    rt: &tokio::runtime::Runtime,
+    admin: &mut Conn,
+    engine: Option<&str>,
+    server_pid: Option<u32>,
+    live: &Live,
+) -> Result<(LoadOptions, Vec<LoadStats>, Option<Error>)> {
+    let spec = &cfg.target_spec;
+    let mut opts = load_options(
+        spec,
+        cfg.load_connections,
+        cfg.load_method,
+        &cfg.table_options,
+    );
+    opts.live = live.clone();
+    // A fleet's shards load missing tables together (shard 0 creates them), or, with
+    // --start-at, find them loaded: never N loads of the same tables.
+    let load_fleet = cfg
+        .fleet
+        .as_ref()
+        .map(|f| crate::fleet::LoadFleet::of(f, spec));
+    opts.shard = cfg.fleet.as_ref().map(|f| f.shard);
+    // What other processes used while the tables loaded: a load time is a measurement too.
+    let before_load = HostSample::now(server_pid);
+    let loaded = if workload.loads_in_run() {
+        Ok(Vec::new())
+    } else {
+        let r = rt.block_on(prepare_interruptibly(
+            workload,
+            admin,
+            spec,
+            engine,
+            &opts,
+            load_fleet.as_ref(),
+        ));
+        if let (Err(_), Some(lf)) = (&r, &load_fleet) {
+            rt.block_on(lf.failed());
+        }
+        r
+    };
+    drop(load_fleet);
+    // Interrupted while loading: the result file is still written (the loads so far, no
+    // points) before the tool exits 130 / 143; other load failures end the command here.
+    let (loaded, load_interrupted) = match loaded {
+        Ok(l) => (l, None),
+        Err(e) if matches!(e.failure, Failure::Interrupted(_)) => (opts.journal.entries(), Some(e)),
+        Err(e) => return Err(e),
+    };
+    let loaded = mark_load_disturbance(loaded, &before_load, server_pid, cfg.disturbed_above_cpus);
+    report_loads(&loaded);
+    Ok((opts, loaded, load_interrupted))
 }
 
 /// `--pin`: the client (the calling thread; every client thread started later inherits the

@@ -57,34 +57,8 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
         .and_then(|d| wear::device_of(std::path::Path::new(&d.path)));
 
     let shared = Arc::new(Shared::new());
-    let session_cfg = |threads| SessionConfig {
-        threads,
-        client_threads: cfg.client_threads,
-        sched_batch: cfg.sched_batch,
-        pacing: Pacing::ClosedLoop,
-        faults: cfg.faults(),
-        access: crate::runner::Access::ReadWrite,
-        first_worker: cfg.first_worker(threads),
-    };
     // Every connection is open before the clock starts.
-    let mut inserts = {
-        let (spec, shared) = (Arc::new(spec.clone()), shared.clone());
-        Session::start(target, &session_cfg(spec.inserters), move |_| {
-            InsertDriver::new(spec.clone(), shared.clone())
-        })
-        .map_err(|e| e.context("iibench insert connections"))?
-    };
-    let mut queries = match spec.query_threads {
-        0 => None,
-        n => {
-            let (seed, shared) = (spec.seed, shared.clone());
-            let s = Session::start(target, &session_cfg(n), move |q| {
-                QueryDriver::new(seed, q, shared.clone())
-            })
-            .map_err(|e| e.context("iibench query connections"))?;
-            Some(s)
-        }
-    };
+    let (mut inserts, mut queries) = sessions(cfg, spec, &shared)?;
     // A shard of a fleet starts inserting with the others (docs/fleet.md).
     let started = match &cfg.fleet {
         Some(f) => Some(rt.block_on(crate::fleet::meet(f, h.conn()?, 0))?),
@@ -176,17 +150,7 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
         table_rows_end,
         profile,
     };
-    if let Some(q) = qres {
-        fin.queries = Some(Queries {
-            threads: spec.query_threads,
-            queries: q.ops,
-            rows: q.rows,
-            errors: q.errors.total(),
-            queries_per_s: q.ops as f64 / elapsed_s,
-            latency_us: q.hist.summary(),
-            histogram_hdr_v2: q.hist.encode(),
-        });
-    }
+    fin.queries = qres.map(|q| queries_of(&q, spec.query_threads, elapsed_s));
     let w = &mut fin.wear;
     if let (Some(a), Some(b), Some(c)) = (proc0, proc_run, proc_total) {
         // A process of the server that exits during the run (PostgreSQL's autovacuum workers)
@@ -229,6 +193,57 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// The insert session (`--inserters` connections) and the query session (`--query-threads`,
+/// none without), every connection open.
+fn sessions(
+    cfg: &RunConfig,
+    spec: &Spec,
+    shared: &Arc<Shared>,
+) -> Result<(Session, Option<Session>)> {
+    let target = &cfg.target_spec;
+    let session_cfg = |threads| SessionConfig {
+        threads,
+        client_threads: cfg.client_threads,
+        sched_batch: cfg.sched_batch,
+        pacing: Pacing::ClosedLoop,
+        faults: cfg.faults(),
+        access: crate::runner::Access::ReadWrite,
+        first_worker: cfg.first_worker(threads),
+    };
+    let inserts = {
+        let (spec, shared) = (Arc::new(spec.clone()), shared.clone());
+        Session::start(target, &session_cfg(spec.inserters), move |_| {
+            InsertDriver::new(spec.clone(), shared.clone())
+        })
+        .map_err(|e| e.context("iibench insert connections"))?
+    };
+    let queries = match spec.query_threads {
+        0 => None,
+        n => {
+            let (seed, shared) = (spec.seed, shared.clone());
+            let s = Session::start(target, &session_cfg(n), move |q| {
+                QueryDriver::new(seed, q, shared.clone())
+            })
+            .map_err(|e| e.context("iibench query connections"))?;
+            Some(s)
+        }
+    };
+    Ok((inserts, queries))
+}
+
+/// The query connections' figures over the run.
+fn queries_of(q: &PhaseResult, threads: usize, elapsed_s: f64) -> Queries {
+    Queries {
+        threads,
+        queries: q.ops,
+        rows: q.rows,
+        errors: q.errors.total(),
+        queries_per_s: q.ops as f64 / elapsed_s,
+        latency_us: q.hist.summary(),
+        histogram_hdr_v2: q.hist.encode(),
+    }
 }
 
 /// The windows, one insert phase each (a window takes more than one phase only when failed
