@@ -234,7 +234,7 @@ pub fn run(argv: &WorkloadArgv, reg: &Registry) -> Result<ExitCode> {
     let Some(p) = parse_workload::<RunArgs>(reg, "run", &argv.args)? else {
         return Ok(ExitCode::SUCCESS);
     };
-    let (cfg, workload) = crate::contract::resolve_run(&p.common, p.entry, &p.name, &p.matches)?;
+    let (cfg, workload) = harness::resolve_run(&p.common, p.entry, &p.name, &p.matches)?;
     harness::run(&p.common, cfg, workload, &reg.owners())
 }
 

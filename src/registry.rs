@@ -124,7 +124,7 @@ mod config_tests {
         let reg = super::Registry::default();
         let argv: Vec<String> = argv[2..].iter().map(|s| s.to_string()).collect();
         let p = super::parse_workload::<RunArgs>(&reg, "run", &argv)?.expect("not help");
-        Ok(crate::contract::resolve_run(&p.common, p.entry, &p.name, &p.matches)?.0)
+        Ok(crate::harness::resolve_run(&p.common, p.entry, &p.name, &p.matches)?.0)
     }
 
     /// A fleet numbers its connections across the shards, so that over a cluster's nodes it

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use crate::cli::Method;
 use crate::db::Dbms;
+use crate::measure::Method;
 
 /// Which command the workload is resolved for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,9 +3,9 @@
 
 use clap::Args;
 
-use crate::cli::Method;
 use crate::config::parse;
 use crate::error::{Error, Result};
+use crate::measure::Method;
 
 /// `--table-size`.
 #[derive(Debug, Clone, Args, Default)]
@@ -54,5 +54,5 @@ pub struct TextArgs {
 
 /// Parse a workload's own `Args` from the matches of its command.
 pub fn of<A: clap::FromArgMatches>(m: &clap::ArgMatches) -> Result<A> {
-    A::from_arg_matches(m).map_err(|e| Error::usage(crate::cli::first_line(&e)))
+    A::from_arg_matches(m).map_err(|e| Error::usage(super::parse::first_line(&e)))
 }

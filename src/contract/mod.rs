@@ -22,7 +22,7 @@ use futures_util::future::LocalBoxFuture;
 
 use crate::db::{Conn, TargetSpec};
 use crate::error::{Error, Result};
-use crate::load::{LoadOptions, LoadStats};
+use crate::load::LoadOptions;
 use crate::report::{RunRecord, SectionOwner};
 use crate::runner::{KindTick, Pacing, Session, SessionConfig};
 
@@ -75,7 +75,9 @@ pub struct Listing {
 // The resolve context and the run's shape are plain settings that the config builds and reads
 // back, so they live in the config, a floor below.
 pub use crate::config::{Given, Purpose, ResolveCx, Shape};
-pub use run::Harness;
+pub use run::{Counted, Harness, HostSample, Span, Tally};
+// What `prepare` returns: the loader's figures of each table it loaded.
+pub use crate::load::LoadStats;
 
 /// What `prepare` gets.
 pub struct PrepareCx<'a> {
@@ -209,49 +211,6 @@ pub trait Workload: Send + Sync + 'static {
     /// Its figures of one interval (TPC-C: tpmC), from the per-kind counts.
     fn interval_figures(&self, _kinds: &[KindTick], _len_s: f64) -> Vec<(String, f64)> {
         Vec::new()
-    }
-}
-
-/// `run`'s options resolved: the common ones (the config) and the workload's own (`entry`,
-/// named `name`, from `m`), which may adjust the run's shape to its defaults.
-pub fn resolve_run(
-    a: &crate::cli::RunArgs,
-    entry: &dyn Entry,
-    name: &str,
-    m: &clap::ArgMatches,
-) -> Result<(crate::config::RunConfig, Arc<dyn Workload>)> {
-    let mut workload = None;
-    let cfg = crate::config::RunConfig::resolve(a, m, |cx, spec| {
-        let w = entry.resolve(name, m, cx)?;
-        if cx.shard.is_some()
-            && (w.partition().is_none() || (w.load_partition().is_none() && !w.loads_in_run()))
-        {
-            return Err(Error::usage(format!(
-                "--shard: {} cannot be split between the shards of a fleet (its work would run N times over); run it from one process",
-                w.name()
-            )));
-        }
-        shard::refuse_unsharded(w.as_ref(), spec)?;
-        let resolved = crate::config::Resolved {
-            name: w.name().to_string(),
-            operations: w.operations(),
-            options: w.options(),
-            previews: w.preview().is_some(),
-        };
-        workload = Some(w);
-        Ok(resolved)
-    })?;
-    let workload = workload.expect("the config resolves the workload before it returns");
-    Ok((cfg, workload))
-}
-
-// The live outputs see a workload through its kinds and interval figures only.
-impl<W: Workload + ?Sized> crate::live::Figures for W {
-    fn phase_kinds(&self) -> Vec<&'static str> {
-        self.kinds()
-    }
-    fn figures(&self, kinds: &[KindTick], len_s: f64) -> Vec<(String, f64)> {
-        self.interval_figures(kinds, len_s)
     }
 }
 

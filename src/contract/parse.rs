@@ -5,7 +5,6 @@
 use clap::Args;
 
 use super::Entry;
-use crate::cli::first_line;
 use crate::error::{Error, Result};
 
 /// Every name the entries answer to, in `list` order.
@@ -183,4 +182,14 @@ fn explain(reg: &[&'static dyn Entry], name: &str, e: &clap::Error) -> String {
         }
     }
     format!("{} (see --help)", first_line(e))
+}
+
+/// The first line of a clap error, without its "error: " prefix.
+pub fn first_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    text.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("invalid arguments")
+        .trim_start_matches("error: ")
+        .to_string()
 }

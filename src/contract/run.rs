@@ -1,14 +1,20 @@
 //! What a workload's `run` works with: the pieces of the harness a workload may use. The
-//! harness (a floor above) builds it and implements its methods (`save`, `conn`, `sweep`,
-//! `sweep_of`); a workload asks for the shared sweep with `sweep_me`.
+//! harness (a floor above) builds it and implements its methods: `save`, `conn`, `sweep`,
+//! `sweep_of`, and the measured phases of a workload's own: `phase` (one run of an operation
+//! on the shared runner, as the sweep measures it), `measure` (a phase the workload drives
+//! itself, counted in a `Tally`) and `span` (a span it measures and records itself, `Span`).
+//! Host and server CPU, disturbance, counters, live output and the record are the harness's
+//! business. A workload asks for the shared sweep with `sweep_me`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::Workload;
+// What a workload's own phases count and sample is measured on a floor below.
 use crate::config::RunConfig;
 use crate::live::Live;
 use crate::load::LoadOptions;
+pub use crate::measure::{Counted, HostSample, Tally};
 use crate::report::ResultDoc;
 use crate::runner::admin::Admin;
 
@@ -45,4 +51,13 @@ impl Harness<'_> {
     pub fn sweep_me(&mut self) {
         self.sweep_asked = true;
     }
+}
+
+/// A span a workload measures itself (a sql-bench run, an iiBench run of windows, a
+/// schema-change timeline): the host, this process and the server sampled at its start
+/// (`Harness::span`); `Span::sample` and `Span::record` (the harness's) end it.
+pub struct Span {
+    pub start: HostSample,
+    pub(crate) server_pid: Option<u32>,
+    pub(crate) disturbed_above_cpus: f64,
 }

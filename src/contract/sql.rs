@@ -5,6 +5,14 @@ use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Context, Error, Result};
 use crate::load::LoadOptions;
 
+/// Open a connection of a workload's or a command's own: failures here are the user's to fix
+/// (exit 2).
+pub async fn connect(spec: &TargetSpec) -> Result<Conn> {
+    Conn::connect(spec)
+        .await
+        .map_err(|e| Error::usage(format!("cannot connect to {}: {}", spec.display, e.message)))
+}
+
 /// The table that records what each workload loaded (size, seed, engine), so that `run`
 /// reuses a prepared table only when it is exactly what the run asks for.
 pub const META_TABLE: &str = "enginebench_meta";

@@ -4,6 +4,7 @@
 //! point, and turns the outcome into the result's status and the exit code. No workload writes
 //! result files itself, and nothing here knows any workload.
 
+mod phase;
 mod sweep;
 
 use std::path::{Path, PathBuf};
@@ -21,7 +22,7 @@ use crate::interrupt;
 use crate::live::Live;
 use crate::load::{LoadMethod, LoadOptions, LoadStats};
 use crate::measure::host::HostFacts;
-use crate::measure::proc;
+use crate::measure::{disturbed_above, proc, HostSample};
 use crate::report::{
     self, ClientInfo, NodeInfo, ResultDoc, ServerInfo, Status, TargetInfo, ToolInfo,
 };
@@ -32,10 +33,10 @@ use crate::server::{capture, cluster::Cluster, Server};
 // (save, conn, sweep) are the harness's.
 pub use crate::contract::Harness;
 
-pub use sweep::{
-    delta, disturbed, disturbed_above, host_cpu, record, record_counted, report_connect,
-    server_process, Counted, HostSample, DISTURBED_CPUS, OTHERS_RESOLUTION_S,
-};
+pub use sweep::{record, record_counted, server_process};
+
+// A connection for a command, opened as a workload opens one of its own (the contract's).
+pub use crate::contract::connect;
 
 impl Harness<'_> {
     /// Write the result as it is now (atomically: a reader never sees half a file).
@@ -66,6 +67,50 @@ impl Harness<'_> {
     }
 }
 
+// The contract knows no command line: `run`'s options are resolved here, above it.
+/// `run`'s options resolved: the common ones (the config) and the workload's own (`entry`,
+/// named `name`, from `m`), which may adjust the run's shape to its defaults.
+pub fn resolve_run(
+    a: &crate::cli::RunArgs,
+    entry: &dyn crate::contract::Entry,
+    name: &str,
+    m: &clap::ArgMatches,
+) -> Result<(crate::config::RunConfig, Arc<dyn Workload>)> {
+    let mut workload = None;
+    let cfg = crate::config::RunConfig::resolve(a, m, |cx, spec| {
+        let w = entry.resolve(name, m, cx)?;
+        if cx.shard.is_some()
+            && (w.partition().is_none() || (w.load_partition().is_none() && !w.loads_in_run()))
+        {
+            return Err(Error::usage(format!(
+                "--shard: {} cannot be split between the shards of a fleet (its work would run N times over); run it from one process",
+                w.name()
+            )));
+        }
+        crate::contract::shard::refuse_unsharded(w.as_ref(), spec)?;
+        let resolved = crate::config::Resolved {
+            name: w.name().to_string(),
+            operations: w.operations(),
+            options: w.options(),
+            previews: w.preview().is_some(),
+        };
+        workload = Some(w);
+        Ok(resolved)
+    })?;
+    let workload = workload.expect("the config resolves the workload before it returns");
+    Ok((cfg, workload))
+}
+
+// The live outputs see a workload through its kinds and interval figures only.
+impl<W: Workload + ?Sized> crate::live::Figures for W {
+    fn phase_kinds(&self) -> Vec<&'static str> {
+        self.kinds()
+    }
+    fn figures(&self, kinds: &[crate::runner::KindTick], len_s: f64) -> Vec<(String, f64)> {
+        self.interval_figures(kinds, len_s)
+    }
+}
+
 pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -82,13 +127,6 @@ pub(crate) fn warn_password(spec: &TargetSpec) {
         };
         eprintln!("warning: a password on the command line can be seen by other users of this machine; set {var} instead");
     }
-}
-
-/// Open a connection for the command: failures here are the user's to fix (exit 2).
-pub async fn connect(spec: &TargetSpec) -> Result<Conn> {
-    Conn::connect(spec)
-        .await
-        .map_err(|e| Error::usage(format!("cannot connect to {}: {}", spec.display, e.message)))
 }
 
 /// The engine to create tables with (validated against the server), if one was asked for.
@@ -437,48 +475,15 @@ fn run_on(
     let nodes = crate::runner::admin::node_infos(&rt, &spec, &cfg.faults(), &version, &settings);
     say_method(a, cfg, workload.as_ref());
 
-    let mut opts = load_options(
-        &spec,
-        cfg.load_connections,
-        cfg.load_method,
-        &cfg.table_options,
-    );
-    opts.live = live.clone();
-    // A fleet's shards load missing tables together (shard 0 creates them), or, with
-    // --start-at, find them loaded: never N loads of the same tables.
-    let load_fleet = cfg
-        .fleet
-        .as_ref()
-        .map(|f| crate::fleet::LoadFleet::of(f, &spec));
-    opts.shard = cfg.fleet.as_ref().map(|f| f.shard);
-    // What other processes used while the tables loaded: a load time is a measurement too.
-    let before_load = HostSample::now(server_pid);
-    let loaded = if workload.loads_in_run() {
-        Ok(Vec::new())
-    } else {
-        let r = rt.block_on(prepare_interruptibly(
-            workload.as_ref(),
-            &mut admin,
-            &spec,
-            engine.as_deref(),
-            &opts,
-            load_fleet.as_ref(),
-        ));
-        if let (Err(_), Some(lf)) = (&r, &load_fleet) {
-            rt.block_on(lf.failed());
-        }
-        r
-    };
-    drop(load_fleet);
-    // Interrupted while loading: the result file is still written (the loads so far, no
-    // points) before the tool exits 130 / 143; other load failures end the command here.
-    let (loaded, load_interrupted) = match loaded {
-        Ok(l) => (l, None),
-        Err(e) if matches!(e.failure, Failure::Interrupted(_)) => (opts.journal.entries(), Some(e)),
-        Err(e) => return Err(e),
-    };
-    let loaded = mark_load_disturbance(loaded, &before_load, server_pid, cfg.disturbed_above_cpus);
-    report_loads(&loaded);
+    let (opts, loaded, load_interrupted) = load_tables(
+        cfg,
+        workload.as_ref(),
+        &rt,
+        &mut admin,
+        engine.as_deref(),
+        server_pid,
+        live,
+    )?;
     let main_table = workload.main_table().to_string();
     let table_engine = match () {
         // The admin connection may be mid-statement (an index build it abandoned).
@@ -557,6 +562,64 @@ fn run_on(
         h.doc.notes.extend(notes);
     }
     finish(&mut h, outcome, a.format, &a.catalog, owners)
+}
+
+/// The loader's options, and the workload's tables prepared unless it loads during the run:
+/// what was loaded (each table marked when others disturbed it), and the signal's error when
+/// one ended the load (the result is still written).
+fn load_tables(
+    cfg: &RunConfig,
+    workload: &dyn Workload,
+    rt: &tokio::runtime::Runtime,
+    admin: &mut Conn,
+    engine: Option<&str>,
+    server_pid: Option<u32>,
+    live: &Live,
+) -> Result<(LoadOptions, Vec<LoadStats>, Option<Error>)> {
+    let spec = &cfg.target_spec;
+    let mut opts = load_options(
+        spec,
+        cfg.load_connections,
+        cfg.load_method,
+        &cfg.table_options,
+    );
+    opts.live = live.clone();
+    // A fleet's shards load missing tables together (shard 0 creates them), or, with
+    // --start-at, find them loaded: never N loads of the same tables.
+    let load_fleet = cfg
+        .fleet
+        .as_ref()
+        .map(|f| crate::fleet::LoadFleet::of(f, spec));
+    opts.shard = cfg.fleet.as_ref().map(|f| f.shard);
+    // What other processes used while the tables loaded: a load time is a measurement too.
+    let before_load = HostSample::now(server_pid);
+    let loaded = if workload.loads_in_run() {
+        Ok(Vec::new())
+    } else {
+        let r = rt.block_on(prepare_interruptibly(
+            workload,
+            admin,
+            spec,
+            engine,
+            &opts,
+            load_fleet.as_ref(),
+        ));
+        if let (Err(_), Some(lf)) = (&r, &load_fleet) {
+            rt.block_on(lf.failed());
+        }
+        r
+    };
+    drop(load_fleet);
+    // Interrupted while loading: the result file is still written (the loads so far, no
+    // points) before the tool exits 130 / 143; other load failures end the command here.
+    let (loaded, load_interrupted) = match loaded {
+        Ok(l) => (l, None),
+        Err(e) if matches!(e.failure, Failure::Interrupted(_)) => (opts.journal.entries(), Some(e)),
+        Err(e) => return Err(e),
+    };
+    let loaded = mark_load_disturbance(loaded, &before_load, server_pid, cfg.disturbed_above_cpus);
+    report_loads(&loaded);
+    Ok((opts, loaded, load_interrupted))
 }
 
 /// `--pin`: the client (the calling thread; every client thread started later inherits the

@@ -2,6 +2,7 @@
 //! run (its counters, CPU and latencies) that every run shape builds its results from.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use super::Harness;
 use crate::contract::Workload;
@@ -11,355 +12,427 @@ use crate::interrupt;
 use crate::live::{PhaseInfo, PhaseKind};
 use crate::measure::proc::{self, ProcSample};
 use crate::measure::profile;
-use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};
-use crate::report::{
-    Aggregate, BatchRun, ClientCpu, HostCpu, KindRecord, LoopCounts, NodeRecord, OpenLoop,
-    PhaseSummary, Point, ReplicationRecord, ReplicationSample, RunRecord, ServerProcess,
+use crate::measure::{
+    delta, disturbed_above, host_cpu, Counted, ErrorCounts, LatencyHist, DISTURBED_CPUS,
 };
-use crate::runner::{ConnectStats, IntervalSample, KindTick, Pacing, PhaseResult, SessionConfig};
-
-// The threshold is the command line's default too, so it lives in measure (a floor below).
-pub use crate::measure::DISTURBED_CPUS;
-
-/// Others' CPU seconds that the host sampler cannot tell from its own rounding: /proc/stat and
-/// /proc/PID/stat count in clock ticks (10 ms at USER_HZ 100), and others' share is a
-/// difference of several such counters (five host fields, the server's four and its children's),
-/// so over a short span (a sql-bench operation of 50 ms, a small iiBench window) a few ticks
-/// of rounding alone would read as more than `DISTURBED_CPUS`.
-pub const OTHERS_RESOLUTION_S: f64 = 0.05;
-
-/// Whether other processes' CPU over a measurement of `elapsed_s` disturbed it: more than
-/// `DISTURBED_CPUS` on average, and more CPU seconds than the sampler's rounding.
-pub fn disturbed(others_cpus: f64, elapsed_s: f64) -> bool {
-    disturbed_above(others_cpus, elapsed_s, DISTURBED_CPUS)
-}
-
-/// `disturbed` with the bound of `run --disturbed-above` (a negative bound flags every
-/// measurement: a way to try what a suite does with disturbed runs on a quiet machine).
-pub fn disturbed_above(others_cpus: f64, elapsed_s: f64, bound: f64) -> bool {
-    bound < 0.0 || (others_cpus > bound && others_cpus * elapsed_s > OTHERS_RESOLUTION_S)
-}
-
-/// One sample of what `host_cpu` compares, for a workload that measures spans of its own
-/// shape (a sql-bench operation, a compression load, an iiBench window): the host's busy CPU,
-/// this process's CPU and the server's, and when.
-#[derive(Debug, Clone, Copy)]
-pub struct HostSample {
-    pub at: std::time::Instant,
-    pub busy_s: f64,
-    pub client: CpuTimes,
-    /// The server process tree (when its pid is known and it is alive).
-    pub server: Option<ProcSample>,
-}
-
-impl HostSample {
-    pub fn now(server_pid: Option<u32>) -> HostSample {
-        HostSample {
-            at: std::time::Instant::now(),
-            busy_s: proc::host_busy_s(),
-            client: CpuTimes::now(),
-            server: server_pid.and_then(ProcSample::of_tree),
-        }
-    }
-
-    /// What other processes used from `earlier` to this sample.
-    pub fn host_cpu_since(&self, earlier: &HostSample) -> HostCpu {
-        let server_s = match (earlier.server, self.server) {
-            (Some(a), Some(b)) => Some((b.cpu_s() - a.cpu_s()).max(0.0)),
-            _ => None,
-        };
-        host_cpu(
-            self.busy_s - earlier.busy_s,
-            self.client.since(earlier.client).total_s(),
-            server_s,
-            self.at.duration_since(earlier.at).as_secs_f64(),
-        )
-    }
-}
-
-/// Say how long opening the connections took when it is worth knowing (many connections, or
-/// refused attempts retried).
-pub fn report_connect(c: &ConnectStats) {
-    if c.retries > 0 || c.connections >= 256 || c.elapsed.as_secs_f64() >= 1.0 {
-        eprintln!(
-            "opened {} connection(s) in {:.2} s ({} refused attempt(s) retried)",
-            c.connections,
-            c.elapsed.as_secs_f64(),
-            c.retries
-        );
-    }
-}
+use crate::report::{
+    Aggregate, BatchRun, ClientCpu, KindRecord, LoopCounts, NodeRecord, OpenLoop, PhaseSummary,
+    Point, ReplicationRecord, ReplicationSample, RunRecord, ServerProcess,
+};
+use crate::runner::{
+    ConnectStats, IntervalSample, KindTick, Pacing, PhaseResult, Session, SessionConfig,
+};
 
 /// Every (operation, thread count) point of `w` on the shared runner: a warm-up, then the
 /// measured runs, each recorded with the server's counters and CPU over exactly that run;
 /// the result is saved after every point.
 pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
-    let (cfg, rt) = (h.cfg, h.rt);
-    let spec = &cfg.target_spec;
-    let kinds = w.kinds();
+    let cfg = h.cfg;
     for (op_index, op_name) in w.operations().iter().enumerate() {
-        let op_name = op_name.as_str();
         for &threads in &cfg.threads {
             if interrupt::signal().is_some() {
                 return Ok(());
             }
-            // A workload file's phase may set its own rate and length.
-            let pacing = w.phase_pacing(op_index).unwrap_or(cfg.pacing);
-            let duration = w.phase_duration(op_index).unwrap_or(cfg.duration());
-            let scfg = SessionConfig {
-                threads,
-                client_threads: cfg.client_threads,
-                sched_batch: cfg.sched_batch && pacing == Pacing::ClosedLoop,
-                pacing,
-                faults: cfg.faults(),
-                access: w.access(op_index),
-                first_worker: cfg.first_worker(threads),
-            };
-            let loops0 = ring::loop_paths();
-            let mut session = w
-                .start(op_index, threads, spec, &scfg)
-                .map_err(|e| e.context(format!("{op_name} at {threads} threads")))?;
-            let loops1 = ring::loop_paths();
-            let point_loops = LoopCounts {
-                io_uring: loops1.io_uring - loops0.io_uring,
-                epoll: loops1.epoll - loops0.epoll,
-            };
-            let connect = session.connect_stats();
-            report_connect(&connect);
-            let interval = cfg.report_interval();
-            let live = h.live.clone();
-            // A shard of a fleet starts the point (its warm-up, then its runs) with the others.
-            if let Some(f) = &cfg.fleet {
-                let point = h.doc.points.len() as u32;
-                rt.block_on(crate::fleet::meet(f, h.conn()?, point))?;
-            }
-            let warmup = if cfg.warmup_s > 0.0 {
-                let info = PhaseInfo::new(PhaseKind::Warmup, op_name, threads, (0, cfg.runs))
-                    .planned(cfg.warmup());
-                let wu =
-                    live.phase(&mut session, &info, w, cfg.warmup(), None, interval, |_| {})?;
-                if let Some(why) = wu.lost_all {
-                    return Err(Error::run(format!("{why} (in the warm-up)")));
-                }
-                Some(PhaseSummary {
-                    ops: wu.ops,
-                    elapsed_s: wu.elapsed.as_secs_f64(),
-                    ops_per_s: wu.ops as f64 / wu.elapsed.as_secs_f64().max(1e-9),
-                    errors: wu.errors.total(),
-                })
-            } else {
-                None
-            };
-            let mut runs = Vec::new();
-            let mut merged = LatencyHist::new();
-            let mut merged_response: Option<LatencyHist> = None;
-            // Set when every connection was lost: the run so far is kept, then the run fails.
-            let mut lost_all: Option<String> = None;
-            for r in 1..=cfg.runs {
-                if interrupt::signal().is_some() {
-                    break;
-                }
-                let before = h.admin.counters(rt);
-                let nodes_before = h.admin.other_node_counters(rt);
-                let profiler = profile::start_for_run(cfg.profile_hz, h.server_pid);
-                let proc0 = h.server_pid.and_then(ProcSample::of_tree);
-                let busy0 = proc::host_busy_s();
-                let started = cfg.fleet.as_ref().map(|_| crate::fleet::now_unix_s());
-                let info = PhaseInfo::new(PhaseKind::Run, op_name, threads, (r, cfg.runs))
-                    .planned(duration);
-                // A cluster's replication (replica lag, Galera queues), per node at every
-                // report interval and at the end of the run.
-                let sample_nodes = spec.node_count() > 1;
-                let mut repl: Vec<(f64, Vec<ReplicationSample>)> = Vec::new();
-                let admin = &mut h.admin;
-                let batch0 = ring::batch_totals();
-                let res = live.phase(
-                    &mut session,
-                    &info,
-                    w,
-                    duration,
-                    cfg.events,
-                    interval,
-                    |s| {
-                        if sample_nodes {
-                            repl.push((s.t_s, admin.replication(rt)));
-                        }
-                    },
-                )?;
-                let batch = ring::batch_totals().since(&batch0);
-                note_batch(h, (op_name, threads, r), &point_loops, batch);
-                if sample_nodes {
-                    repl.push((res.elapsed.as_secs_f64(), h.admin.replication(rt)));
-                }
-                let busy1 = proc::host_busy_s();
-                let proc1 = h.server_pid.and_then(ProcSample::of_tree);
-                let server_profile = profile::stop_for_run(profiler, res.ops);
-                let after = h.admin.counters(rt);
-                let nodes_after = h.admin.other_node_counters(rt);
-                if res.interrupted && res.ops == 0 && res.errors.total() == 0 {
-                    break;
-                }
-                lost_all = res.lost_all.clone();
-                merged.add(&res.hist);
-                let open_loop = open_loop_record(pacing, &res, &mut merged_response);
-                let mut rec = record(r, &res, (proc0, proc1), busy1 - busy0);
-                rec.disturbed = disturbed_above(
-                    rec.host_cpu.others_cpus,
-                    rec.elapsed_s,
-                    cfg.disturbed_above_cpus,
-                );
-                rec.started_at_unix_s = started;
-                rec.server_profile = profile::with_coverage(
-                    server_profile,
-                    rec.server_process.as_ref().map(|s| s.cpu_us_per_op),
-                );
-                if let Some((response, schedule)) = open_loop {
-                    rec.response_us = Some(response);
-                    rec.open_loop = Some(schedule);
-                }
-                // Counters that reset with a server restart, or missing on one side (the
-                // admin connection failed), give no honest delta.
-                if res.reconnects == 0 && !before.is_empty() && !after.is_empty() {
-                    rec.server_counters = delta(&before, &after);
-                    live.server_counters(&rec.server_counters);
-                }
-                if cfg.target_spec.is_spider() && rec.by_node.is_empty() {
-                    spider_nodes(&mut rec, threads, &cfg.target_spec);
-                }
-                // Every node's own counters (node 0's are the run's).
-                let befores = std::iter::once(&before).chain(&nodes_before);
-                let afters = std::iter::once(&after).chain(&nodes_after);
-                if !nodes_before.is_empty() {
-                    for ((node, b), a) in rec.by_node.iter_mut().zip(befores).zip(afters) {
-                        if !b.is_empty() && !a.is_empty() {
-                            node.server_counters = delta(b, a);
-                        }
-                    }
-                }
-                for (i, node) in rec.by_node.iter_mut().enumerate() {
-                    let samples = repl
-                        .iter()
-                        .filter_map(|(t, v)| {
-                            let mut s = v.get(i)?.clone();
-                            s.t_s = *t;
-                            Some(s)
-                        })
-                        .collect();
-                    node.replication = ReplicationRecord::of(samples);
-                }
-                rec.percentiles_us = res.hist.percentiles_us(&cfg.extra_percentiles);
-                let server_part = match (&rec.server_process, rec.client_cpu_share) {
-                    (Some(p), Some(share)) => format!(
-                        "  server {:.1} us/op  client share {:.0}%",
-                        p.cpu_us_per_op,
-                        share * 100.0
-                    ),
-                    _ => String::new(),
-                };
-                if kinds.len() > 1 {
-                    for (k, name) in kinds.iter().enumerate() {
-                        let ks = res.by_kind.get(k);
-                        rec.by_kind.insert(
-                            name.to_string(),
-                            KindRecord {
-                                ops: ks.map_or(0, |s| s.ops),
-                                rolled_back: ks.map_or(0, |s| s.rolled_back),
-                                errors: ks.map_or(0, |s| s.errors),
-                                latency_us: ks.map_or_else(
-                                    || LatencyHist::new().summary(),
-                                    |s| s.hist.summary(),
-                                ),
-                                histogram_hdr_v2: None,
-                            },
-                        );
-                    }
-                }
-                if cfg.fleet.is_some() {
-                    keep_histograms(&mut rec, &res, &kinds);
-                }
-                rec.intervals = name_interval_kinds(res.intervals, w, &kinds);
-                for line in w.derive(threads, &mut rec) {
-                    eprintln!("{line}");
-                }
-                let extra: String = rec
-                    .percentiles_us
-                    .iter()
-                    .map(|(k, v)| format!("  {} {v:>7} us", k.replace('_', ".")))
-                    .collect();
-                eprintln!(
-                    "{:<30} threads {:>4}  run {r}/{}  {:>10.1} ops/s  p95 {:>7} us{extra}  {:.1} rows/op  client {:.1} us/op{}{server_part}{}{}{}",
-                    op_name,
-                    threads,
-                    cfg.runs,
-                    rec.ops_per_s,
-                    rec.latency_us.p95_us,
-                    rec.rows_per_op,
-                    rec.client_cpu.us_per_op,
-                    match rec.client_cpu.voluntary_cs_per_op {
-                        Some(s) => format!(" {s:.2} sleeps/op"),
-                        None => String::new(),
-                    },
-                    if rec.disturbed { format!("  DISTURBED (others {:.2} CPU)", rec.host_cpu.others_cpus) } else { String::new() },
-                    if rec.errors_total > 0 { format!("  errors {}", rec.errors_total) } else { String::new() },
-                    if rec.reconnects > 0 { format!("  reconnects {}", rec.reconnects) } else { String::new() }
-                );
-                if let Some(p) = &rec.server_profile {
-                    eprintln!("{:<30} {}", "", profile::line(p));
-                }
-                if let (Some(r), Some(o)) = (&rec.response_us, &rec.open_loop) {
-                    eprintln!(
-                        "{:<30} open loop at {:.1} ops/s: response p95 {} us  max lag {} us  late {}  backlog {}",
-                        "", o.rate_ops_per_s, r.p95_us, o.max_lag_us, o.late_ops, o.backlog_ops
-                    );
-                }
-                runs.push(rec);
-                if lost_all.is_some() {
-                    break;
-                }
-            }
-            drop(session);
-            if runs.is_empty() {
+            if !point(h, w, op_index, op_name, threads)? {
                 return Ok(());
-            }
-            let mut aggregate = Aggregate::of(&runs, merged.summary());
-            aggregate.response_us = merged_response.map(|h| h.summary());
-            aggregate.percentiles_us = merged.percentiles_us(&cfg.extra_percentiles);
-            // After the point's last run, with every worker idle.
-            let (engine_status, table_sizes, disk_usage) = if lost_all.is_some() {
-                (None, Vec::new(), None)
-            } else {
-                (
-                    h.admin.engine_status(rt, &h.table_engine),
-                    h.admin.table_sizes(rt),
-                    // The forced flush can take many seconds: not after a signal, which must
-                    // stop the client within a few.
-                    if interrupt::signal().is_none() {
-                        h.admin.disk_usage(rt)
-                    } else {
-                        None
-                    },
-                )
-            };
-            h.doc.points.push(Point {
-                workload: w.name().to_string(),
-                operation: op_name.into(),
-                threads,
-                warmup,
-                runs,
-                aggregate,
-                engine_status,
-                table_sizes,
-                disk_usage,
-                sections: BTreeMap::new(),
-                connect: Some(connect.into()),
-            });
-            h.save()?;
-            if let Some(why) = lost_all {
-                return Err(Error::run(why));
             }
         }
     }
     Ok(())
+}
+
+/// One point of the sweep: its session, warm-up and measured runs; false when a signal
+/// ended it before any run (the sweep ends there too).
+fn point(
+    h: &mut Harness,
+    w: &dyn Workload,
+    op_index: usize,
+    op_name: &str,
+    threads: usize,
+) -> Result<bool> {
+    let (cfg, rt) = (h.cfg, h.rt);
+    // A workload file's phase may set its own rate and length.
+    let pacing = w.phase_pacing(op_index).unwrap_or(cfg.pacing);
+    let duration = w.phase_duration(op_index).unwrap_or(cfg.duration());
+    let (mut session, point_loops, connect) = open(h, w, op_index, threads, pacing)
+        .map_err(|e| e.context(format!("{op_name} at {threads} threads")))?;
+    // A shard of a fleet starts the point (its warm-up, then its runs) with the others.
+    if let Some(f) = &cfg.fleet {
+        let point = h.doc.points.len() as u32;
+        rt.block_on(crate::fleet::meet(f, h.conn()?, point))?;
+    }
+    let warmup = warm_up(h, &mut session, w, op_name, threads)?;
+    let mut runs = Vec::new();
+    let mut merged = Merged::new();
+    // Set when every connection was lost: the run so far is kept, then the run fails.
+    let mut lost_all: Option<String> = None;
+    for r in 1..=cfg.runs {
+        if interrupt::signal().is_some() {
+            break;
+        }
+        let ask = RunAsk {
+            op_name,
+            threads,
+            run: (r, cfg.runs),
+            duration,
+            events: cfg.events,
+            pacing,
+            loops: &point_loops,
+        };
+        let Some((rec, lost)) = measured_run(h, &mut session, w, &ask, &mut merged)? else {
+            break;
+        };
+        lost_all = lost;
+        runs.push(rec);
+        if lost_all.is_some() {
+            break;
+        }
+    }
+    drop(session);
+    if runs.is_empty() {
+        return Ok(false);
+    }
+    let p = finish_point(h, w, (op_name, threads), warmup, runs, merged, &lost_all);
+    h.doc.points.push(Point {
+        connect: Some(connect.into()),
+        ..p
+    });
+    h.save()?;
+    if let Some(why) = lost_all {
+        return Err(Error::run(why));
+    }
+    Ok(true)
+}
+
+/// The session of operation `op_index` at `threads` connections, the lean client's loops it
+/// started, and how its connections opened (said when worth knowing).
+pub(super) fn open(
+    h: &Harness,
+    w: &dyn Workload,
+    op_index: usize,
+    threads: usize,
+    pacing: Pacing,
+) -> Result<(Session, LoopCounts, ConnectStats)> {
+    let cfg = h.cfg;
+    let scfg = SessionConfig {
+        threads,
+        client_threads: cfg.client_threads,
+        sched_batch: cfg.sched_batch && pacing == Pacing::ClosedLoop,
+        pacing,
+        faults: cfg.faults(),
+        access: w.access(op_index),
+        first_worker: cfg.first_worker(threads),
+    };
+    let loops0 = ring::loop_paths();
+    let session = w.start(op_index, threads, &cfg.target_spec, &scfg)?;
+    let loops1 = ring::loop_paths();
+    let point_loops = LoopCounts {
+        io_uring: loops1.io_uring - loops0.io_uring,
+        epoll: loops1.epoll - loops0.epoll,
+    };
+    let connect = session.connect_stats();
+    connect.report();
+    Ok((session, point_loops, connect))
+}
+
+/// The point's warm-up, when the run has one.
+fn warm_up(
+    h: &mut Harness,
+    session: &mut Session,
+    w: &dyn Workload,
+    op_name: &str,
+    threads: usize,
+) -> Result<Option<PhaseSummary>> {
+    let cfg = h.cfg;
+    if cfg.warmup_s <= 0.0 {
+        return Ok(None);
+    }
+    let info =
+        PhaseInfo::new(PhaseKind::Warmup, op_name, threads, (0, cfg.runs)).planned(cfg.warmup());
+    let wu = h.live.clone().phase(
+        session,
+        &info,
+        w,
+        cfg.warmup(),
+        None,
+        cfg.report_interval(),
+        |_| {},
+    )?;
+    if let Some(why) = wu.lost_all {
+        return Err(Error::run(format!("{why} (in the warm-up)")));
+    }
+    Ok(Some(PhaseSummary {
+        ops: wu.ops,
+        elapsed_s: wu.elapsed.as_secs_f64(),
+        ops_per_s: wu.ops as f64 / wu.elapsed.as_secs_f64().max(1e-9),
+        errors: wu.errors.total(),
+    }))
+}
+
+/// The point of `runs` (without its connect figures): their aggregate and, after the last
+/// run with every worker idle, the engine's status, the tables' sizes and the disk usage.
+fn finish_point(
+    h: &mut Harness,
+    w: &dyn Workload,
+    (op_name, threads): (&str, usize),
+    warmup: Option<PhaseSummary>,
+    runs: Vec<RunRecord>,
+    merged: Merged,
+    lost_all: &Option<String>,
+) -> Point {
+    let rt = h.rt;
+    let mut aggregate = Aggregate::of(&runs, merged.hist.summary());
+    aggregate.response_us = merged.response.map(|h| h.summary());
+    aggregate.percentiles_us = merged.hist.percentiles_us(&h.cfg.extra_percentiles);
+    // After the point's last run, with every worker idle.
+    let (engine_status, table_sizes, disk_usage) = if lost_all.is_some() {
+        (None, Vec::new(), None)
+    } else {
+        (
+            h.admin.engine_status(rt, &h.table_engine),
+            h.admin.table_sizes(rt),
+            // The forced flush can take many seconds: not after a signal, which must
+            // stop the client within a few.
+            if interrupt::signal().is_none() {
+                h.admin.disk_usage(rt)
+            } else {
+                None
+            },
+        )
+    };
+    Point {
+        workload: w.name().to_string(),
+        operation: op_name.into(),
+        threads,
+        warmup,
+        runs,
+        aggregate,
+        engine_status,
+        table_sizes,
+        disk_usage,
+        sections: BTreeMap::new(),
+        connect: None,
+    }
+}
+
+/// One measured run of a session: its operation's name and thread count, its place among
+/// the point's runs, its length, pacing and the lean client's loops of its session.
+pub(super) struct RunAsk<'a> {
+    pub op_name: &'a str,
+    pub threads: usize,
+    /// This run and the point's number of runs.
+    pub run: (u32, u32),
+    pub duration: Duration,
+    pub events: Option<u64>,
+    pub pacing: Pacing,
+    pub loops: &'a LoopCounts,
+}
+
+/// The latencies (and open-loop response times) of a point's runs merged.
+pub(super) struct Merged {
+    pub hist: LatencyHist,
+    pub response: Option<LatencyHist>,
+}
+
+impl Merged {
+    pub fn new() -> Merged {
+        Merged {
+            hist: LatencyHist::new(),
+            response: None,
+        }
+    }
+}
+
+/// One measured run of `session`, recorded with the server's counters and CPU over exactly
+/// that run and said on stderr; its latencies are added to `merged`. None when a signal
+/// ended it before anything ran; with the record, why every connection was lost (if so).
+pub(super) fn measured_run(
+    h: &mut Harness,
+    session: &mut Session,
+    w: &dyn Workload,
+    ask: &RunAsk,
+    merged: &mut Merged,
+) -> Result<Option<(RunRecord, Option<String>)>> {
+    let (cfg, rt) = (h.cfg, h.rt);
+    let spec = &cfg.target_spec;
+    let (op_name, threads, r) = (ask.op_name, ask.threads, ask.run.0);
+    let live = h.live.clone();
+    let before = h.admin.counters(rt);
+    let nodes_before = h.admin.other_node_counters(rt);
+    let profiler = profile::start_for_run(cfg.profile_hz, h.server_pid);
+    let proc0 = h.server_pid.and_then(ProcSample::of_tree);
+    let busy0 = proc::host_busy_s();
+    let started = cfg.fleet.as_ref().map(|_| crate::fleet::now_unix_s());
+    let info = PhaseInfo::new(PhaseKind::Run, op_name, threads, ask.run).planned(ask.duration);
+    // A cluster's replication (replica lag, Galera queues), per node at every
+    // report interval and at the end of the run.
+    let sample_nodes = spec.node_count() > 1;
+    let mut repl: Vec<(f64, Vec<ReplicationSample>)> = Vec::new();
+    let admin = &mut h.admin;
+    let batch0 = ring::batch_totals();
+    let res = live.phase(
+        session,
+        &info,
+        w,
+        ask.duration,
+        ask.events,
+        cfg.report_interval(),
+        |s| {
+            if sample_nodes {
+                repl.push((s.t_s, admin.replication(rt)));
+            }
+        },
+    )?;
+    let batch = ring::batch_totals().since(&batch0);
+    note_batch(h, (op_name, threads, r), ask.loops, batch);
+    if sample_nodes {
+        repl.push((res.elapsed.as_secs_f64(), h.admin.replication(rt)));
+    }
+    let busy1 = proc::host_busy_s();
+    let proc1 = h.server_pid.and_then(ProcSample::of_tree);
+    let server_profile = profile::stop_for_run(profiler, res.ops);
+    let after = h.admin.counters(rt);
+    let nodes_after = h.admin.other_node_counters(rt);
+    if res.interrupted && res.ops == 0 && res.errors.total() == 0 {
+        return Ok(None);
+    }
+    let lost_all = res.lost_all.clone();
+    merged.hist.add(&res.hist);
+    let open_loop = open_loop_record(ask.pacing, &res, &mut merged.response);
+    let mut rec = record(r, &res, (proc0, proc1), busy1 - busy0);
+    rec.disturbed = disturbed_above(
+        rec.host_cpu.others_cpus,
+        rec.elapsed_s,
+        cfg.disturbed_above_cpus,
+    );
+    rec.started_at_unix_s = started;
+    rec.server_profile = profile::with_coverage(
+        server_profile,
+        rec.server_process.as_ref().map(|s| s.cpu_us_per_op),
+    );
+    if let Some((response, schedule)) = open_loop {
+        rec.response_us = Some(response);
+        rec.open_loop = Some(schedule);
+    }
+    // Counters that reset with a server restart, or missing on one side (the
+    // admin connection failed), give no honest delta.
+    if res.reconnects == 0 && !before.is_empty() && !after.is_empty() {
+        rec.server_counters = delta(&before, &after);
+        live.server_counters(&rec.server_counters);
+    }
+    if cfg.target_spec.is_spider() && rec.by_node.is_empty() {
+        spider_nodes(&mut rec, threads, &cfg.target_spec);
+    }
+    node_records(
+        &mut rec,
+        (&before, &nodes_before),
+        (&after, &nodes_after),
+        &repl,
+    );
+    rec.percentiles_us = res.hist.percentiles_us(&cfg.extra_percentiles);
+    let kinds = w.kinds();
+    kind_records(&mut rec, &res, &kinds);
+    if cfg.fleet.is_some() {
+        keep_histograms(&mut rec, &res, &kinds);
+    }
+    rec.intervals = name_interval_kinds(res.intervals, w, &kinds);
+    for line in w.derive(threads, &mut rec) {
+        eprintln!("{line}");
+    }
+    say_run((op_name, threads, ask.run), &rec);
+    Ok(Some((rec, lost_all)))
+}
+
+/// Every node's own counters (node 0's are the run's) and its replication samples.
+fn node_records(
+    rec: &mut RunRecord,
+    (before, nodes_before): (&BTreeMap<String, f64>, &[BTreeMap<String, f64>]),
+    (after, nodes_after): (&BTreeMap<String, f64>, &[BTreeMap<String, f64>]),
+    repl: &[(f64, Vec<ReplicationSample>)],
+) {
+    let befores = std::iter::once(before).chain(nodes_before);
+    let afters = std::iter::once(after).chain(nodes_after);
+    if !nodes_before.is_empty() {
+        for ((node, b), a) in rec.by_node.iter_mut().zip(befores).zip(afters) {
+            if !b.is_empty() && !a.is_empty() {
+                node.server_counters = delta(b, a);
+            }
+        }
+    }
+    for (i, node) in rec.by_node.iter_mut().enumerate() {
+        let samples = repl
+            .iter()
+            .filter_map(|(t, v)| {
+                let mut s = v.get(i)?.clone();
+                s.t_s = *t;
+                Some(s)
+            })
+            .collect();
+        node.replication = ReplicationRecord::of(samples);
+    }
+}
+
+/// The run's counts and latencies by kind, when the workload reports more than one.
+fn kind_records(rec: &mut RunRecord, res: &PhaseResult, kinds: &[&'static str]) {
+    if kinds.len() > 1 {
+        for (k, name) in kinds.iter().enumerate() {
+            let ks = res.by_kind.get(k);
+            rec.by_kind.insert(
+                name.to_string(),
+                KindRecord {
+                    ops: ks.map_or(0, |s| s.ops),
+                    rolled_back: ks.map_or(0, |s| s.rolled_back),
+                    errors: ks.map_or(0, |s| s.errors),
+                    latency_us: ks
+                        .map_or_else(|| LatencyHist::new().summary(), |s| s.hist.summary()),
+                    histogram_hdr_v2: None,
+                },
+            );
+        }
+    }
+}
+
+/// The run's line on stderr (and its profile's and open loop's).
+pub(super) fn say_run((op_name, threads, (r, runs)): (&str, usize, (u32, u32)), rec: &RunRecord) {
+    let server_part = match (&rec.server_process, rec.client_cpu_share) {
+        (Some(p), Some(share)) => format!(
+            "  server {:.1} us/op  client share {:.0}%",
+            p.cpu_us_per_op,
+            share * 100.0
+        ),
+        _ => String::new(),
+    };
+    let extra: String = rec
+        .percentiles_us
+        .iter()
+        .map(|(k, v)| format!("  {} {v:>7} us", k.replace('_', ".")))
+        .collect();
+    eprintln!(
+        "{:<30} threads {:>4}  run {r}/{}  {:>10.1} ops/s  p95 {:>7} us{extra}  {:.1} rows/op  client {:.1} us/op{}{server_part}{}{}{}",
+        op_name,
+        threads,
+        runs,
+        rec.ops_per_s,
+        rec.latency_us.p95_us,
+        rec.rows_per_op,
+        rec.client_cpu.us_per_op,
+        match rec.client_cpu.voluntary_cs_per_op {
+            Some(s) => format!(" {s:.2} sleeps/op"),
+            None => String::new(),
+        },
+        if rec.disturbed { format!("  DISTURBED (others {:.2} CPU)", rec.host_cpu.others_cpus) } else { String::new() },
+        if rec.errors_total > 0 { format!("  errors {}", rec.errors_total) } else { String::new() },
+        if rec.reconnects > 0 { format!("  reconnects {}", rec.reconnects) } else { String::new() }
+    );
+    if let Some(p) = &rec.server_profile {
+        eprintln!("{:<30} {}", "", profile::line(p));
+    }
+    if let (Some(r), Some(o)) = (&rec.response_us, &rec.open_loop) {
+        eprintln!(
+            "{:<30} open loop at {:.1} ops/s: response p95 {} us  max lag {} us  late {}  backlog {}",
+            "", o.rate_ops_per_s, r.p95_us, o.max_lag_us, o.late_ops, o.backlog_ops
+        );
+    }
 }
 
 /// A measured run's batch figures, in the result's client part: on the lean client's
@@ -388,22 +461,6 @@ fn note_batch(
         hold_mean_us: b.hold_mean_us,
         hold_p99_us: b.hold_p99_us,
     });
-}
-
-/// What a measured run counted, whatever drove it (a sweep's phase, a schema-change
-/// timeline): the input of [`record`].
-pub struct Counted<'a> {
-    pub run: u32,
-    pub ops: u64,
-    pub rows: u64,
-    pub statements: u64,
-    pub elapsed_s: f64,
-    pub errors: &'a ErrorCounts,
-    pub error_samples: &'a [String],
-    pub hist: &'a LatencyHist,
-    pub client_cpu: CpuTimes,
-    pub workers_lost: usize,
-    pub interrupted: bool,
 }
 
 /// The one constructor of a measured run's record, for every workload: counts, latencies,
@@ -551,18 +608,6 @@ fn error_map(e: &ErrorCounts) -> BTreeMap<String, u64> {
         .collect()
 }
 
-/// The host's busy CPU over a run, and what processes other than the client and the server
-/// used of it.
-pub fn host_cpu(busy_s: f64, client_s: f64, server_s: Option<f64>, elapsed_s: f64) -> HostCpu {
-    let busy_s = busy_s.max(0.0);
-    let others_s = (busy_s - client_s - server_s.unwrap_or(0.0)).max(0.0);
-    HostCpu {
-        busy_s,
-        others_s,
-        others_cpus: others_s / elapsed_s.max(1e-9),
-    }
-}
-
 /// The server process over a run, from its samples before and after.
 pub fn server_process(
     a: Option<ProcSample>,
@@ -588,20 +633,6 @@ pub fn server_process(
             b.preempted_cs.saturating_sub(a.preempted_cs) as f64 / ops.max(1) as f64,
         ),
     })
-}
-
-/// Counters that moved between two reads (after minus before).
-pub fn delta(
-    before: &BTreeMap<String, f64>,
-    after: &BTreeMap<String, f64>,
-) -> BTreeMap<String, f64> {
-    after
-        .iter()
-        .filter_map(|(k, a)| {
-            let d = a - before.get(k).copied().unwrap_or(0.0);
-            (d != 0.0).then(|| (k.clone(), d))
-        })
-        .collect()
 }
 
 /// Name each interval's per-kind counts after the workload's kinds, and add the workload's
@@ -654,22 +685,4 @@ fn open_loop_record(
             max_lag_us: sched.max_lag.as_micros() as u64,
         },
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn disturbed_needs_share_and_seconds() {
-        // 0.5 CPU over 10 s: disturbed; over 50 ms its 25 ms are within the ticks' rounding.
-        assert!(disturbed(0.5, 10.0));
-        assert!(!disturbed(0.5, 0.05));
-        // Below the share, however long.
-        assert!(!disturbed(0.09, 1000.0));
-        let a = HostSample::now(None);
-        let b = HostSample::now(None);
-        let h = b.host_cpu_since(&a);
-        assert!(h.others_s >= 0.0 && h.others_cpus >= 0.0);
-    }
 }

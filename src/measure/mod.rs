@@ -5,12 +5,28 @@ pub mod hist;
 pub mod host;
 pub mod proc;
 pub mod profile;
+pub mod span;
 
 pub use hist::{LatencyHist, LatencySummary};
+pub use span::{
+    delta, disturbed, disturbed_above, host_cpu, Counted, HostCpu, HostSample, Tally,
+    OTHERS_RESOLUTION_S,
+};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::ErrorClass;
+
+/// A preset of the run method; any flag given explicitly overrides it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// About two minutes: 100k rows, threads 1,4,16, 1 s warm-up, 2 runs of 1 s.
+    Quick,
+    /// The 2007 read report exactly: 1M rows, threads 1,4,16,64,128,256, 180 s warm-up,
+    /// 3 runs of 60 s, the maximum kept (about 8 hours for all 13 queries).
+    Classic,
+}
 
 /// Other processes using more than this many CPUs during a run flag it `disturbed` (the
 /// default of `run --disturbed-above`).

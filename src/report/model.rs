@@ -15,6 +15,8 @@ use serde_json::Value;
 use crate::load::LoadStats;
 use crate::measure::host::HostFacts;
 use crate::measure::{CpuTimes, LatencySummary};
+// What other processes used is measured on the host (a floor below).
+pub use crate::measure::HostCpu;
 pub use crate::runner::admin::{NodeInfo, ReplicationSample};
 use crate::runner::IntervalSample;
 pub use crate::server::capture::TableSize;
@@ -592,18 +594,6 @@ pub struct ServerProcess {
     /// The server's threads preempted per operation (involuntary context switches).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preempted_cs_per_op: Option<f64>,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct HostCpu {
-    /// Busy CPU of the host's processes (all CPUs) during the run, from /proc/stat: without
-    /// the kernel's own threads and interrupts (I/O completion, journal, writeback), which the
-    /// server's own writes cause (`measure::proc::host_busy_s`).
-    pub busy_s: f64,
-    /// busy_s minus the client and (when known) the server: what other processes used.
-    pub others_s: f64,
-    /// others_s / elapsed_s: 1.0 is one whole CPU.
-    pub others_cpus: f64,
 }
 
 /// Over the measured runs of one point.

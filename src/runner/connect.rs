@@ -201,6 +201,21 @@ pub struct ConnectStats {
     pub elapsed: Duration,
 }
 
+impl ConnectStats {
+    /// Say how long opening the connections took when it is worth knowing (many connections,
+    /// or refused attempts retried).
+    pub fn report(&self) {
+        if self.retries > 0 || self.connections >= 256 || self.elapsed.as_secs_f64() >= 1.0 {
+            eprintln!(
+                "opened {} connection(s) in {:.2} s ({} refused attempt(s) retried)",
+                self.connections,
+                self.elapsed.as_secs_f64(),
+                self.retries
+            );
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

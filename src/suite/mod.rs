@@ -350,9 +350,7 @@ pub fn estimate(plan: &Plan, cells: &[Cell], reg: &crate::registry::Registry) ->
         let planned = crate::registry::parse_workload::<crate::cli::RunArgs>(reg, "run", &argv)
             .ok()
             .flatten()
-            .and_then(|p| {
-                crate::contract::resolve_run(&p.common, p.entry, &p.name, &p.matches).ok()
-            })
+            .and_then(|p| crate::harness::resolve_run(&p.common, p.entry, &p.name, &p.matches).ok())
             .and_then(|(cfg, w)| w.planned(&cfg));
         match planned {
             Some(d) => total += d * plan.sections[c.section].repeats,

@@ -1,6 +1,7 @@
 //! The registry is open: a workload defined here, in the test crate, registered with one call,
 //! gets `list`, `prepare`, `run` (as a sweep and as phases of its own), the JSON result and an
-//! HTML section from the harness, with no edit of enginebench itself.
+//! HTML section from the harness, with no edit of enginebench itself. `phased` is written
+//! against the contract alone: its phases are the contract's (`Harness::measure`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,14 +9,14 @@ use std::time::Duration;
 use clap::{Args, Parser};
 use futures_util::future::{FutureExt, LocalBoxFuture};
 
+use enginebench::contract::Harness;
 use enginebench::contract::{self, Entry, Listing, PrepareCx, ResolveCx, Workload};
 use enginebench::db::{Conn, DbResult, StmtId, TargetSpec, Value};
-use enginebench::harness::{self, Harness};
 use enginebench::load::LoadStats;
 use enginebench::registry::Registry;
 use enginebench::report::html::Labeled;
-use enginebench::report::{Aggregate, Point, ResultDoc, SectionOwner};
-use enginebench::runner::{Driver, Pacing, Session, SessionConfig, Step};
+use enginebench::report::{ResultDoc, SectionOwner};
+use enginebench::runner::{Driver, Session, SessionConfig, Step};
 
 use crate::common::tempdir;
 
@@ -156,35 +157,10 @@ impl Workload for Toy {
         if self.name == "toy" {
             return h.sweep();
         }
-        // Phases of its own, built from the runner's pieces.
+        // Phases of its own: its operation on the shared runner, measured by the harness.
         for (i, threads) in [1usize, 2].into_iter().enumerate() {
-            let scfg = SessionConfig {
-                threads,
-                client_threads: 1,
-                sched_batch: false,
-                pacing: Pacing::ClosedLoop,
-                faults: h.cfg.faults(),
-                access: Default::default(),
-                first_worker: 0,
-            };
-            let mut session = self.start(0, threads, &h.cfg.target_spec, &scfg)?;
-            let res = session.phase(
-                Duration::from_millis(300),
-                None,
-                Duration::from_millis(100),
-                |_| {},
-            )?;
-            let rec = harness::record(1, &res, (None, None), 0.0);
-            let aggregate = Aggregate::of(std::slice::from_ref(&rec), res.hist.summary());
-            h.doc.points.push(Point {
-                workload: self.name.into(),
-                operation: format!("phase{}", i + 1),
-                threads,
-                runs: vec![rec],
-                aggregate,
-                ..Default::default()
-            });
-            h.save()?;
+            let name = format!("phase{}", i + 1);
+            h.phase(&name, 0, threads, Duration::from_millis(300))?;
         }
         h.doc
             .set_section("toy-phases", &serde_json::json!({ "phases": 2 }));
@@ -213,7 +189,7 @@ impl SectionOwner for ToyReport {
 }
 
 fn registry() -> Registry {
-    Registry::default().with(&TOY)
+    Registry::default().with(&TOY).with(&phased::PHASED)
 }
 
 fn run(args: &[&str]) -> enginebench::Result<std::process::ExitCode> {
@@ -324,4 +300,173 @@ fn a_registered_workload_has_its_own_help_and_options() {
     );
     let e = run(&["run", "micro-read", "--toy-rows", "2"]).unwrap_err();
     assert!(e.message.contains("the toy workloads"), "{}", e.message);
+}
+
+#[test]
+fn a_workload_with_phases_of_its_own_measures_them_through_the_contract() {
+    let dir = tempdir();
+    let db = dir.path().join("phased.db");
+    let target = format!("sqlite://{}", db.display());
+    let results = dir.path().join("results");
+    let code = run(&[
+        "run",
+        "phased",
+        "--target",
+        &target,
+        "--results-dir",
+        results.to_str().unwrap(),
+        "--format",
+        "json",
+    ])
+    .unwrap();
+    assert_eq!(code, std::process::ExitCode::SUCCESS);
+    let doc = result_of(&results);
+    assert_eq!(doc.status, enginebench::report::Status::Complete);
+    // Both named phases landed in the result, each a point with its record.
+    let ops: Vec<&str> = doc.points.iter().map(|p| p.operation.as_str()).collect();
+    assert_eq!(ops, ["fill", "scan"]);
+    let (fill, scan) = (&doc.points[0].runs[0], &doc.points[1].runs[0]);
+    assert_eq!(fill.ops, phased::ROWS as u64);
+    assert_eq!(fill.rows, phased::ROWS as u64);
+    assert_eq!(scan.ops, phased::SCANS);
+    assert!(fill.elapsed_s > 0.0 && scan.elapsed_s > 0.0);
+    assert!(doc
+        .points
+        .iter()
+        .all(|p| p.workload == "phased" && p.threads == 1));
+    run(&["cleanup", "phased", "--target", &target]).unwrap();
+}
+
+/// A workload with phases of its own, written against the contract alone (its imports: the
+/// contract, and the connection type its `prepare` and `cleanup` take): `fill` inserts its
+/// rows, `scan` counts them, each a phase the harness measures and records.
+mod phased {
+    use std::sync::Arc;
+    use std::time::Instant;
+
+    use futures_util::future::{FutureExt, LocalBoxFuture};
+
+    use enginebench::contract::{
+        Entry, Harness, Listing, LoadStats, PrepareCx, ResolveCx, Tally, Workload,
+    };
+    use enginebench::db::Conn;
+
+    pub const ROWS: i64 = 200;
+    pub const SCANS: u64 = 20;
+
+    pub struct PhasedEntry;
+    pub static PHASED: PhasedEntry = PhasedEntry;
+
+    struct Phased;
+
+    fn sql(e: enginebench::db::DbError) -> enginebench::Error {
+        enginebench::Error::run(e.message)
+    }
+
+    impl Entry for PhasedEntry {
+        fn names(&self) -> Vec<&'static str> {
+            vec!["phased"]
+        }
+        fn listing(&self) -> Listing {
+            Listing {
+                heading: "phased       two phases of its own (defined in the test crate)".into(),
+                operations: vec![
+                    ("fill".into(), "insert the rows".into()),
+                    ("scan".into(), "count them".into()),
+                ],
+            }
+        }
+        fn label(&self) -> &'static str {
+            "the phased workload"
+        }
+        fn args(&self, cmd: clap::Command) -> clap::Command {
+            cmd
+        }
+        fn resolve(
+            &self,
+            _name: &str,
+            _m: &clap::ArgMatches,
+            _cx: &mut ResolveCx,
+        ) -> enginebench::Result<Arc<dyn Workload>> {
+            Ok(Arc::new(Phased))
+        }
+    }
+
+    impl Workload for Phased {
+        fn name(&self) -> &str {
+            "phased"
+        }
+        fn operations(&self) -> Vec<String> {
+            vec!["fill".into(), "scan".into()]
+        }
+        fn main_table(&self) -> &str {
+            ""
+        }
+        fn options(&self) -> serde_json::Value {
+            serde_json::json!({})
+        }
+        fn prepare<'a>(
+            &'a self,
+            cx: PrepareCx<'a>,
+        ) -> LocalBoxFuture<'a, enginebench::Result<Vec<LoadStats>>> {
+            async move {
+                cx.conn
+                    .execute("DROP TABLE IF EXISTS phased_kv")
+                    .await
+                    .map_err(sql)?;
+                cx.conn
+                    .execute("CREATE TABLE phased_kv (k integer PRIMARY KEY, v integer)")
+                    .await
+                    .map_err(sql)?;
+                Ok(Vec::new())
+            }
+            .boxed_local()
+        }
+        fn cleanup<'a>(
+            &'a self,
+            conn: &'a mut Conn,
+        ) -> LocalBoxFuture<'a, enginebench::Result<()>> {
+            async move {
+                conn.execute("DROP TABLE IF EXISTS phased_kv")
+                    .await
+                    .map_err(sql)
+            }
+            .boxed_local()
+        }
+        fn run(&self, h: &mut Harness) -> enginebench::Result<()> {
+            h.measure("fill", 1, |h| {
+                let rt = h.rt;
+                let conn = h.conn()?;
+                let mut t = Tally::default();
+                for k in 0..ROWS {
+                    let at = Instant::now();
+                    let insert = format!("INSERT INTO phased_kv VALUES ({k}, {})", k * 3);
+                    rt.block_on(conn.execute(&insert)).map_err(sql)?;
+                    t.hist.record_us(at.elapsed().as_micros() as u64);
+                    t.ops += 1;
+                    t.rows += 1;
+                    t.statements += 1;
+                }
+                Ok(t)
+            })?;
+            h.measure("scan", 1, |h| {
+                let rt = h.rt;
+                let conn = h.conn()?;
+                let mut t = Tally::default();
+                for _ in 0..SCANS {
+                    let at = Instant::now();
+                    let n = rt
+                        .block_on(conn.query_one("SELECT COUNT(*) FROM phased_kv"))
+                        .map_err(sql)?;
+                    assert_eq!(n.as_deref(), Some(ROWS.to_string().as_str()));
+                    t.hist.record_us(at.elapsed().as_micros() as u64);
+                    t.ops += 1;
+                    t.rows += ROWS as u64;
+                    t.statements += 1;
+                }
+                Ok(t)
+            })?;
+            Ok(())
+        }
+    }
 }

@@ -8,10 +8,10 @@ use futures_util::future::{FutureExt, LocalBoxFuture};
 
 use super::{formats, CompressionDriver, Spec, KINDS, NAME};
 use crate::contract::args::{self, method_rows, SizeArgs, TextArgs};
+use crate::contract::Harness;
 use crate::contract::{Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Error, Result};
-use crate::harness::Harness;
 use crate::interrupt;
 use crate::load::LoadStats;
 use crate::report::SectionOwner;

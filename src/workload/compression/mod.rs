@@ -21,8 +21,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::db::{Conn, DbResult, Dbms, StmtId, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
-use crate::harness::{disturbed, HostSample};
 use crate::load::{self, LoadOptions, LoadStats};
+use crate::measure::{disturbed, HostSample};
 use crate::rng::Rng;
 use crate::runner::{Driver, Step};
 

@@ -11,10 +11,10 @@ use futures_util::future::{FutureExt, LocalBoxFuture};
 use super::options::{self, IibenchArgs};
 use super::{Spec, NAME, TABLE};
 use crate::contract::args;
+use crate::contract::Harness;
 use crate::contract::{Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, TargetSpec};
 use crate::error::{Error, Result};
-use crate::harness::Harness;
 use crate::load::LoadStats;
 
 pub struct IibenchEntry;

@@ -414,7 +414,7 @@ mod tests {
             write_amplification: None,
             partial,
             others_cpus,
-            disturbed: others_cpus.is_some_and(|c| crate::harness::disturbed(c, 1.0)),
+            disturbed: others_cpus.is_some_and(|c| crate::measure::disturbed(c, 1.0)),
         }
     }
 

@@ -20,14 +20,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::config::RunConfig;
+use crate::contract::{Counted, Harness, HostSample, Span};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Error, Result};
-use crate::harness::{delta, disturbed, record_counted, Counted, Harness, HostSample};
 use crate::interrupt;
 use crate::live::{PhaseInfo, PhaseKind};
-use crate::measure::proc::{self, ProcSample};
 use crate::measure::profile::{self, ServerProfile};
-use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};
+use crate::measure::{delta, disturbed, CpuTimes, ErrorCounts, LatencyHist};
 use crate::report::{Aggregate, Point};
 use crate::runner::{IntervalSample, Pacing, PhaseResult, Session, SessionConfig};
 use crate::server::capture::{self, DiskUsage};
@@ -58,34 +57,8 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
         .and_then(|d| wear::device_of(std::path::Path::new(&d.path)));
 
     let shared = Arc::new(Shared::new());
-    let session_cfg = |threads| SessionConfig {
-        threads,
-        client_threads: cfg.client_threads,
-        sched_batch: cfg.sched_batch,
-        pacing: Pacing::ClosedLoop,
-        faults: cfg.faults(),
-        access: crate::runner::Access::ReadWrite,
-        first_worker: cfg.first_worker(threads),
-    };
     // Every connection is open before the clock starts.
-    let mut inserts = {
-        let (spec, shared) = (Arc::new(spec.clone()), shared.clone());
-        Session::start(target, &session_cfg(spec.inserters), move |_| {
-            InsertDriver::new(spec.clone(), shared.clone())
-        })
-        .map_err(|e| e.context("iibench insert connections"))?
-    };
-    let mut queries = match spec.query_threads {
-        0 => None,
-        n => {
-            let (seed, shared) = (spec.seed, shared.clone());
-            let s = Session::start(target, &session_cfg(n), move |q| {
-                QueryDriver::new(seed, q, shared.clone())
-            })
-            .map_err(|e| e.context("iibench query connections"))?;
-            Some(s)
-        }
-    };
+    let (mut inserts, mut queries) = sessions(cfg, spec, &shared)?;
     // A shard of a fleet starts inserting with the others (docs/fleet.md).
     let started = match &cfg.fleet {
         Some(f) => Some(rt.block_on(crate::fleet::meet(f, h.conn()?, 0))?),
@@ -98,23 +71,15 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
     };
     // Started before the first sample: perf takes a moment to attach.
     let profiler = profile::start_for_run(cfg.profile_hz, server_pid);
-    let proc0 = server_pid.and_then(ProcSample::of_tree);
+    let span = h.span();
     let disk0 = device
         .as_ref()
         .and_then(|(_, ma, mi)| wear::sample(*ma, *mi));
-    let busy0 = proc::host_busy_s();
-    let cpu0 = CpuTimes::now();
-    let t0 = Instant::now();
+    let (t0, proc0) = (span.start.at, span.start.server);
     let deadline = spec.max_time.map(|d| t0 + d);
     let interval = cfg.report_interval();
 
-    let start = HostSample {
-        at: t0,
-        busy_s: busy0,
-        client: cpu0,
-        server: proc0,
-    };
-    let mut st = State::new(cfg, spec, start);
+    let mut st = State::new(cfg, spec, span);
     st.started = started.map(|_| crate::fleet::now_unix_s());
     let (live, w) = (h.live.clone(), h.workload.clone());
     let (ran, qres) = std::thread::scope(|s| {
@@ -147,16 +112,15 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
     if st.w.rows > 0 {
         st.close_window(server_pid, &shared, true);
     }
-    let cpu = CpuTimes::now().since(cpu0);
-    let busy1 = proc::host_busy_s();
-    let proc_run = server_pid.and_then(ProcSample::of_tree);
+    let end = st.span.sample();
+    let proc_run = end.server;
     let profile = profile::stop_for_run(profiler, st.batches);
     let admin = h.conn()?;
     let after = rt.block_on(capture::counters(admin));
 
     // One forced flush at the end: the total bytes written for the rows, and their size.
     let disk_after = rt.block_on(disk_now(admin, target));
-    let proc_total = server_pid.and_then(ProcSample::of_tree);
+    let proc_total = st.span.sample().server;
     let disk_total = device
         .as_ref()
         .and_then(|(_, ma, mi)| wear::sample(*ma, *mi));
@@ -178,29 +142,15 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
     let elapsed_s = t_end.duration_since(t0).as_secs_f64().max(1e-9);
     let mut fin = Final {
         elapsed_s,
-        cpu,
+        cpu: end.client.since(st.span.start.client),
         counters: delta(&before, &after),
-        server: match (proc0, proc_run) {
-            (Some(a), Some(b)) => Some((a, b)),
-            _ => None,
-        },
-        busy_s: (busy1 - busy0).max(0.0),
+        end,
         queries: None,
         wear: Wear::default(),
         table_rows_end,
         profile,
     };
-    if let Some(q) = qres {
-        fin.queries = Some(Queries {
-            threads: spec.query_threads,
-            queries: q.ops,
-            rows: q.rows,
-            errors: q.errors.total(),
-            queries_per_s: q.ops as f64 / elapsed_s,
-            latency_us: q.hist.summary(),
-            histogram_hdr_v2: q.hist.encode(),
-        });
-    }
+    fin.queries = qres.map(|q| queries_of(&q, spec.query_threads, elapsed_s));
     let w = &mut fin.wear;
     if let (Some(a), Some(b), Some(c)) = (proc0, proc_run, proc_total) {
         // A process of the server that exits during the run (PostgreSQL's autovacuum workers)
@@ -243,6 +193,57 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// The insert session (`--inserters` connections) and the query session (`--query-threads`,
+/// none without), every connection open.
+fn sessions(
+    cfg: &RunConfig,
+    spec: &Spec,
+    shared: &Arc<Shared>,
+) -> Result<(Session, Option<Session>)> {
+    let target = &cfg.target_spec;
+    let session_cfg = |threads| SessionConfig {
+        threads,
+        client_threads: cfg.client_threads,
+        sched_batch: cfg.sched_batch,
+        pacing: Pacing::ClosedLoop,
+        faults: cfg.faults(),
+        access: crate::runner::Access::ReadWrite,
+        first_worker: cfg.first_worker(threads),
+    };
+    let inserts = {
+        let (spec, shared) = (Arc::new(spec.clone()), shared.clone());
+        Session::start(target, &session_cfg(spec.inserters), move |_| {
+            InsertDriver::new(spec.clone(), shared.clone())
+        })
+        .map_err(|e| e.context("iibench insert connections"))?
+    };
+    let queries = match spec.query_threads {
+        0 => None,
+        n => {
+            let (seed, shared) = (spec.seed, shared.clone());
+            let s = Session::start(target, &session_cfg(n), move |q| {
+                QueryDriver::new(seed, q, shared.clone())
+            })
+            .map_err(|e| e.context("iibench query connections"))?;
+            Some(s)
+        }
+    };
+    Ok((inserts, queries))
+}
+
+/// The query connections' figures over the run.
+fn queries_of(q: &PhaseResult, threads: usize, elapsed_s: f64) -> Queries {
+    Queries {
+        threads,
+        queries: q.ops,
+        rows: q.rows,
+        errors: q.errors.total(),
+        queries_per_s: q.ops as f64 / elapsed_s,
+        latency_us: q.hist.summary(),
+        histogram_hdr_v2: q.hist.encode(),
+    }
 }
 
 /// The windows, one insert phase each (a window takes more than one phase only when failed
@@ -369,8 +370,8 @@ struct Final {
     elapsed_s: f64,
     cpu: CpuTimes,
     counters: BTreeMap<String, f64>,
-    server: Option<(ProcSample, ProcSample)>,
-    busy_s: f64,
+    /// The host, this process and the server at the run's end.
+    end: HostSample,
     queries: Option<Queries>,
     wear: Wear,
     table_rows_end: Option<u64>,
@@ -411,6 +412,8 @@ struct State {
     /// The host, this process and the server when the open window started: its server writes
     /// and what other processes used during it are counted from here.
     window_start: HostSample,
+    /// The run's span: its start, and how its record is made.
+    span: Span,
     interval: Duration,
     intervals: Vec<IntervalSample>,
     /// A fleet's shard: when the run started (seconds since the epoch).
@@ -418,7 +421,8 @@ struct State {
 }
 
 impl State {
-    fn new(cfg: &RunConfig, spec: &Spec, start: HostSample) -> State {
+    fn new(cfg: &RunConfig, spec: &Spec, span: Span) -> State {
+        let start = span.start;
         State {
             t0: start.at,
             last_end: start.at,
@@ -437,6 +441,7 @@ impl State {
             w: Open::default(),
             window_queries0: 0,
             window_start: start,
+            span,
             interval: cfg.report_interval(),
             intervals: Vec::new(),
             started: None,
@@ -556,7 +561,6 @@ impl State {
         // A failed DELETE is an error of the run too (its batch committed).
         let mut errors = self.errors.clone();
         errors.merge(&del.errors);
-        let server = fin.and_then(|f| f.server);
         let counted = Counted {
             run: 1,
             ops: self.batches,
@@ -570,12 +574,7 @@ impl State {
             workers_lost: self.workers_lost,
             interrupted: interrupt::signal().is_some(),
         };
-        let mut rec = record_counted(
-            counted,
-            (server.map(|(a, _)| a), server.map(|(_, b)| b)),
-            fin.map_or(0.0, |f| f.busy_s),
-            cfg.disturbed_above_cpus,
-        );
+        let mut rec = self.span.record(counted, fin.map(|f| &f.end));
         rec.server_counters = fin.map(|f| f.counters.clone()).unwrap_or_default();
         rec.server_profile = profile::with_coverage(
             fin.and_then(|f| f.profile.clone()),

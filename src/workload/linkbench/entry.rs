@@ -253,7 +253,7 @@ mod tests {
     fn resolved(args: &[&str]) -> Result<RunConfig> {
         let reg = registry();
         let p = parse_workload::<RunArgs>(&reg, "run", &argv(args))?.expect("not help");
-        Ok(crate::contract::resolve_run(&p.common, p.entry, &p.name, &p.matches)?.0)
+        Ok(crate::harness::resolve_run(&p.common, p.entry, &p.name, &p.matches)?.0)
     }
 
     #[test]

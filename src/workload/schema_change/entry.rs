@@ -11,10 +11,10 @@ use futures_util::future::{FutureExt, LocalBoxFuture};
 use super::{algorithms, Spec, NAME};
 use crate::config::parse;
 use crate::contract::args::{self, method_rows, SizeArgs, TextArgs};
+use crate::contract::Harness;
 use crate::contract::{Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Error, Result};
-use crate::harness::Harness;
 use crate::load::LoadStats;
 use crate::workload::oltp::{self, args::OltpArgs};
 

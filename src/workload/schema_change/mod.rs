@@ -23,11 +23,10 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::config::RunConfig;
+use crate::contract::{Counted, Harness, Span};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Error, Result};
-use crate::harness::{Counted, Harness};
 use crate::interrupt;
-use crate::measure::proc::{self, ProcSample};
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};
 use crate::report::{Aggregate, Point, RunRecord};
 use crate::runner::{IntervalSample, Session, SessionConfig};
@@ -344,7 +343,7 @@ struct Measured {
 
 /// Run every (algorithm, thread count) timeline; each point is saved as soon as it is done.
 pub fn measure(spec: &Spec, h: &mut Harness) -> Result<()> {
-    let (cfg, rt, server_pid) = (h.cfg, h.rt, h.server_pid);
+    let (cfg, rt) = (h.cfg, h.rt);
     let engine = h.engine.clone();
     let opts = h.load.clone();
     let target = &cfg.target_spec;
@@ -386,10 +385,9 @@ pub fn measure(spec: &Spec, h: &mut Harness) -> Result<()> {
             })
             .map_err(|e| e.context(format!("{} at {threads} threads", alg.name)))?;
             let connect = session.connect_stats();
-            crate::harness::report_connect(&connect);
+            connect.report();
             let ddl = DdlRunner::start(target)?;
-            let proc0 = server_pid.and_then(ProcSample::of_tree);
-            let busy0 = proc::host_busy_s();
+            let span = h.span();
             eprintln!(
                 "schema-change {}: {} for {:.0} s, then: {}",
                 alg.name,
@@ -405,8 +403,7 @@ pub fn measure(spec: &Spec, h: &mut Harness) -> Result<()> {
                 &ddl,
                 (&h.live.clone(), threads),
             )?;
-            let busy1 = proc::host_busy_s();
-            let proc1 = server_pid.and_then(ProcSample::of_tree);
+            let end = span.sample();
             drop(ddl);
             drop(session);
             let (stall, stall_at) = timeline::longest_stall(&m.slots);
@@ -424,12 +421,7 @@ pub fn measure(spec: &Spec, h: &mut Harness) -> Result<()> {
                 longest_stall_s: stall,
                 longest_stall_start_s: stall_at,
             };
-            let rec = record(
-                &m,
-                (proc0, proc1),
-                busy1 - busy0,
-                h.cfg.disturbed_above_cpus,
-            );
+            let rec = record(&m, &span, &end);
             let others = rec.disturbed.then_some(rec.host_cpu.others_cpus);
             eprint!("{}", render_one(&tl, others));
             let runs = vec![rec];
@@ -579,12 +571,7 @@ fn run_timeline(
 }
 
 /// The timeline's run record: the common one, from its chain of phases.
-fn record(
-    m: &Measured,
-    procs: (Option<ProcSample>, Option<ProcSample>),
-    busy_s: f64,
-    disturbed_above_cpus: f64,
-) -> RunRecord {
+fn record(m: &Measured, span: &Span, end: &crate::contract::HostSample) -> RunRecord {
     let counted = Counted {
         run: 1,
         ops: m.ops,
@@ -598,7 +585,7 @@ fn record(
         workers_lost: m.lost_workers,
         interrupted: m.interrupted,
     };
-    let mut rec = crate::harness::record_counted(counted, procs, busy_s, disturbed_above_cpus);
+    let mut rec = span.record(counted, Some(end));
     rec.intervals = m.intervals.clone();
     rec
 }

@@ -187,7 +187,7 @@ mod tests {
                     others_cpus,
                     ..Default::default()
                 },
-                disturbed: crate::harness::disturbed(others_cpus, 3.0),
+                disturbed: crate::measure::disturbed(others_cpus, 3.0),
                 ..Default::default()
             }],
             ..Default::default()

@@ -10,10 +10,10 @@ use serde::Serialize;
 
 use super::{dry_run_text, Planned, Spec, GROUPS, NAME};
 use crate::contract::args;
+use crate::contract::Harness;
 use crate::contract::{Entry, Listing, PrepareCx, Purpose, ResolveCx, Workload};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Error, Result};
-use crate::harness::Harness;
 use crate::load::LoadStats;
 
 /// sql-bench's options (the sqlbench workload only).

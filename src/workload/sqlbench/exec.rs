@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use super::Spec;
 use crate::db::{Conn, DbError, DbResult, Dbms, ErrorClass, StmtId, TargetSpec, Value};
-use crate::harness::{disturbed, host_cpu, HostSample};
 use crate::measure::profile::{self, Profiler, ServerProfile};
+use crate::measure::{disturbed, host_cpu, HostSample};
 use crate::measure::{CpuTimes, ErrorCounts};
 
 /// What happened to one operation.

@@ -345,7 +345,7 @@ mod tests {
             note: None,
             server_counters: BTreeMap::new(),
             others_cpus,
-            disturbed: others_cpus.is_some_and(|c| crate::harness::disturbed(c, wall_s)),
+            disturbed: others_cpus.is_some_and(|c| crate::measure::disturbed(c, wall_s)),
             server_profile: None,
         }
     }

@@ -5,9 +5,9 @@
 
 use super::exec::{EngineRun, OpStatus, Runner, Section, Totals};
 use super::{Planned, Spec, NAME};
+use crate::contract::{connect, Harness};
 use crate::db::{Conn, DbError, Dbms};
 use crate::error::{Context, Error, Result};
-use crate::harness::{connect, Harness};
 use crate::interrupt;
 
 /// (engine as the server names it, whether it has transactions) for the tables to create.

@@ -316,7 +316,7 @@ mod tests {
             .map(str::to_string)
             .collect();
         let p = parse_workload::<RunArgs>(&reg, "run", &argv)?.expect("not help");
-        Ok(crate::contract::resolve_run(&p.common, p.entry, &p.name, &p.matches)?.0)
+        Ok(crate::harness::resolve_run(&p.common, p.entry, &p.name, &p.matches)?.0)
     }
 
     #[test]

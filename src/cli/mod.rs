@@ -4,6 +4,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::report::terminal::Pick;
 
+mod catalog;
+
+// The options of the commands that read and record the catalog (`history`, `catalog`).
+pub use catalog::*;
+
 /// enginebench — a storage-engine benchmark lab.
 ///
 /// Runs the classic storage-engine benchmarks against embedded SQLite (the default: nothing to
@@ -81,151 +86,6 @@ pub enum Command {
     /// The catalog every run records its result in: `enginebench catalog path` prints where it
     /// is (docs/catalog.md).
     Catalog(CatalogCommandArgs),
-}
-
-/// Where results are recorded (docs/catalog.md).
-#[derive(Debug, Clone, Args, Default)]
-pub struct CatalogArgs {
-    /// The catalog to use: an SQLite file (a path or sqlite:///path) or a PostgreSQL database
-    /// (postgres://user@host/db; the password from PGPASSWORD) shared by a team. Default:
-    /// ENGINEBENCH_CATALOG, else $XDG_DATA_HOME/enginebench/catalog.db
-    /// (~/.local/share/enginebench/catalog.db); ENGINEBENCH_CATALOG=off records nothing.
-    #[arg(long, value_name = "PATH|URL", global = true)]
-    pub catalog: Option<String>,
-    /// Record nothing in the catalog (and read none).
-    #[arg(long, conflicts_with = "catalog", global = true)]
-    pub no_catalog: bool,
-}
-
-impl CatalogArgs {
-    /// The catalog chosen (a value that cannot name one: exit 2).
-    pub fn location(&self) -> crate::Result<crate::catalog::Location> {
-        crate::catalog::Location::choose(self.catalog.as_deref(), self.no_catalog)
-    }
-}
-
-/// Which catalogued results to read (history, trends, a catalog baseline).
-#[derive(Debug, Clone, Args, Default)]
-pub struct FilterArgs {
-    /// Results of this workload only (micro-read, tpcc, ...).
-    #[arg(long, value_name = "NAME")]
-    pub workload: Option<String>,
-    /// Points of this operation only.
-    #[arg(long, value_name = "NAME")]
-    pub operation: Option<String>,
-    /// Points at this thread count only.
-    #[arg(long, value_name = "N")]
-    pub threads: Option<usize>,
-    /// Results of this storage engine (as the server reports it; case does not matter).
-    #[arg(long, value_name = "NAME")]
-    pub engine: Option<String>,
-    /// Results started at or after this: a date (2026-11-01), a time (2026-11-01T12:00:00Z)
-    /// or an age (7d, 12h).
-    #[arg(long, value_name = "WHEN")]
-    pub since: Option<String>,
-    /// Results against this kind of target (sqlite, mariadb, postgres) or whose target URL
-    /// contains this text.
-    #[arg(long, value_name = "KIND|TEXT")]
-    pub target: Option<String>,
-    /// Results of this client host (its hostname).
-    #[arg(long, value_name = "NAME")]
-    pub host: Option<String>,
-    /// Results whose server had this setting at this value (repeatable), e.g.
-    /// --where innodb_flush_log_at_trx_commit=2.
-    #[arg(long = "where", value_name = "KEY=VALUE")]
-    pub settings: Vec<String>,
-    /// Results of this status only: complete, interrupted or failed.
-    #[arg(long, value_name = "STATUS")]
-    pub status: Option<String>,
-    /// The newest N results that pass the other filters.
-    #[arg(long, value_name = "N")]
-    pub last: Option<usize>,
-    /// Results of the same configuration as RESULT only (a result.json, its folder, or a
-    /// catalogued result's id, #12): the same work, options, server, settings, client path
-    /// and host (docs/catalog.md, "What makes two results comparable").
-    #[arg(long, value_name = "RESULT")]
-    pub same_as: Option<String>,
-}
-
-impl FilterArgs {
-    /// The filter, checked (no I/O).
-    pub fn filter(&self) -> crate::Result<crate::catalog::Filter> {
-        use crate::catalog::Filter;
-        if let Some(s) = &self.status {
-            if !["complete", "interrupted", "failed", "running"].contains(&s.as_str()) {
-                return Err(crate::Error::usage(format!(
-                    "--status {s}: one of complete, interrupted, failed"
-                )));
-            }
-        }
-        Ok(Filter {
-            workload: self.workload.clone(),
-            operation: self.operation.clone(),
-            engine: self.engine.clone(),
-            since: self.since.as_deref().map(Filter::since).transpose()?,
-            target: self.target.clone(),
-            host: self.host.clone(),
-            threads: self.threads,
-            settings: self
-                .settings
-                .iter()
-                .map(|s| Filter::setting(s))
-                .collect::<crate::Result<_>>()?,
-            status: self.status.clone(),
-            last: self.last,
-            // `--same-as` names a result: resolved where the catalog is open.
-            config: None,
-        })
-    }
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct HistoryArgs {
-    #[command(subcommand)]
-    pub action: Option<HistoryAction>,
-    #[command(flatten)]
-    pub filter: FilterArgs,
-    /// What to print: a table (80 columns, the points grouped by configuration), CSV (every
-    /// column) or JSON (an array of rows).
-    #[arg(long, value_enum, default_value_t = HistoryFormat::Table)]
-    pub format: HistoryFormat,
-    /// The table with every headline column (client CPU, sleeps, target, status), one line
-    /// per point, wider than a terminal.
-    #[arg(long)]
-    pub wide: bool,
-    #[command(flatten)]
-    pub catalog: CatalogArgs,
-}
-
-#[derive(Debug, Clone, Subcommand)]
-pub enum HistoryAction {
-    /// Add result folders (or result.json files, or folders holding result folders, such as
-    /// a suite's) to the catalog; results already there are counted, not added again.
-    Import {
-        #[arg(required = true, value_name = "DIR")]
-        paths: Vec<std::path::PathBuf>,
-    },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum HistoryFormat {
-    Table,
-    Csv,
-    Json,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct CatalogCommandArgs {
-    #[command(subcommand)]
-    pub action: CatalogAction,
-    #[command(flatten)]
-    pub catalog: CatalogArgs,
-}
-
-#[derive(Debug, Clone, Subcommand)]
-pub enum CatalogAction {
-    /// Print where the catalog is (the path, or the URL without its password).
-    Path,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -691,16 +551,8 @@ pub struct CleanupArgs {
     pub target: TargetArgs,
 }
 
-/// A preset of the run method; any flag given explicitly overrides it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Method {
-    /// About two minutes: 100k rows, threads 1,4,16, 1 s warm-up, 2 runs of 1 s.
-    Quick,
-    /// The 2007 read report exactly: 1M rows, threads 1,4,16,64,128,256, 180 s warm-up,
-    /// 3 runs of 60 s, the maximum kept (about 8 hours for all 13 queries).
-    Classic,
-}
+// The method preset is the measuring method's word, on the ground (measure).
+pub use crate::measure::Method;
 
 /// What `run` prints on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -880,16 +732,6 @@ pub struct FleetArgs {
     /// the missing ones (e.g. 60s, 5m) [default: 60s]. Refused without --shard (exit 2).
     #[arg(long, value_name = "DURATION")]
     pub fleet_timeout: Option<String>,
-}
-
-/// The first line of a clap error, without its "error: " prefix.
-pub fn first_line(e: &clap::Error) -> String {
-    let text = e.render().to_string();
-    text.lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("invalid arguments")
-        .trim_start_matches("error: ")
-        .to_string()
 }
 
 /// The scale a plan runs at: its full matrix, or the values of its `[quick]` or `[standard]`
