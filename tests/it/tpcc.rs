@@ -609,13 +609,27 @@ fn table_sums(url: &str) -> Vec<(String, i64, String)> {
     })
 }
 
+/// The server's count of connections closed without a goodbye (MariaDB's `Aborted_clients`).
+fn aborted_clients(base: &str) -> i64 {
+    block(async {
+        let mut c = Conn::connect(&spec(base)).await.unwrap();
+        let r = c
+            .query("SHOW GLOBAL STATUS LIKE 'Aborted_clients'")
+            .await
+            .unwrap();
+        r[0][1].as_deref().unwrap().parse().unwrap()
+    })
+}
+
 /// The nine tables loaded at once (each in one transaction, rows written straight into the
 /// streamed text form) hold the same rows as the tables loaded one by one.
 fn at_once_matches_one_by_one(base: &str) {
     let dir = tempdir();
     let mut sums = Vec::new();
+    let mysql = base.starts_with("mysql");
     for order in ["one-by-one", "at-once"] {
         let url = fresh_db(base, &format!("eb_tpcc_{}", order.replace('-', "_")));
+        let aborted = mysql.then(|| aborted_clients(base));
         let t0 = std::time::Instant::now();
         let out = eb(
             dir.path(),
@@ -633,6 +647,14 @@ fn at_once_matches_one_by_one(base: &str) {
             ],
         );
         assert_eq!(out.code, 0, "prepare --load-tables {order}: {}", out.stderr);
+        // Every loader connection said goodbye (mysql_async's are closed, not dropped).
+        if let Some(before) = aborted {
+            assert_eq!(
+                aborted_clients(base),
+                before,
+                "Aborted_clients grew during the load ({order})"
+            );
+        }
         eprintln!(
             "tpcc load of 1 warehouse, tables {order}, on {url}: {:.1} s",
             t0.elapsed().as_secs_f64()
