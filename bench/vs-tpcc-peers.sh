@@ -19,7 +19,9 @@
 # SECS (40 s measured), EB_BIN (target/release/enginebench), EB_SERVERS (a folder where
 # scripts/db-servers.sh already runs servers; default: start private ones and stop them at
 # the end), EB_OUT (folder for the tools' logs; default a new one under enginebench-results/),
-# EB_RUN_FLAGS (extra flags of `enginebench run`, e.g. --no-sched-batch), INDEXES (go-tpc's
+# EB_RUN_FLAGS (extra flags of `enginebench run`, e.g. --no-sched-batch), EB_PROCEDURES=1
+# (adds the row "enginebench-procedures": `--procedures`, one stored-procedure CALL per
+# transaction, beside the statement mode; never counted as a peer), INDEXES (go-tpc's
 # index set: "equal", "own" or "both", default both; see below).
 #
 # Method (the same for every tool):
@@ -83,6 +85,7 @@ bin=${EB_BIN:-$repo/target/release/enginebench}
 
 # The tools that take part, enginebench first; peers only when their variable is set.
 tools=(enginebench)
+[[ ${EB_PROCEDURES:-0} == 1 ]] && tools+=(enginebench-procedures)
 INDEXES=${INDEXES:-both}
 if [[ -n ${EB_GOTPC:-} ]]; then
     [[ -x $EB_GOTPC ]] || die "EB_GOTPC=$EB_GOTPC is not an executable"
@@ -197,9 +200,11 @@ EOF
 load() {
     local tool=$1 db=$2 w=$3 d=${EB_TPCC_MYSQL_DIR:-}
     case $tool in
-    enginebench)
+    enginebench | enginebench-procedures)
+        local procs=()
+        [[ $tool == enginebench-procedures ]] && procs=(--procedures)
         "$bin" prepare tpcc --target "mysql://root@127.0.0.1:$port/$db" --warehouses "$w" \
-            --load-connections 2 ;;
+            --load-connections 2 "${procs[@]}" ;;
     go-tpc | go-tpc-own)
         "$EB_GOTPC" tpcc prepare -H 127.0.0.1 -P "$port" -D "$db" --warehouses "$w" -T 2 --no-check ;;
     benchbase)
@@ -225,10 +230,12 @@ load() {
 start_run() {
     local tool=$1 db=$2 total=$((WARMUP + SECS + SPARE))
     case $tool in
-    enginebench)
+    enginebench | enginebench-procedures)
+        local procs=()
+        [[ $tool == enginebench-procedures ]] && procs=(--procedures)
         "$bin" run tpcc --target "mysql://root@127.0.0.1:$port/$db" --warehouses "$RUN_W" \
             --threads "$THREADS" --isolation repeatable-read --warmup 0 --duration "${total}s" \
-            --runs 1 --results-dir "$out/eb-results" ${EB_RUN_FLAGS:-} ;; # word-split on purpose
+            --runs 1 --results-dir "$out/eb-results" "${procs[@]}" ${EB_RUN_FLAGS:-} ;; # word-split on purpose
     go-tpc | go-tpc-own)
         "$EB_GOTPC" tpcc run -H 127.0.0.1 -P "$port" -D "$db" --warehouses "$RUN_W" \
             -T "$THREADS" --isolation 4 --time "${total}s" --interval 10s ;;
@@ -337,7 +344,7 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 best() { # KEY-PREFIX KEY-SUFFIX max|min
     local t v bv=""
     for t in "${tools[@]}"; do
-        [[ $t == enginebench ]] && continue
+        [[ $t == enginebench* ]] && continue
         v=$(med "$1 $t$2")
         if [[ -z $bv ]] || awk -v a="$v" -v b="$bv" -v m="$3" 'BEGIN { exit !((m == "max") ? a > b : a < b) }'; then
             bv=$v

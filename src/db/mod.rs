@@ -182,6 +182,18 @@ impl Conn {
         }
     }
 
+    /// Close the connection with a goodbye the server sees. The lean clients send theirs when
+    /// dropped; mysql_async only when asked and awaited (else `Aborted_clients` grows).
+    pub async fn close(self) -> DbResult<()> {
+        match self {
+            Conn::Mysql(mysql::MysqlConn::Async(c)) => c.disconnect().await,
+            other => {
+                drop(other);
+                Ok(())
+            }
+        }
+    }
+
     /// Prepare a statement written with `?` placeholders.
     pub async fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
         match self {

@@ -223,6 +223,12 @@ impl AsyncConn {
         self.conn.query_drop(sql).await.map_err(err)
     }
 
+    /// End the session with COM_QUIT and wait until it is closed: a mysql_async connection
+    /// that is only dropped sends no goodbye, and the server counts it in `Aborted_clients`.
+    pub async fn disconnect(self) -> DbResult<()> {
+        self.conn.disconnect().await.map_err(err)
+    }
+
     pub async fn query(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>> {
         let rows: Vec<mysql_async::Row> = self.conn.query(sql).await.map_err(err)?;
         Ok(rows

@@ -330,6 +330,8 @@ async fn load_worker(
     loop {
         let first = next.fetch_add(chunk, Ordering::SeqCst);
         if first > last_id || failed.load(Ordering::Relaxed) {
+            // A goodbye the server sees (mysql_async sends none when dropped).
+            let _ = conn.close().await;
             return Ok(());
         }
         let last = (first + chunk - 1).min(last_id);
@@ -480,6 +482,8 @@ pub fn load_tables(
                     loop {
                         let k = next.fetch_add(1, Ordering::SeqCst);
                         if k >= order.len() || failed.load(Ordering::Relaxed) {
+                            // A goodbye the server sees (mysql_async sends none when dropped).
+                            let _ = conn.close().await;
                             return Ok(());
                         }
                         let (src, rows) = tables[order[k]];

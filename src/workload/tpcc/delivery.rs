@@ -13,16 +13,16 @@ use crate::db::{Conn, DbError, DbResult, ErrorClass, StmtId, Value};
 use crate::rng::Rng;
 use crate::runner::Step;
 
-const OLDEST_NEW_ORDER: &str = "SELECT no_o_id FROM new_orders WHERE no_d_id = ? AND no_w_id = ? ORDER BY no_o_id LIMIT 1{for_update}";
-const NEW_ORDER_DELETE: &str =
+pub(super) const OLDEST_NEW_ORDER: &str = "SELECT no_o_id FROM new_orders WHERE no_d_id = ? AND no_w_id = ? ORDER BY no_o_id LIMIT 1{for_update}";
+pub(super) const NEW_ORDER_DELETE: &str =
     "DELETE FROM new_orders WHERE no_o_id = ? AND no_d_id = ? AND no_w_id = ?";
-const ORDER_CUSTOMER: &str =
+pub(super) const ORDER_CUSTOMER: &str =
     "SELECT o_c_id FROM orders WHERE o_id = ? AND o_d_id = ? AND o_w_id = ?";
-const ORDER_UPDATE: &str =
+pub(super) const ORDER_UPDATE: &str =
     "UPDATE orders SET o_carrier_id = ? WHERE o_id = ? AND o_d_id = ? AND o_w_id = ?";
-const LINES_UPDATE: &str = "UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP WHERE ol_o_id = ? AND ol_d_id = ? AND ol_w_id = ?";
-const LINES_SUM: &str = "SELECT CAST(ROUND(SUM(ol_amount) * 100) AS {int}) FROM order_line WHERE ol_o_id = ? AND ol_d_id = ? AND ol_w_id = ?";
-const CUSTOMER_UPDATE: &str = "UPDATE customer SET c_balance = c_balance + CAST(? AS {int}) / 100.0, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_id = ? AND c_d_id = ? AND c_w_id = ?";
+pub(super) const LINES_UPDATE: &str = "UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP WHERE ol_o_id = ? AND ol_d_id = ? AND ol_w_id = ?";
+pub(super) const LINES_SUM: &str = "SELECT CAST(ROUND(SUM(ol_amount) * 100) AS {int}) FROM order_line WHERE ol_o_id = ? AND ol_d_id = ? AND ol_w_id = ?";
+pub(super) const CUSTOMER_UPDATE: &str = "UPDATE customer SET c_balance = c_balance + CAST(? AS {int}) / 100.0, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_id = ? AND c_d_id = ? AND c_w_id = ?";
 
 pub struct Stmts {
     oldest_new_order: StmtId,

@@ -53,6 +53,12 @@ pub struct TpccArgs {
     /// connection.
     #[arg(long, value_enum, value_name = "ORDER", default_value_t = crate::load::TableOrder::AtOnce)]
     pub load_tables: crate::load::TableOrder,
+
+    /// tpcc: run each transaction as one CALL of a stored procedure created at prepare time
+    /// from the same statements (MariaDB/MySQL only), as HammerDB does; recorded and reported
+    /// as its own mode.
+    #[arg(long)]
+    pub procedures: bool,
 }
 
 /// TPC-C warehouses by method when --warehouses is not given.
@@ -111,6 +117,12 @@ impl Entry for TpccEntry {
         if let Some(n) = a.terminals {
             check_terminals(n, &cx.shape)?;
         }
+        if a.procedures && cx.dbms != crate::db::Dbms::Mysql {
+            return Err(Error::usage(format!(
+                "--procedures: stored procedures are built for MariaDB (and MySQL) targets only, not {}; leave it out",
+                cx.dbms.name()
+            )));
+        }
         // tpcc's size is its number of warehouses.
         cx.shape.size = warehouses as u64;
         Ok(Arc::new(Spec {
@@ -122,6 +134,7 @@ impl Entry for TpccEntry {
             shard: cx.shard,
             terminals: a.terminals,
             load_tables: a.load_tables,
+            procedures: a.procedures,
         }))
     }
     fn check_conditions(&self) -> Option<&'static str> {
@@ -278,10 +291,13 @@ impl Workload for Spec {
             .iter()
             .map(|(k, v)| format!("  {k} {v}"))
             .collect();
-        let over = match self.terminals {
+        let mut over = match self.terminals {
             Some(n) => format!(" ({n} terminals)"),
             None => String::new(),
         };
+        if self.procedures {
+            over.push_str(" (stored procedures)");
+        }
         vec![
             format!("tpcc threads {threads}{over} run {r}: tpmC {c:.0}  tpmTotal {t:.0}{extra}"),
             format!("tpcc threads {threads} run {r}: constraints {summary}"),
@@ -331,6 +347,9 @@ mod tests {
         assert!(resolved(&["--isolation", "read-committed"]).is_err());
         assert!(resolved(&["--isolation", "serializable"]).is_ok());
         assert!(resolved(&["--table-size", "10"]).is_err());
+        // Stored procedures only on MariaDB/MySQL (the default target is SQLite).
+        let e = resolved(&["--procedures"]).unwrap_err();
+        assert!(e.to_string().contains("MariaDB"), "{e}");
     }
 
     #[test]
@@ -357,6 +376,7 @@ mod tests {
             shard: None,
             terminals: None,
             load_tables: Default::default(),
+            procedures: false,
         };
         let mut run = RunRecord {
             run: 2,

@@ -19,29 +19,29 @@ use crate::rng::Rng;
 use crate::runner::Step;
 use crate::workload::tpcc::data::{nurand, CConst, ITEMS};
 
-const CUSTOMER_WAREHOUSE: &str = "SELECT CAST(ROUND(c_discount * 10000) AS {int}), CASE WHEN c_credit = 'BC' THEN 1 ELSE 0 END, CAST(ROUND(w_tax * 10000) AS {int}) FROM customer, warehouse WHERE w_id = ? AND c_w_id = w_id AND c_d_id = ? AND c_id = ?";
-const DISTRICT: &str = "SELECT d_next_o_id, CAST(ROUND(d_tax * 10000) AS {int}) FROM district WHERE d_id = ? AND d_w_id = ?{for_update}";
-const DISTRICT_UPDATE: &str =
+pub(super) const CUSTOMER_WAREHOUSE: &str = "SELECT CAST(ROUND(c_discount * 10000) AS {int}), CASE WHEN c_credit = 'BC' THEN 1 ELSE 0 END, CAST(ROUND(w_tax * 10000) AS {int}) FROM customer, warehouse WHERE w_id = ? AND c_w_id = w_id AND c_d_id = ? AND c_id = ?";
+pub(super) const DISTRICT: &str = "SELECT d_next_o_id, CAST(ROUND(d_tax * 10000) AS {int}) FROM district WHERE d_id = ? AND d_w_id = ?{for_update}";
+pub(super) const DISTRICT_UPDATE: &str =
     "UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_id = ? AND d_w_id = ?";
-const ORDER_INSERT: &str = "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_ol_cnt, o_all_local) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP, ?, ?)";
-const NEW_ORDER_INSERT: &str =
+pub(super) const ORDER_INSERT: &str = "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_ol_cnt, o_all_local) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP, ?, ?)";
+pub(super) const NEW_ORDER_INSERT: &str =
     "INSERT INTO new_orders (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)";
 /// Price in cents, and whether i_data holds "ORIGINAL" (the brand-generic flag of 2.4.2.2), of
 /// the order's distinct items in one statement (`{in}`: one placeholder per item).
-const ITEMS_IN: &str = "SELECT i_id, CAST(ROUND(i_price * 100) AS {int}), CASE WHEN i_data LIKE '%ORIGINAL%' THEN 1 ELSE 0 END FROM item WHERE i_id IN ({in})";
+pub(super) const ITEMS_IN: &str = "SELECT i_id, CAST(ROUND(i_price * 100) AS {int}), CASE WHEN i_data LIKE '%ORIGINAL%' THEN 1 ELSE 0 END FROM item WHERE i_id IN ({in})";
 /// s_dist_XX of the district given as the first parameter (copied into ol_dist_info).
-const DIST: &str = "CASE CAST(? AS {int}) WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 \
+pub(super) const DIST: &str = "CASE CAST(? AS {int}) WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 \
 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END";
 /// The stock rows of the order's distinct home-warehouse items, locked, in one statement, with
 /// the district's s_dist_XX (`{dist}`).
-const STOCK_IN: &str = "SELECT s_i_id, s_quantity, CASE WHEN s_data LIKE '%ORIGINAL%' THEN 1 ELSE 0 END, {dist} FROM stock WHERE s_w_id = ? AND s_i_id IN ({in}){for_update}";
+pub(super) const STOCK_IN: &str = "SELECT s_i_id, s_quantity, CASE WHEN s_data LIKE '%ORIGINAL%' THEN 1 ELSE 0 END, {dist} FROM stock WHERE s_w_id = ? AND s_i_id IN ({in}){for_update}";
 /// One stock row (a line supplied by another warehouse: about 1 % of lines).
-const STOCK: &str = "SELECT s_quantity, CASE WHEN s_data LIKE '%ORIGINAL%' THEN 1 ELSE 0 END, {dist} FROM stock WHERE s_i_id = ? AND s_w_id = ?{for_update}";
-const STOCK_UPDATE: &str = "UPDATE stock SET s_quantity = ?, s_ytd = s_ytd + CAST(? AS {int}), s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ? WHERE s_i_id = ? AND s_w_id = ?";
+pub(super) const STOCK: &str = "SELECT s_quantity, CASE WHEN s_data LIKE '%ORIGINAL%' THEN 1 ELSE 0 END, {dist} FROM stock WHERE s_i_id = ? AND s_w_id = ?{for_update}";
+pub(super) const STOCK_UPDATE: &str = "UPDATE stock SET s_quantity = ?, s_ytd = s_ytd + CAST(? AS {int}), s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ? WHERE s_i_id = ? AND s_w_id = ?";
 /// The order's lines in one statement: ORDER_LINE_ROW once per line, ol_dist_info as read with
 /// the stock row.
-const ORDER_LINE_INSERT: &str = "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_dist_info) VALUES ";
-const ORDER_LINE_ROW: &str = "(CAST(? AS {int}), CAST(? AS {int}), CAST(? AS {int}), CAST(? AS {int}), CAST(? AS {int}), CAST(? AS {int}), CAST(? AS {int}), CAST(? AS {int}) / 100.0, CAST(? AS {text}))";
+pub(super) const ORDER_LINE_INSERT: &str = "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_dist_info) VALUES ";
+pub(super) const ORDER_LINE_ROW: &str = "(CAST(? AS {int}), CAST(? AS {int}), CAST(? AS {int}), CAST(? AS {int}), CAST(? AS {int}), CAST(? AS {int}), CAST(? AS {int}), CAST(? AS {int}) / 100.0, CAST(? AS {text}))";
 
 /// Fewest and most lines of an order (TPC-C 2.4.1.3: 5 to 15).
 pub const MIN_LINES: usize = 5;
@@ -68,7 +68,7 @@ fn placeholders(k: usize) -> String {
 
 /// `params` followed by `ids` padded to MAX_LINES by repeating the first (an IN list of
 /// fixed length: one prepared statement for every order).
-fn padded(params: &mut Vec<Value>, ids: &[i64]) {
+pub(super) fn padded(params: &mut Vec<Value>, ids: &[i64]) {
     let first = ids[0];
     params.extend(ids.iter().map(|&i| Value::Int(i)));
     params.extend(std::iter::repeat_n(

@@ -13,22 +13,22 @@ use crate::rng::Rng;
 use crate::runner::Step;
 use crate::workload::tpcc::data::{last_name, nurand, CConst};
 
-const WAREHOUSE_UPDATE: &str =
+pub(super) const WAREHOUSE_UPDATE: &str =
     "UPDATE warehouse SET w_ytd = w_ytd + CAST(? AS {int}) / 100.0 WHERE w_id = ?";
 /// What 2.5.2.2 shows of the warehouse and the district, in one unlocked read.
-const WAREHOUSE_DISTRICT: &str = "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip, \
+pub(super) const WAREHOUSE_DISTRICT: &str = "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip, \
 d_name, d_street_1, d_street_2, d_city, d_state, d_zip FROM warehouse, district WHERE w_id = ? AND d_w_id = w_id AND d_id = ?";
-const DISTRICT_UPDATE: &str =
+pub(super) const DISTRICT_UPDATE: &str =
     "UPDATE district SET d_ytd = d_ytd + CAST(? AS {int}) / 100.0 WHERE d_w_id = ? AND d_id = ?";
 /// Customers of one last name ordered by c_first (shared with OrderStatus).
 pub const CUSTOMERS_BY_NAME: &str =
     "SELECT c_id FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first";
-const CUSTOMER: &str = "SELECT CASE WHEN c_credit = 'BC' THEN 1 ELSE 0 END, CAST(ROUND(c_balance * 100) AS {int}) FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?{for_update}";
-const CUSTOMER_UPDATE: &str = "UPDATE customer SET c_balance = c_balance - CAST(? AS {int}) / 100.0, \
+pub(super) const CUSTOMER: &str = "SELECT CASE WHEN c_credit = 'BC' THEN 1 ELSE 0 END, CAST(ROUND(c_balance * 100) AS {int}) FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?{for_update}";
+pub(super) const CUSTOMER_UPDATE: &str = "UPDATE customer SET c_balance = c_balance - CAST(? AS {int}) / 100.0, \
 c_ytd_payment = c_ytd_payment + CAST(? AS {int}) / 100.0, c_payment_cnt = c_payment_cnt + 1, \
 c_data = CASE WHEN c_credit = 'BC' THEN SUBSTR(CONCAT(c_id, ' ', c_d_id, ' ', c_w_id, ' ', CAST(? AS {int}), ' ', CAST(? AS {int}), ' ', CAST(? AS {text}), ' | ', c_data), 1, 500) ELSE c_data END \
 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?";
-const HISTORY_INSERT: &str = "INSERT INTO history (h_c_d_id, h_c_w_id, h_c_id, h_d_id, h_w_id, h_date, h_amount, h_data) \
+pub(super) const HISTORY_INSERT: &str = "INSERT INTO history (h_c_d_id, h_c_w_id, h_c_id, h_d_id, h_w_id, h_date, h_amount, h_data) \
 VALUES (CAST(? AS {int}), CAST(? AS {int}), CAST(? AS {int}), CAST(? AS {int}), CAST(? AS {int}), CURRENT_TIMESTAMP, CAST(? AS {int}) / 100.0, CAST(? AS {text}))";
 
 pub struct Stmts {

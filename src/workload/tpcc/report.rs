@@ -95,8 +95,16 @@ fn tpcc_points<'a>(r: &'a Labeled) -> impl Iterator<Item = &'a Point> {
 
 /// The terminal lines: tpmC and tpmTotal per thread count (the aggregate the table's cells
 /// use), and the constraints of TPC-C 5.2.5.3 and 5.2.3.
+/// Whether the result ran in the stored-procedure mode (`--procedures`).
+fn procedures(doc: &ResultDoc) -> bool {
+    doc.config["workload_options"]["procedures"] == Value::Bool(true)
+}
+
 fn terminal(doc: &ResultDoc, pick: Pick) -> String {
     let mut out = String::new();
+    if procedures(doc) {
+        out.push_str("mode: stored procedures (--procedures: one CALL per transaction)\n");
+    }
     for p in &doc.points {
         let tpm: Vec<(f64, f64)> = p
             .runs
@@ -191,6 +199,18 @@ fn section(h: &mut String, rs: &[Labeled]) {
         return;
     }
     h.push_str("<h2>TPC-C</h2><p class=note>tpmC: committed NewOrder transactions per minute (the 1 % the spec rolls back are not counted); no keying or think times, so tpmC here is a throughput figure, not a TPC-C result. Median over the measured runs of each point.</p>");
+    let procs: Vec<String> = rs
+        .iter()
+        .filter(|r| procedures(r.doc))
+        .map(|r| escape(&r.label))
+        .collect();
+    if !procs.is_empty() {
+        let _ = write!(
+            h,
+            "<p class=note>Stored-procedure mode (--procedures: one CALL per transaction, as HammerDB runs TPC-C; not comparable with the statement mode): {}</p>",
+            procs.join(", ")
+        );
+    }
 
     let series: Vec<Series> = rs
         .iter()

@@ -6,8 +6,9 @@ use crate::db::{Conn, DbResult, StmtId, Value};
 use crate::rng::Rng;
 use crate::runner::Step;
 
-const DISTRICT_NEXT: &str = "SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?";
-const LOW_STOCK: &str = "SELECT COUNT(DISTINCT s_i_id) FROM order_line, stock WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id < ? AND ol_o_id >= ? AND s_w_id = ? AND s_i_id = ol_i_id AND s_quantity < ?";
+pub(super) const DISTRICT_NEXT: &str =
+    "SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?";
+pub(super) const LOW_STOCK: &str = "SELECT COUNT(DISTINCT s_i_id) FROM order_line, stock WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id < ? AND ol_o_id >= ? AND s_w_id = ? AND s_i_id = ol_i_id AND s_quantity < ?";
 
 pub struct Stmts {
     district_next: StmtId,
