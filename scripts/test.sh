@@ -64,10 +64,8 @@ fi
 # The habits that keep the code readable, checked before any server starts so that a
 # lint failure costs seconds. Clippy runs in release so that it shares the dependencies'
 # build scripts and proc macros with the release test build below.
-# The workload folders are modules declared by build.rs, which rustfmt does not read: their
-# files are given to it by name (`cargo fmt -- src/workload/*/mod.rs` formats them too).
-step "running: cargo fmt --check -- src/workload/*/mod.rs"
-cargo fmt --check -- src/workload/*/mod.rs
+step "running: cargo fmt --check"
+cargo fmt --check
 step "running: cargo clippy --release ${locked[*]} --all-targets -- -D warnings"
 cargo clippy --release "${locked[@]}" --all-targets -- -D warnings
 # The layering check lives beside the repository (CI clones it as ../shared), not in it.

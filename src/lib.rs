@@ -41,6 +41,7 @@ pub fn run(cli: cli::Cli) -> Result<ExitCode> {
 /// Run one parsed command line with the workloads of `reg` (the built-in ones and any a
 /// program embedding enginebench registered).
 pub fn run_with(cli: cli::Cli, reg: &registry::Registry) -> Result<ExitCode> {
+    reg.check()?;
     match &cli.command {
         cli::Command::Prepare(a) => commands::prepare(a, reg),
         cli::Command::Run(a) => commands::run(a, reg),
