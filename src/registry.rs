@@ -98,7 +98,7 @@ pub fn command(reg: &Registry) -> clap::Command {
             ))
         })
         .collect();
-    let tables = crate::report::tables::names(&reg.owners()).join(", ");
+    let tables = crate::report::csv::table_names(&reg.owners()).join(", ");
     crate::cli::Cli::command()
         .mut_subcommand("check", |c| {
             c.about(format!(
