@@ -9,10 +9,7 @@ pub mod config;
 pub mod contract;
 pub mod db;
 pub mod error;
-/// The files compiled in by build.rs: reproduction plans and server profiles, by name.
-pub mod files {
-    include!(concat!(env!("OUT_DIR"), "/files.rs"));
-}
+pub mod files;
 pub mod fleet;
 #[doc(hidden)]
 pub mod fuzz;
