@@ -35,8 +35,6 @@ ALLOWED = {
     "workload/iibench/run.rs:measure",
     "workload/compression/mod.rs:load_format",
     # the house's, being split on this branch
-    "server/mariadb.rs:start_mariadb",
-    "server/postgres.rs:start_postgres",
     "workload/custom/file.rs",
     "workload/custom/file.rs:resolve_gen",
     "workload/custom/file.rs:parse",
