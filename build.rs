@@ -1,9 +1,8 @@
 //! Compiles in the files a user picks by name, so that each list is the files themselves and
 //! never typed twice: the reproduction plans (`plans/*.toml`, and `src/workload/*/plans/*.toml`
 //! for a workload that brings its own) and the server profiles (`profiles/<kind>/*`), written
-//! to `$OUT_DIR/files.rs` (included by `suite` and `server::profile`); and the workload
-//! folders themselves (`src/workload/<name>/mod.rs`), declared in `$OUT_DIR/workloads.rs`
-//! (included by `src/workload/mod.rs`): a new workload's folder declares itself.
+//! to `$OUT_DIR/files.rs` (included by `files`, read by `suite` and `server::profile`). The
+//! workload folders are plain modules (`pub mod` lines in `src/workload/mod.rs`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -34,35 +33,6 @@ fn list(out: &mut String, name: &str, items: &[(String, PathBuf)]) {
         .unwrap();
     }
     writeln!(out, "];").unwrap();
-}
-
-/// `pub mod <name>;` for every folder of `src/workload` with a `mod.rs`, by name. rustfmt
-/// does not read modules declared this way: scripts/test.sh gives it their files.
-fn workload_modules(root: &Path) -> String {
-    let mut dirs: Vec<(String, PathBuf)> = std::fs::read_dir(root.join("src/workload"))
-        .expect("src/workload")
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.join("mod.rs").is_file())
-        .filter_map(|p| Some((p.file_name()?.to_str()?.to_string(), p.join("mod.rs"))))
-        .collect();
-    dirs.sort();
-    let mut out =
-        String::from("// Written by build.rs from the folders of src/workload; do not edit.\n");
-    for (name, path) in dirs {
-        assert!(
-            name.chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
-            "src/workload/{name}: a workload folder is named in snake_case (a Rust module)"
-        );
-        writeln!(
-            out,
-            "#[path = {:?}]\npub mod {name};",
-            path.display().to_string()
-        )
-        .unwrap();
-    }
-    out
 }
 
 /// Write `text` unless the file already holds it (an unchanged file keeps its time, so the
@@ -119,8 +89,8 @@ fn main() {
     );
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("set by cargo"));
     write_if_changed(&out_dir.join("files.rs"), &out);
-    write_if_changed(&out_dir.join("workloads.rs"), &workload_modules(&root));
-    // A directory makes cargo look at everything under it: a new plan or profile re-runs this.
+    // A directory makes cargo look at everything under it: a new plan or profile re-runs this
+    // (`src/workload` for the plans a workload folder brings).
     for d in ["plans", "profiles", "src/workload"] {
         println!("cargo:rerun-if-changed={d}");
     }

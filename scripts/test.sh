@@ -7,7 +7,8 @@
 # tests at them through EB_TEST_* variables, runs `cargo test`, and always
 # stops the servers and removes the directory afterwards. Before any of that it
 # checks the code's habits: cargo fmt, clippy (warnings are errors) and the
-# layering script ../shared/tools/layers.py (no import circles in src/).
+# layering script ../shared/tools/layers.py (no import circles in src/, between its parts or
+# between the files of one folder) and scripts/sizes.py (files and functions a reader can hold).
 #
 # Usage: scripts/test.sh [cargo test arguments...]
 #   e.g. scripts/test.sh --test it -- --nocapture
@@ -64,10 +65,8 @@ fi
 # The habits that keep the code readable, checked before any server starts so that a
 # lint failure costs seconds. Clippy runs in release so that it shares the dependencies'
 # build scripts and proc macros with the release test build below.
-# The workload folders are modules declared by build.rs, which rustfmt does not read: their
-# files are given to it by name (`cargo fmt -- src/workload/*/mod.rs` formats them too).
-step "running: cargo fmt --check -- src/workload/*/mod.rs"
-cargo fmt --check -- src/workload/*/mod.rs
+step "running: cargo fmt --check"
+cargo fmt --check
 step "running: cargo clippy --release ${locked[*]} --all-targets -- -D warnings"
 cargo clippy --release "${locked[@]}" --all-targets -- -D warnings
 # The layering check lives beside the repository (CI clones it as ../shared), not in it.
@@ -78,6 +77,10 @@ if [[ ! -f "$layers" ]]; then
 fi
 step "running: python3 ../shared/tools/layers.py src (no import circles between the parts of src/)"
 python3 "$layers" src
+step "running: python3 ../shared/tools/layers.py src --files (none between the files of one folder either)"
+python3 "$layers" src --files
+step "running: python3 scripts/sizes.py src (no file over 900 lines, no function over 150)"
+python3 "$script_dir/sizes.py" src
 
 step "starting database servers in $tmp"
 # The report tests open the HTML report in headless Chromium (Debian's package); the live

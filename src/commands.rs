@@ -259,7 +259,7 @@ pub fn report(a: &ReportArgs, reg: &Registry) -> Result<ExitCode> {
         }
         ReportFormat::Html => report::html::render(&docs, &owners),
         ReportFormat::Csv if a.table.is_some() => {
-            report::tables::csv_of(&docs, a.table.as_deref().unwrap_or_default(), &owners)
+            report::csv::table(&docs, a.table.as_deref().unwrap_or_default(), &owners)
                 .map_err(Error::usage)?
         }
         ReportFormat::Csv => {
@@ -381,27 +381,28 @@ pub fn compare(a: &CompareArgs, reg: &Registry) -> Result<ExitCode> {
         .map(|(b, c)| gate::Outcome::of(b, &rows, c));
     // On stderr: the table, Markdown and JSON on stdout stay as they are. Two different
     // servers may differ in hundreds: the first few say enough.
-    let differ = report::compare::node_setting_lines(&da, &db);
+    let differ = report::differences::node_setting_lines(&da, &db);
     for line in differ.iter().take(20) {
         eprintln!("node setting differs: {line}");
     }
     if differ.len() > 20 {
         eprintln!("node settings: {} more differ", differ.len() - 20);
     }
-    let mut labels = report::html::labels(&[da.clone(), db.clone()]);
+    let mut labels = report::labeled::labels(&[da.clone(), db.clone()]);
     if let Some(spec) = &a.baseline {
         labels[0] = format!("the {} results of {spec}", side_a.len());
     }
     match a.format {
         CompareFormat::Table => {
+            let gates = checks.as_deref().map(|c| gate::cells(&rows, c));
             print!(
                 "{}",
-                report::compare::render(&rows, checks.as_deref(), &labels[0], &labels[1])
+                report::compare::render(&rows, gates.as_deref(), &labels[0], &labels[1])
             );
-            for line in report::compare::function_lines(&da, &db, 10) {
+            for line in report::differences::function_lines(&da, &db, 10) {
                 println!("{line}");
             }
-            for line in report::compare::batch_lines(&da, &db) {
+            for line in report::differences::batch_lines(&da, &db) {
                 println!("{line}");
             }
             if let Some(o) = &outcome {

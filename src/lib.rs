@@ -9,10 +9,7 @@ pub mod config;
 pub mod contract;
 pub mod db;
 pub mod error;
-/// The files compiled in by build.rs: reproduction plans and server profiles, by name.
-pub mod files {
-    include!(concat!(env!("OUT_DIR"), "/files.rs"));
-}
+pub mod files;
 pub mod fleet;
 #[doc(hidden)]
 pub mod fuzz;
@@ -41,6 +38,7 @@ pub fn run(cli: cli::Cli) -> Result<ExitCode> {
 /// Run one parsed command line with the workloads of `reg` (the built-in ones and any a
 /// program embedding enginebench registered).
 pub fn run_with(cli: cli::Cli, reg: &registry::Registry) -> Result<ExitCode> {
+    reg.check()?;
     match &cli.command {
         cli::Command::Prepare(a) => commands::prepare(a, reg),
         cli::Command::Run(a) => commands::run(a, reg),

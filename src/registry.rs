@@ -6,7 +6,7 @@ use clap::Args;
 
 use crate::contract::parse::{self, Parsed};
 use crate::contract::Entry;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::report::SectionOwner;
 
 /// The built-in workloads, in `list` order.
@@ -41,10 +41,31 @@ impl Default for Registry {
 }
 
 impl Registry {
-    /// The built-in workloads plus `entry`.
+    /// The built-in workloads plus `entry`. A name two entries answer to is refused by
+    /// `check` (which `run_with` calls before any command), not taken from the first.
     pub fn with(mut self, entry: &'static dyn Entry) -> Self {
         self.entries.push(entry);
         self
+    }
+    /// Refuse a name that two workloads answer to: the registry would otherwise find the
+    /// first and hide the second without a word.
+    pub fn check(&self) -> Result<()> {
+        let names = self.names();
+        for (i, n) in names.iter().enumerate() {
+            if names[..i].contains(n) {
+                let labels: Vec<&str> = self
+                    .entries
+                    .iter()
+                    .filter(|e| e.names().contains(n))
+                    .map(|e| e.label())
+                    .collect();
+                return Err(Error::usage(format!(
+                    "two workloads are named {n} ({}): give the added one another name",
+                    labels.join(" and ")
+                )));
+            }
+        }
+        Ok(())
     }
     pub fn entries(&self) -> &[&'static dyn Entry] {
         &self.entries
@@ -77,7 +98,7 @@ pub fn command(reg: &Registry) -> clap::Command {
             ))
         })
         .collect();
-    let tables = crate::report::tables::names(&reg.owners()).join(", ");
+    let tables = crate::report::csv::table_names(&reg.owners()).join(", ");
     crate::cli::Cli::command()
         .mut_subcommand("check", |c| {
             c.about(format!(
@@ -109,6 +130,66 @@ pub fn parse_workload<A: Args + clap::FromArgMatches>(
     argv: &[String],
 ) -> Result<Option<Parsed<A>>> {
     parse::parse_workload(&reg.entries, sub, argv)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The words between `before` and `after` on the lines of `text` (`pub mod NAME;`).
+    fn idents<'a>(text: &'a str, before: &str, after: &str) -> Vec<&'a str> {
+        text.lines()
+            .filter_map(|l| l.trim().strip_prefix(before)?.strip_suffix(after))
+            .collect()
+    }
+
+    /// Every folder of `src/workload` with a `mod.rs` is declared in `src/workload/mod.rs`
+    /// and registered in `builtins()`, read from the files at test time: a new folder that
+    /// misses either line fails here rather than compiling into nothing.
+    #[test]
+    fn every_folder_is_declared_and_registered() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut folders: Vec<String> = std::fs::read_dir(root.join("src/workload"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.join("mod.rs").is_file())
+            .map(|p| p.file_name().unwrap().to_str().unwrap().to_string())
+            .collect();
+        folders.sort();
+        assert!(folders.len() >= 10, "{folders:?}");
+        let decl = std::fs::read_to_string(root.join("src/workload/mod.rs")).unwrap();
+        let reg = std::fs::read_to_string(root.join("src/registry.rs")).unwrap();
+        let declared = idents(&decl, "pub mod ", ";");
+        let mut registered = idents(&reg, "&crate::workload::", "::ENTRY,");
+        for f in &folders {
+            assert!(
+                declared.contains(&f.as_str()),
+                "src/workload/{f}/ has no `pub mod {f};` in src/workload/mod.rs"
+            );
+            assert!(
+                registered.contains(&f.as_str()),
+                "src/workload/{f}/ has no `&crate::workload::{f}::ENTRY,` in registry::builtins()"
+            );
+        }
+        registered.sort();
+        assert_eq!(
+            registered, folders,
+            "builtins() names a folder that is not there"
+        );
+        assert_eq!(builtins().len(), folders.len());
+    }
+
+    /// The built-ins answer to distinct names; a second workload with a taken name is refused.
+    #[test]
+    fn duplicate_names_refused() {
+        Registry::default().check().unwrap();
+        let twice = Registry::default().with(&crate::workload::round_trip::ENTRY);
+        let e = twice.check().unwrap_err();
+        assert!(
+            e.message.contains("two workloads are named round-trip"),
+            "{e}"
+        );
+    }
 }
 
 // The config's tests resolve whole command lines, which needs the registry.

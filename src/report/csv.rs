@@ -1,6 +1,9 @@
-//! CSV: one row per measured run, columns derived from the result model.
+//! CSV: one row per measured run, columns derived from the result model; or one of the
+//! report's tables (`--table NAME`), gathered here from the page's sections and the owners'.
 
-use super::ResultDoc;
+use super::labeled::Labeled;
+use super::tables::Table;
+use super::{Owners, ResultDoc};
 
 pub const HEADER: &str = "workload,operation,threads,run,ops,rows,elapsed_s,ops_per_s,errors,\
 p50_us,p90_us,p95_us,p99_us,p99_9_us,max_us,mean_us,client_cpu_us_per_op,server_cpu_us_per_op,\
@@ -51,4 +54,56 @@ pub fn to_string(doc: &ResultDoc) -> String {
 /// An optional figure with `digits` decimals, or an empty cell.
 fn opt(v: Option<f64>, digits: usize) -> String {
     v.map(|v| format!("{v:.digits$}")).unwrap_or_default()
+}
+
+/// Every table the report's sections hold for these results: the generic ones, then
+/// each owner's (empty ones left out).
+pub fn all(rs: &[Labeled], owners: Owners) -> Vec<Table> {
+    let mut t = Vec::new();
+    t.extend(super::html_fairness::tables(rs));
+    t.extend(super::html_kinds::tables(rs));
+    t.extend(super::html_nodes::tables(rs));
+    for o in owners {
+        t.extend(o.tables(rs));
+    }
+    t.retain(|x| !x.is_empty());
+    t
+}
+
+/// The name of every table a report can have, whether or not given results fill it (what
+/// `report --help` lists under `--table`): the tables of no results, before empty ones go.
+pub fn table_names(owners: Owners) -> Vec<&'static str> {
+    let mut t = Vec::new();
+    t.extend(super::html_fairness::tables(&[]));
+    t.extend(super::html_kinds::tables(&[]));
+    t.extend(super::html_nodes::tables(&[]));
+    for o in owners {
+        t.extend(o.tables(&[]));
+    }
+    t.iter().map(|x| x.name).collect()
+}
+
+/// `report --format csv --table NAME`: the named table of these results as CSV.
+pub fn table(docs: &[ResultDoc], name: &str, owners: Owners) -> Result<String, String> {
+    let labels = super::labeled::labels(docs);
+    let rs: Vec<Labeled> = docs
+        .iter()
+        .zip(labels)
+        .map(|(doc, label)| Labeled { label, doc })
+        .collect();
+    let tables = all(&rs, owners);
+    match tables.iter().find(|t| t.name == name) {
+        Some(t) => Ok(t.to_csv()),
+        None => {
+            let names: Vec<&str> = tables.iter().map(|t| t.name).collect();
+            Err(if names.is_empty() {
+                format!("--table {name}: these results have no such table (they have none besides the runs: leave out --table)")
+            } else {
+                format!(
+                    "--table {name}: these results have no such table; they have: {}",
+                    names.join(", ")
+                )
+            })
+        }
+    }
 }

@@ -175,6 +175,15 @@ impl Check {
     }
 }
 
+/// The gate column of `compare`'s terminal table: what the gate made of each row (empty for a
+/// row without a bound).
+pub fn cells(rows: &[Row], checks: &[Option<Check>]) -> Vec<String> {
+    rows.iter()
+        .zip(checks)
+        .map(|(r, c)| c.as_ref().map(|c| c.reason(r.verdict)).unwrap_or_default())
+        .collect()
+}
+
 /// The change of a row in the form of `limit`, and whether it is beyond the limit.
 fn measure(row: &Row, limit: Limit) -> (String, bool) {
     let higher = higher_is_better(row.metric);

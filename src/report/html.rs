@@ -8,49 +8,9 @@ use super::compare;
 use super::svg::{auto_scale, escape, short, Chart, Scale, Series};
 use super::{Owners, ResultDoc};
 
-/// A result with the label it goes by in charts and tables.
-pub struct Labeled<'a> {
-    pub label: String,
-    pub doc: &'a ResultDoc,
-}
-
-/// Labels that tell results apart: "dbms engine", made unique when two results share one.
-pub fn labels(docs: &[ResultDoc]) -> Vec<String> {
-    let base: Vec<String> = docs
-        .iter()
-        .map(|d| {
-            let e = &d.target.engine;
-            // "sqlite sqlite-btree" says nothing more than "sqlite".
-            if e.is_empty() || e.starts_with(&d.target.dbms) {
-                d.target.dbms.clone()
-            } else {
-                format!("{} {}", d.target.dbms, e)
-            }
-        })
-        .collect();
-    // Results of several workloads on one server are told apart by their workload first.
-    let with_workload: Vec<String> = base
-        .iter()
-        .zip(docs)
-        .map(
-            |(b, d)| match d.config.get("workload").and_then(|w| w.as_str()) {
-                Some(w) if base.iter().filter(|x| *x == b).count() > 1 => format!("{b} {w}"),
-                _ => b.clone(),
-            },
-        )
-        .collect();
-    with_workload
-        .iter()
-        .enumerate()
-        .map(|(i, b)| {
-            if with_workload.iter().filter(|x| *x == b).count() > 1 {
-                format!("{b} #{}", i + 1)
-            } else {
-                b.clone()
-            }
-        })
-        .collect()
-}
+// The workloads' report sections name `report::html::Labeled`; the type lives below every
+// section (`labeled.rs`) so that the sections and this page do not import each other.
+pub use super::labeled::{full_intervals, labels, Labeled};
 
 // Small multiples: `.charts` is a grid of cells at least 400 px wide (three per row on a
 // 1366 px laptop, one on a 390 px phone); every chart scales to its cell. A table is its own
@@ -420,20 +380,6 @@ fn merged_rates(run: &super::RunRecord, max: usize) -> Vec<(f64, f64)> {
             (last.t_s > start).then(|| (last.t_s, ops as f64 / (last.t_s - start)))
         })
         .collect()
-}
-
-/// A run's intervals without a short last one: operations started before the deadline end
-/// just after it, and a few milliseconds of them would plot as a meaningless spike or dip.
-pub fn full_intervals(
-    run: &super::RunRecord,
-) -> impl Iterator<Item = &crate::runner::IntervalSample> {
-    let nominal = run.intervals.first().map_or(0.0, |i| i.t_s);
-    let mut prev = 0.0;
-    run.intervals.iter().filter(move |i| {
-        let len = i.t_s - prev;
-        prev = i.t_s;
-        len >= 0.5 * nominal
-    })
 }
 
 /// What the batched I/O path did, per result, point and run, beside the run's latency

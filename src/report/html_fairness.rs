@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use super::html::Labeled;
+use super::labeled::Labeled;
 use super::tables::{Cell, Table};
 
 /// Settings rows shown at most on the page (the CSV has them all).

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::html::Labeled;
+use super::labeled::Labeled;
 use super::svg::escape;
 
 pub fn section(h: &mut String, rs: &[Labeled]) {

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use super::html::{full_intervals, Labeled};
+use super::labeled::{full_intervals, Labeled};
 use super::model::{Point, RunRecord};
 use super::svg::{auto_scale, escape, Chart, Scale, Series};
 use super::tables::{Cell, Table};

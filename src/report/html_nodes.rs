@@ -4,7 +4,7 @@
 //! sampled during the run (replica lag, Galera queues); and every node's version and the
 //! settings in which it differs from node 0, read at the start.
 
-use super::html::Labeled;
+use super::labeled::Labeled;
 use super::tables::{Cell, Table};
 
 /// Counters per node shown next to its figures: (CSV column, header, the counters summed, scale).

@@ -7,7 +7,7 @@
 use std::fmt::Write;
 
 use super::compare::{judge, mean_var, Verdict};
-use super::html::Labeled;
+use super::labeled::Labeled;
 use super::svg::{escape, short};
 use super::tables::Cell;
 use super::ResultDoc;

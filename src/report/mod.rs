@@ -7,6 +7,7 @@
 
 pub mod compare;
 pub mod csv;
+pub mod differences;
 pub mod flame;
 pub mod gate;
 pub mod hgrm;
@@ -17,6 +18,7 @@ mod html_kinds;
 mod html_nodes;
 mod html_summary;
 pub mod json;
+pub mod labeled;
 pub mod merge;
 pub mod model;
 pub mod svg;
@@ -31,7 +33,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use html::Labeled;
+use labeled::Labeled;
 use tables::Table;
 use terminal::Pick;
 

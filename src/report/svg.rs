@@ -155,7 +155,7 @@ impl Axis {
     }
 }
 
-fn nice_step(raw: f64) -> f64 {
+pub(super) fn nice_step(raw: f64) -> f64 {
     if raw <= 0.0 || !raw.is_finite() {
         return 1.0;
     }

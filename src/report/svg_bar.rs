@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::svg::{escape, short, COLORS};
+use super::svg::{escape, nice_step, short, COLORS};
 
 const H: f64 = 320.0;
 const LEFT: f64 = 74.0;
@@ -138,23 +138,6 @@ impl BarChart {
         }
         s.push_str("</svg>");
         s
-    }
-}
-
-fn nice_step(raw: f64) -> f64 {
-    if raw <= 0.0 || !raw.is_finite() {
-        return 1.0;
-    }
-    let mag = 10f64.powf(raw.log10().floor());
-    let f = raw / mag;
-    mag * if f <= 1.0 {
-        1.0
-    } else if f <= 2.0 {
-        2.0
-    } else if f <= 5.0 {
-        5.0
-    } else {
-        10.0
     }
 }
 

@@ -1,12 +1,10 @@
 //! Tables of the report that are written both as HTML and as CSV from the same rows, so the two
 //! cannot drift: a section builds a [`Table`] from the result model once, and
-//! `report --format csv --table NAME` prints that same table.
+//! `report --format csv --table NAME` prints that same table (`csv::table`).
 
 use std::fmt::Write;
 
-use super::html::Labeled;
 use super::svg::escape;
-use super::{Owners, ResultDoc};
 
 /// One cell: what it shows in HTML and what it holds in CSV.
 #[derive(Debug, Clone)]
@@ -142,58 +140,6 @@ impl Table {
             out.push('\n');
         }
         out
-    }
-}
-
-/// Every table the report's newer sections hold for these results: the generic ones, then
-/// each owner's (empty ones left out).
-pub fn all(rs: &[Labeled], owners: Owners) -> Vec<Table> {
-    let mut t = Vec::new();
-    t.extend(super::html_fairness::tables(rs));
-    t.extend(super::html_kinds::tables(rs));
-    t.extend(super::html_nodes::tables(rs));
-    for o in owners {
-        t.extend(o.tables(rs));
-    }
-    t.retain(|x| !x.is_empty());
-    t
-}
-
-/// The name of every table a report can have, whether or not given results fill it (what
-/// `report --help` lists under `--table`): the tables of no results, before empty ones go.
-pub fn names(owners: Owners) -> Vec<&'static str> {
-    let mut t = Vec::new();
-    t.extend(super::html_fairness::tables(&[]));
-    t.extend(super::html_kinds::tables(&[]));
-    t.extend(super::html_nodes::tables(&[]));
-    for o in owners {
-        t.extend(o.tables(&[]));
-    }
-    t.iter().map(|x| x.name).collect()
-}
-
-/// `report --format csv --table NAME`: the named table of these results as CSV.
-pub fn csv_of(docs: &[ResultDoc], name: &str, owners: Owners) -> Result<String, String> {
-    let labels = super::html::labels(docs);
-    let rs: Vec<Labeled> = docs
-        .iter()
-        .zip(labels)
-        .map(|(doc, label)| Labeled { label, doc })
-        .collect();
-    let tables = all(&rs, owners);
-    match tables.iter().find(|t| t.name == name) {
-        Some(t) => Ok(t.to_csv()),
-        None => {
-            let names: Vec<&str> = tables.iter().map(|t| t.name).collect();
-            Err(if names.is_empty() {
-                format!("--table {name}: these results have no such table (they have none besides the runs: leave out --table)")
-            } else {
-                format!(
-                    "--table {name}: these results have no such table; they have: {}",
-                    names.join(", ")
-                )
-            })
-        }
     }
 }
 

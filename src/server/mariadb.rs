@@ -16,20 +16,7 @@ impl Server {
             .map_err(|e| Error::usage(format!("{}: {e}", tmp.display())))?;
         let root_user = is_root();
         let galera = matches!(spec.role, Role::Galera { .. });
-        // A Galera node started by root runs as user mysql: the rsync daemon of a state
-        // transfer started by root drops to nobody and could not write the joiner's data.
-        let run_as = if root_user && galera {
-            let ids = user_ids("mysql").ok_or_else(|| {
-                Error::usage(
-                    "no mysql user on this machine: install the Debian package mariadb-server",
-                )
-            })?;
-            Some(("mysql", ids))
-        } else if root_user {
-            Some(("root", (0, 0)))
-        } else {
-            None
-        };
+        let run_as = mariadb_user(root_user, galera)?;
         let joiner = matches!(
             spec.role,
             Role::Galera {
@@ -165,4 +152,20 @@ impl Server {
         }
         Err(Error::usage("MariaDB: no free port after 5 tries"))
     }
+}
+
+/// Who the server runs as (None: this user, not root); as root, a Galera node runs as user
+/// mysql (the rsync daemon of a state transfer started by root drops to nobody and could not
+/// write the joiner's data), any other as root.
+fn mariadb_user(root_user: bool, galera: bool) -> Result<Option<(&'static str, (u32, u32))>> {
+    Ok(if root_user && galera {
+        let ids = user_ids("mysql").ok_or_else(|| {
+            Error::usage("no mysql user on this machine: install the Debian package mariadb-server")
+        })?;
+        Some(("mysql", ids))
+    } else if root_user {
+        Some(("root", (0, 0)))
+    } else {
+        None
+    })
 }

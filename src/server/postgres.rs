@@ -4,6 +4,25 @@
 use super::*;
 
 impl Server {
+    /// The data folder, the log and the socket folder, owned by the server's user (`ids`);
+    /// postgres must be able to reach its folders: every parent needs o+x.
+    fn pg_folders(&self, data: &Path, log: &Path, ids: Option<(u32, u32)>) -> Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&self.root, std::fs::Permissions::from_mode(0o755));
+        let _ = std::fs::set_permissions(&self.socket_dir, std::fs::Permissions::from_mode(0o755));
+        std::fs::create_dir_all(data)
+            .map_err(|e| Error::usage(format!("{}: {e}", data.display())))?;
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log);
+        for p in [data, log, &self.socket_dir] {
+            chown(p, ids)?;
+        }
+        let _ = std::fs::set_permissions(data, std::fs::Permissions::from_mode(0o700));
+        Ok(())
+    }
+
     pub(super) fn start_postgres(&mut self, spec: &ServerSpec) -> Result<()> {
         let bin = pg_bindir()
             .ok_or_else(|| missing(Kind::Postgres, "/usr/lib/postgresql/*/bin/postgres"))?;
@@ -19,20 +38,7 @@ impl Server {
         };
         let data = self.root.join("data");
         let log = self.root.join("server.log");
-        // postgres must be able to reach its folders: every parent needs o+x.
-        use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(&self.root, std::fs::Permissions::from_mode(0o755));
-        let _ = std::fs::set_permissions(&self.socket_dir, std::fs::Permissions::from_mode(0o755));
-        std::fs::create_dir_all(&data)
-            .map_err(|e| Error::usage(format!("{}: {e}", data.display())))?;
-        let _ = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log);
-        for p in [&data, &log, &self.socket_dir] {
-            chown(p, ids)?;
-        }
-        let _ = std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o700));
+        self.pg_folders(&data, &log, ids)?;
         if let (Role::PgReplica { primary_port }, false) =
             (&spec.role, data.join("PG_VERSION").exists())
         {

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use super::claims::Claim;
+use super::claim::Claim;
 use crate::error::{Error, Result};
 use crate::server::ServerSpec;
 

@@ -5,10 +5,11 @@ use std::collections::HashSet;
 
 use super::data::{self, Graph, MotifGen, LINK_TYPE_BASE};
 use super::dist::{self, Geometric, Shuffle, Zipf};
+use super::input::{now_ms, Input};
 use super::ops::{self, Stmts};
 use super::props::*;
 use super::Spec;
-use crate::db::{Conn, DbResult, Dbms, ErrorClass};
+use crate::db::{Conn, DbResult, ErrorClass};
 use crate::rng::Rng;
 use crate::runner::{Driver, Step};
 
@@ -229,80 +230,6 @@ fn deck(mix: &[f64; 10]) -> Vec<u8> {
         .enumerate()
         .flat_map(|(k, c)| std::iter::repeat_n(k as u8, *c))
         .collect()
-}
-
-/// One drawn request, kept whole so that a retry runs the same input.
-#[derive(Debug, Clone)]
-pub enum Input {
-    /// addlink and updatelink (LinkBench runs both as addLink).
-    WriteLink {
-        kind: u8,
-        id1: i64,
-        link_type: i64,
-        id2: i64,
-        data: String,
-        time: i64,
-    },
-    DeleteLink {
-        id1: i64,
-        link_type: i64,
-        id2: i64,
-    },
-    CountLink {
-        id1: i64,
-        link_type: i64,
-    },
-    GetLink {
-        id1: i64,
-        link_type: i64,
-        id2s: Vec<i64>,
-    },
-    GetLinkList {
-        id1: i64,
-        link_type: i64,
-        max_time: i64,
-        offset: i64,
-        /// Paging back into history slot n.
-        history: Option<usize>,
-    },
-    AddNode {
-        data: String,
-        time: i64,
-    },
-    UpdateNode {
-        id: i64,
-        data: String,
-        time: i64,
-    },
-    DeleteNode {
-        id: i64,
-    },
-    GetNode {
-        id: i64,
-    },
-}
-
-impl Input {
-    pub fn kind(&self) -> u8 {
-        match self {
-            Input::WriteLink { kind, .. } => *kind,
-            Input::DeleteLink { .. } => DELETE_LINK,
-            Input::CountLink { .. } => COUNT_LINK,
-            Input::GetLink { .. } => GET_LINK,
-            Input::GetLinkList { .. } => GET_LINK_LIST,
-            Input::AddNode { .. } => ADD_NODE,
-            Input::UpdateNode { .. } => UPDATE_NODE,
-            Input::DeleteNode { .. } => DELETE_NODE,
-            Input::GetNode { .. } => GET_NODE,
-        }
-    }
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 /// A truncated list seen by getlinklist: (id1, type, time of its last row).
@@ -581,15 +508,6 @@ impl Driver for LinkbenchDriver {
 /// Whether the request runs in an explicit transaction (link writes).
 fn input_writes(i: &Input) -> bool {
     matches!(i, Input::WriteLink { .. } | Input::DeleteLink { .. })
-}
-
-/// Start a write transaction (SQLite: take the write lock at once).
-pub fn begin_sql(dbms: Dbms) -> &'static str {
-    match dbms {
-        Dbms::Sqlite => "BEGIN IMMEDIATE",
-        Dbms::Mysql => "START TRANSACTION",
-        Dbms::Postgres => "BEGIN",
-    }
 }
 
 #[cfg(test)]

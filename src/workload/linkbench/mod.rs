@@ -12,6 +12,7 @@ pub mod data;
 pub mod dist;
 pub mod driver;
 mod entry;
+pub mod input;
 pub mod ops;
 pub mod props;
 mod report;
@@ -144,13 +145,6 @@ fn meta_info(spec: &Spec, engine: Option<&str>) -> String {
     .to_string()
 }
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
 /// Create and load the three tables unless identical ones are there; per-table load stats
 /// (rows/s of nodetable is nodes/s, of linktable links/s).
 pub async fn prepare(
@@ -176,7 +170,7 @@ pub async fn prepare(
     };
     let loader = opened.place.loader();
     // A fleet's shards stamp their rows with shard 0's time: the tables are as one load's.
-    let now = fleet::load_time_ms(fleet).unwrap_or_else(now_ms);
+    let now = fleet::load_time_ms(fleet).unwrap_or_else(input::now_ms);
     let g = spec.dists.graph.clone();
     let gens = data::gens(&spec.props, spec.seed);
     let nodes = data::Nodes {

@@ -2,7 +2,7 @@
 //! Link writes run in one transaction with their counttable update (as LinkBench does).
 
 use super::data::{NODE_TYPE, VISIBILITY_DEFAULT, VISIBILITY_HIDDEN};
-use super::driver::{begin_sql, Input};
+use super::input::{begin_sql, now_ms, Input};
 use crate::db::{Conn, DbResult, Dbms, StmtId, Value};
 use crate::runner::Step;
 
@@ -125,10 +125,11 @@ impl Stmts {
     }
 }
 
-/// What one request did so far.
+/// What one request did so far, and the buffer its last [`Tally::ints`] read filled.
 struct Tally {
     rows: u64,
     statements: u64,
+    ints: Vec<Option<i64>>,
 }
 
 impl Tally {
@@ -139,18 +140,18 @@ impl Tally {
         Ok(n)
     }
 
-    async fn ints(
-        &mut self,
-        conn: &mut Conn,
-        id: StmtId,
-        params: &[Value],
-        out: &mut Vec<Option<i64>>,
-    ) -> DbResult<u64> {
+    /// Run `id` and keep the first column of its rows in `self.ints`.
+    async fn ints(&mut self, conn: &mut Conn, id: StmtId, params: &[Value]) -> DbResult<u64> {
         self.statements += 1;
-        out.clear();
-        let n = conn.exec_ints(id, params, out).await?;
+        self.ints.clear();
+        let n = conn.exec_ints(id, params, &mut self.ints).await?;
         self.rows += n;
         Ok(n)
+    }
+
+    /// The first column of the first row the last `ints` read.
+    fn first_int(&self) -> Option<i64> {
+        self.ints.first().copied().flatten()
     }
 
     async fn text(&mut self, conn: &mut Conn, sql: &str) -> DbResult<()> {
@@ -162,6 +163,74 @@ impl Tally {
         self.statements += 1;
         conn.begin(sql).await
     }
+}
+
+/// addlink and updatelink, as LinkStoreMysql.addLinkImpl: insert or overwrite the link;
+/// counttable + 1 when the link was not visible before (updatelink runs the same way).
+/// `(id1, link_type, id2)` names the link.
+async fn write_link(
+    t: &mut Tally,
+    conn: &mut Conn,
+    st: &Stmts,
+    params: &mut Vec<Value>,
+    (id1, link_type, id2): (i64, i64, i64),
+    data: &str,
+    time: i64,
+) -> DbResult<()> {
+    use Value::Int as I;
+    t.begin(conn, begin_sql(st.dbms)).await?;
+    let key = [I(link_type), I(id1), I(id2)];
+    let found = t.ints(conn, st.link_visibility, &key).await? > 0;
+    let was_visible = found && t.first_int() == Some(VISIBILITY_DEFAULT);
+    let text = Value::Text(data.to_string());
+    params.clear();
+    if found {
+        params.extend([I(VISIBILITY_DEFAULT), text, I(time), I(0)]);
+        params.extend(key);
+        t.rows(conn, st.link_update, params).await?;
+    } else {
+        params.extend([
+            I(id1),
+            I(id2),
+            I(link_type),
+            I(VISIBILITY_DEFAULT),
+            text,
+            I(time),
+            I(0),
+        ]);
+        t.rows(conn, st.link_insert, params).await?;
+    }
+    if !was_visible {
+        t.rows(conn, st.count_add, &[I(id1), I(link_type), I(time)])
+            .await?;
+    }
+    t.text(conn, "COMMIT").await
+}
+
+/// LinkStoreMysql.deleteLinkImpl (no expunge): hide a visible link and decrement its count;
+/// commit whatever was found.
+async fn delete_link(
+    t: &mut Tally,
+    conn: &mut Conn,
+    st: &Stmts,
+    params: &mut Vec<Value>,
+    (id1, link_type, id2): (i64, i64, i64),
+) -> DbResult<()> {
+    use Value::Int as I;
+    t.begin(conn, begin_sql(st.dbms)).await?;
+    let key = [I(link_type), I(id1), I(id2)];
+    let found = t.ints(conn, st.link_visibility, &key).await? > 0;
+    let visible = found && t.first_int() != Some(VISIBILITY_HIDDEN);
+    if visible {
+        params.clear();
+        params.push(I(VISIBILITY_HIDDEN));
+        params.extend(key);
+        t.rows(conn, st.link_hide, params).await?;
+        let now = now_ms();
+        t.rows(conn, st.count_sub, &[I(id1), I(link_type), I(now)])
+            .await?;
+    }
+    t.text(conn, "COMMIT").await
 }
 
 /// Run one request. Returns its step and, for a getlinklist that came back full (range
@@ -176,10 +245,10 @@ pub async fn run(
     let mut t = Tally {
         rows: 0,
         statements: 0,
+        ints: std::mem::take(&mut st.ints),
     };
     let mut full = None;
     let mut params = std::mem::take(&mut st.params);
-    let mut ints = std::mem::take(&mut st.ints);
     let r: DbResult<()> = async {
         match input {
             Input::WriteLink {
@@ -190,60 +259,14 @@ pub async fn run(
                 time,
                 ..
             } => {
-                // LinkStoreMysql.addLinkImpl: insert or overwrite the link; counttable + 1
-                // when the link was not visible before (updatelink runs the same way).
-                t.begin(conn, begin_sql(st.dbms)).await?;
-                let key = [I(*link_type), I(*id1), I(*id2)];
-                let found = t.ints(conn, st.link_visibility, &key, &mut ints).await? > 0;
-                let was_visible =
-                    found && ints.first().copied().flatten() == Some(VISIBILITY_DEFAULT);
-                let text = Value::Text(data.clone());
-                if found {
-                    params.clear();
-                    params.extend([I(VISIBILITY_DEFAULT), text, I(*time), I(0)]);
-                    params.extend(key);
-                    t.rows(conn, st.link_update, &params).await?;
-                } else {
-                    params.clear();
-                    params.extend([
-                        I(*id1),
-                        I(*id2),
-                        I(*link_type),
-                        I(VISIBILITY_DEFAULT),
-                        text,
-                        I(*time),
-                        I(0),
-                    ]);
-                    t.rows(conn, st.link_insert, &params).await?;
-                }
-                if !was_visible {
-                    t.rows(conn, st.count_add, &[I(*id1), I(*link_type), I(*time)])
-                        .await?;
-                }
-                t.text(conn, "COMMIT").await
+                let link = (*id1, *link_type, *id2);
+                write_link(&mut t, conn, st, &mut params, link, data, *time).await
             }
             Input::DeleteLink {
                 id1,
                 link_type,
                 id2,
-            } => {
-                // LinkStoreMysql.deleteLinkImpl (no expunge): hide a visible link and
-                // decrement its count; commit whatever was found.
-                t.begin(conn, begin_sql(st.dbms)).await?;
-                let key = [I(*link_type), I(*id1), I(*id2)];
-                let found = t.ints(conn, st.link_visibility, &key, &mut ints).await? > 0;
-                let visible = found && ints.first().copied().flatten() != Some(VISIBILITY_HIDDEN);
-                if visible {
-                    params.clear();
-                    params.push(I(VISIBILITY_HIDDEN));
-                    params.extend(key);
-                    t.rows(conn, st.link_hide, &params).await?;
-                    let now = now_ms();
-                    t.rows(conn, st.count_sub, &[I(*id1), I(*link_type), I(now)])
-                        .await?;
-                }
-                t.text(conn, "COMMIT").await
-            }
+            } => delete_link(&mut t, conn, st, &mut params, (*id1, *link_type, *id2)).await,
             Input::CountLink { id1, link_type } => {
                 t.rows(conn, st.count, &[I(*id1), I(*link_type)]).await?;
                 Ok(())
@@ -283,8 +306,8 @@ pub async fn run(
                     // lists longer than the limit; LinkBench reads it from the rows).
                     params[5] = I(*offset + range_limit - 1);
                     params.truncate(6);
-                    if t.ints(conn, st.list_last_time, &params, &mut ints).await? > 0 {
-                        full = ints.first().copied().flatten();
+                    if t.ints(conn, st.list_last_time, &params).await? > 0 {
+                        full = t.first_int();
                     }
                 }
                 Ok(())
@@ -326,7 +349,7 @@ pub async fn run(
     }
     .await;
     st.params = params;
-    st.ints = ints;
+    st.ints = t.ints;
     r?;
     Ok((
         Step {
@@ -336,11 +359,4 @@ pub async fn run(
         },
         full,
     ))
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
