@@ -354,3 +354,20 @@ pub struct PhaseResult {
     /// Per node of a multi-host target, in the URL's order (empty for one node).
     pub by_node: Vec<NodeStats>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `?read=replicas` sends read-only work to the replicas in turn and writes to the
+    /// primary; `all` spreads reads over every node.
+    #[test]
+    fn read_replicas_route() {
+        let nodes: Vec<usize> = (0..4)
+            .map(|w| node_for(w, 3, ReadRoute::Replicas, Access::ReadOnly))
+            .collect();
+        assert_eq!(nodes, vec![1, 2, 1, 2]);
+        assert_eq!(node_for(3, 3, ReadRoute::Replicas, Access::ReadWrite), 0);
+        assert_eq!(node_for(4, 3, ReadRoute::Spread, Access::ReadOnly), 1);
+    }
+}
