@@ -120,6 +120,30 @@ pub struct Input {
     pub lines: Vec<Line>,
 }
 
+impl Input {
+    /// The distinct items the order names, in ascending order.
+    pub fn items(&self) -> Vec<i64> {
+        distinct(self.lines.iter().map(|l| l.i_id))
+    }
+
+    /// The distinct items supplied by the home warehouse, in ascending order.
+    pub fn home_items(&self) -> Vec<i64> {
+        distinct(
+            self.lines
+                .iter()
+                .filter(|l| l.supply_w == self.w)
+                .map(|l| l.i_id),
+        )
+    }
+}
+
+fn distinct(ids: impl Iterator<Item = i64>) -> Vec<i64> {
+    let mut v: Vec<i64> = ids.collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
 /// The input of 2.4.1 for home warehouse `w` of `warehouses`.
 pub fn input(r: &mut Rng, w: i64, warehouses: i64, c: &CConst) -> Input {
     let d = r.range(1, 10) as i64;
@@ -189,9 +213,7 @@ pub async fn run(st: &Stmts, cx: &mut Ctx, conn: &mut Conn, inp: &Input) -> DbRe
         .await?;
     // The order's distinct items, and its distinct home-warehouse items: each set is read
     // by one statement (as go-tpc does), not one statement per line.
-    let mut items: Vec<i64> = inp.lines.iter().map(|l| l.i_id).collect();
-    items.sort_unstable();
-    items.dedup();
+    let items = inp.items();
     let mut params: Vec<Value> = Vec::with_capacity(11 * MAX_LINES);
     padded(&mut params, &items);
     if ints(cx, conn, st.items_in, &params).await? < items.len() as u64 {
@@ -209,14 +231,7 @@ pub async fn run(st: &Stmts, cx: &mut Ctx, conn: &mut Conn, inp: &Input) -> DbRe
         .chunks(3)
         .map(|r| (r[0].unwrap_or(0), r[1].unwrap_or(0)))
         .collect();
-    let mut home: Vec<i64> = inp
-        .lines
-        .iter()
-        .filter(|l| l.supply_w == w)
-        .map(|l| l.i_id)
-        .collect();
-    home.sort_unstable();
-    home.dedup();
+    let home = inp.home_items();
     // (i_id, supply warehouse, current s_quantity, s_dist_XX) of every stock row the order
     // touches; a line naming an item again sees the quantity the earlier line left.
     let mut stock: Vec<(i64, i64, i64, String)> = Vec::with_capacity(MAX_LINES);

@@ -517,17 +517,8 @@ pub async fn new_order(
 ) -> DbResult<Step> {
     use Value::Int as I;
     let w = inp.w;
-    let mut items: Vec<i64> = inp.lines.iter().map(|l| l.i_id).collect();
-    items.sort_unstable();
-    items.dedup();
-    let mut home: Vec<i64> = inp
-        .lines
-        .iter()
-        .filter(|l| l.supply_w == w)
-        .map(|l| l.i_id)
-        .collect();
-    home.sort_unstable();
-    home.dedup();
+    let items = inp.items();
+    let home = inp.home_items();
     let all_local = inp.lines.iter().all(|l| l.supply_w == w) as i64;
     let mut p: Vec<Value> = Vec::with_capacity(NEW_ORDER_PARAMS);
     p.extend([
