@@ -21,7 +21,12 @@
 # the end), EB_OUT (folder for the tools' logs; default a new one under enginebench-results/),
 # EB_RUN_FLAGS (extra flags of `enginebench run`, e.g. --no-sched-batch), EB_PROCEDURES=1
 # (adds the row "enginebench-procedures": `--procedures`, one stored-procedure CALL per
-# transaction, beside the statement mode; never counted as a peer), INDEXES (go-tpc's
+# transaction, beside the statement mode; never counted as a peer), EB_BIN_BEFORE (a second
+# enginebench binary, e.g. an earlier build: the row "enginebench-before", never a peer),
+# EB_PERF=1 (perf samples mariadbd at 199 Hz over every tool's measured window, call graphs
+# off; the top functions of each tool's window go to perf-TOOL.txt in the log folder, with
+# their share of the server's CPU per NewOrder), EB_CHECK=1 (`enginebench check tpcc` on
+# enginebench's databases after each run: the spec's consistency conditions), INDEXES (go-tpc's
 # index set: "equal", "own" or "both", default both; see below).
 #
 # Method (the same for every tool):
@@ -86,6 +91,11 @@ bin=${EB_BIN:-$repo/target/release/enginebench}
 # The tools that take part, enginebench first; peers only when their variable is set.
 tools=(enginebench)
 [[ ${EB_PROCEDURES:-0} == 1 ]] && tools+=(enginebench-procedures)
+if [[ -n ${EB_BIN_BEFORE:-} ]]; then
+    [[ -x $EB_BIN_BEFORE ]] || die "EB_BIN_BEFORE=$EB_BIN_BEFORE is not an executable"
+    tools+=(enginebench-before)
+fi
+if [[ ${EB_PERF:-0} == 1 ]]; then command -v perf >/dev/null || die "EB_PERF=1 needs perf on PATH"; fi
 INDEXES=${INDEXES:-both}
 if [[ -n ${EB_GOTPC:-} ]]; then
     [[ -x $EB_GOTPC ]] || die "EB_GOTPC=$EB_GOTPC is not an executable"
@@ -200,10 +210,11 @@ EOF
 load() {
     local tool=$1 db=$2 w=$3 d=${EB_TPCC_MYSQL_DIR:-}
     case $tool in
-    enginebench | enginebench-procedures)
-        local procs=()
+    enginebench | enginebench-procedures | enginebench-before)
+        local procs=() b=$bin
         [[ $tool == enginebench-procedures ]] && procs=(--procedures)
-        "$bin" prepare tpcc --target "mysql://root@127.0.0.1:$port/$db" --warehouses "$w" \
+        [[ $tool == enginebench-before ]] && b=$EB_BIN_BEFORE
+        "$b" prepare tpcc --target "mysql://root@127.0.0.1:$port/$db" --warehouses "$w" \
             --load-connections 2 "${procs[@]}" ;;
     go-tpc | go-tpc-own)
         "$EB_GOTPC" tpcc prepare -H 127.0.0.1 -P "$port" -D "$db" --warehouses "$w" -T 2 --no-check ;;
@@ -230,10 +241,11 @@ load() {
 start_run() {
     local tool=$1 db=$2 total=$((WARMUP + SECS + SPARE))
     case $tool in
-    enginebench | enginebench-procedures)
-        local procs=()
+    enginebench | enginebench-procedures | enginebench-before)
+        local procs=() b=$bin
         [[ $tool == enginebench-procedures ]] && procs=(--procedures)
-        "$bin" run tpcc --target "mysql://root@127.0.0.1:$port/$db" --warehouses "$RUN_W" \
+        [[ $tool == enginebench-before ]] && b=$EB_BIN_BEFORE
+        "$b" run tpcc --target "mysql://root@127.0.0.1:$port/$db" --warehouses "$RUN_W" \
             --threads "$THREADS" --isolation repeatable-read --warmup 0 --duration "${total}s" \
             --runs 1 --results-dir "$out/eb-results" "${procs[@]}" ${EB_RUN_FLAGS:-} ;; # word-split on purpose
     go-tpc | go-tpc-own)
@@ -315,7 +327,12 @@ for round in $(seq 1 "$ROUNDS"); do
         pid=$(tool_pid "$run_pid")
         [[ -r /proc/$pid/stat ]] || die "$tool stopped during the warm-up: see $out/run-$tool-r$round.log"
         n0=$(new_orders "$db"); x0=$(commits); s0=$(ticks "$srv_pid"); c0=$(ticks "$pid"); h0=$(host_busy); t0=$(now)
-        sleep "$SECS"
+        if [[ ${EB_PERF:-0} == 1 ]]; then
+            perf record -q -F 199 -p "$srv_pid" -o "$out/perf-$tool-r$round.data" -- sleep "$SECS" >/dev/null 2>&1 \
+                || die "perf record failed (perf_event_paranoid?)"
+        else
+            sleep "$SECS"
+        fi
         c1=$(ticks "$pid" 2>/dev/null) || die "$tool ended before the measured window did: see $out/run-$tool-r$round.log"
         n1=$(new_orders "$db"); x1=$(commits); s1=$(ticks "$srv_pid"); h1=$(host_busy); t1=$(now)
         # Measured: stop the tool (SIGINT, as Ctrl-C; then SIGKILL after 15 s).
@@ -334,6 +351,24 @@ for round in $(seq 1 "$ROUNDS"); do
         others=$(calc "(($h1 - $h0) - ($c1 - $c0) - ($s1 - $s0)) / $hz / $win" 2)
         add "tpmc $tool" "$tpmc"; add "cus $tool" "$cus"; add "sus $tool" "$sus"
         add "ctx $tool" "$ctx"; add "share $tool" "$share"; add "others $tool" "$others"
+        if [[ ${EB_PERF:-0} == 1 ]]; then
+            # The top functions of mariadbd over the window: share of its samples, and that
+            # share of its CPU per NewOrder (µs).
+            { echo "round $round $tool: server $sus µs/NewOrder"
+              perf report -i "$out/perf-$tool-r$round.data" --stdio --no-children --sort dso,sym 2>/dev/null \
+                | awk -v s="$sus" '/^ +[0-9.]+%/ { p = $1; sub("%", "", p); if (n++ < 25) printf "%6.2f %% %8.1f µs  %s\n", p, p * s / 100, substr($0, index($0, $2)) }'
+              echo; } >>"$out/perf-$tool.txt"
+            rm -f "$out/perf-$tool-r$round.data"
+        fi
+        if [[ ${EB_CHECK:-0} == 1 && $tool == enginebench* ]]; then
+            if "$bin" check tpcc --target "mysql://root@127.0.0.1:$port/$db" --warehouses "$RUN_W" \
+                >"$out/check-$tool-r$round.log" 2>&1; then
+                add "check $tool" "pass"
+            else
+                add "check $tool" "FAIL"
+                log "round $round: check tpcc failed after $tool's run: see $out/check-$tool-r$round.log"
+            fi
+        fi
         echo "round $round $tool run: tpmC $tpmc ($no NewOrders in $win s, $tx commits+rollbacks), client $cus µs/NewOrder ($ctx µs/transaction), server $sus µs/NewOrder, client share $share %, other processes $others CPUs" | tee -a "$out/summary.txt"
         sql "DROP DATABASE IF EXISTS $db"
     done
@@ -390,5 +425,11 @@ ratio() { [[ -n $2 && $2 != nan ]] && calc "$1 / $2" 2 || echo "–"; }
     for t in "${tools[@]}"; do
         echo "| $t | $(med "tpmc $t") | $(ratio "$(med "tpmc $t")" "$bt") | $(med "cus $t") | $(med "ctx $t") | $(med "sus $t") | $(med "share $t") % | $(med "others $t") |"
     done
+    if [[ ${EB_CHECK:-0} == 1 ]]; then
+        echo
+        for t in "${tools[@]}"; do
+            [[ $t == enginebench* ]] && echo "check tpcc after $t's runs: ${col[check $t]:-not run}"
+        done
+    fi
 } | tee -a "$out/summary.txt"
 log "logs and summary in $out"
