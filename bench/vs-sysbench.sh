@@ -51,6 +51,13 @@
 #                  bounded by `timeout` to the length of the whole series and killed at the end,
 #                  so every window of both tools runs on a loaded host. On this 2-vCPU machine
 #                  EB_BURN=1 loads "the other core".
+#   EB_TEXT        1: both tools also run with statements sent as text, in every round, as
+#                  two more tools: `sysbench[text]` (--db-ps-mode=disable) and
+#                  `enginebench[text]` (--statements text). summary.md then adds text ÷ text
+#                  ratios and, per tool, prepared ÷ text per round. Queries are then counted
+#                  by statement kind on MariaDB (Com_select + Com_insert + Com_update +
+#                  Com_delete + Com_begin + Com_commit; MariaDB counts a prepared execution
+#                  under its kind too), so both modes are counted alike.
 #   EB_PLACEMENT   shared (default): client and server share both CPUs, as the scheduler
 #                  places them. pinned: every client tool runs on CPU 0 (`taskset -c 0`) and
 #                  every thread of the server (MariaDB: mariadbd's; PostgreSQL: the postmaster
@@ -159,10 +166,17 @@ if [[ $dbms == mysql ]]; then
     sb=(sysbench "$sb_workload" --db-driver=mysql --mysql-socket="$sock" --mysql-user=root
         --mysql-db=sbtest --tables=1 --table-size="$rows")
     eb_target="mysql://root@localhost/ebvs?socket=$sock"
-    queries() {
-        sql "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_stmt_execute', 'Com_begin', 'Com_commit')" |
-            awk '{s += $2} END {print s}'
-    }
+    if [[ ${EB_TEXT:-0} == 1 ]]; then
+        queries() {
+            sql "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_select', 'Com_insert', 'Com_update', 'Com_delete', 'Com_begin', 'Com_commit')" |
+                awk '{s += $2} END {print s}'
+        }
+    else
+        queries() {
+            sql "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_stmt_execute', 'Com_begin', 'Com_commit')" |
+                awk '{s += $2} END {print s}'
+        }
+    fi
     server_ticks() { awk '{print $14 + $15}' "/proc/$srv_pid/stat"; }
 else
     pgdir=$(sed -n 's/.*host=\([^&]*\).*/\1/p' <<<"$EB_TEST_PG_URL")
@@ -226,12 +240,16 @@ fi
 measure() { # tool run
     local tool=$1 run=$2 pid
     local logf="$out/$tool-$run.log"
-    if [[ $tool == sysbench ]]; then
-        "${client_cpu[@]}" "${sb[@]}" --threads="$threads" --time="$time_s" run >"$logf" 2>&1 &
+    if [[ $tool == sysbench* ]]; then
+        local ps=()
+        [[ $tool == "sysbench[text]" ]] && ps=(--db-ps-mode=disable)
+        "${client_cpu[@]}" "${sb[@]}" "${ps[@]}" --threads="$threads" --time="$time_s" run >"$logf" 2>&1 &
     else
         local target=$eb_target variant="" flag=() exe=$bin
         if [[ $tool == enginebench-old ]]; then
             exe=$bin_old
+        elif [[ $tool == "enginebench[text]" ]]; then
+            read -r -a flag <<<"${EB_TEXT_FLAGS:---statements text}"
         elif [[ $tool == enginebench\[*\] ]]; then
             variant=${tool#enginebench\[}
             variant=${variant%]}
@@ -284,6 +302,7 @@ round=(sysbench enginebench)
 for v in ${EB_VARIANTS:-}; do
     round+=("enginebench[$v]")
 done
+[[ ${EB_TEXT:-0} == 1 ]] && round+=("sysbench[text]" "enginebench[text]")
 if [[ $placement == pinned ]]; then
     (($(nproc) >= 2)) || die "EB_PLACEMENT=pinned needs two CPUs"
     place_server 1
@@ -335,7 +354,7 @@ print(f"## enginebench vs sysbench: {sys.argv[8]}, {dbms}, {threads} threads, {r
       f"{' (clients on CPU 0, server on CPU 1)' if placement == 'pinned' else ''}\n")
 print("| tool | QPS | client µs/query | server µs/query | ctx switches/query | other busy cores | server voluntary cs/query | server preempted cs/query |")
 print("|---|---|---|---|---|---|---|---|")
-for t in ["sysbench", "enginebench", "enginebench-old"] + sorted(t for t in med if t.startswith("enginebench[")):
+for t in ["sysbench", "sysbench[text]", "enginebench", "enginebench-old"] + sorted(t for t in med if t.startswith("enginebench[")):
     if t in med:
         m = med[t]
         print(f"| {t} (median) | {m[0]:.0f} | {m[1]:.2f} | {m[2]:.2f} | {m[3]:.2f} | {m[4]:.2f} | {m[5]:.3f} | {m[6]:.3f} |")
@@ -346,13 +365,31 @@ if "sysbench" in med and "enginebench" in med:
     pc = [b[1] / a[1] for a, b in zip(by["sysbench"], by["enginebench"])]
     print(f"\nPer pair: QPS ratio {', '.join(f'{x:.3f}' for x in pq)}; "
           f"client CPU/query ratio {', '.join(f'{x:.3f}' for x in pc)}")
-    for t in sorted(t for t in med if t.startswith("enginebench[")):
+    for t in sorted(t for t in med if t.startswith("enginebench[") and t != "enginebench[text]"):
         v = med[t]
         pq = [b[0] / a[0] for a, b in zip(by["sysbench"], by[t])]
         pc = [b[1] / a[1] for a, b in zip(by["sysbench"], by[t])]
         print(f"\n{t} / sysbench: QPS {v[0]/s[0]:.3f}, client CPU/query {v[1]/s[1]:.3f} by medians; "
               f"per pair QPS {', '.join(f'{x:.3f}' for x in pq)}; "
               f"client CPU/query {', '.join(f'{x:.3f}' for x in pc)}")
+# Statements as text (EB_TEXT=1): text against text, and each tool's prepared ÷ text per round.
+if "sysbench[text]" in by and "enginebench[text]" in by:
+    s, e = med["sysbench[text]"], med["enginebench[text]"]
+    pq = [b[0] / a[0] for a, b in zip(by["sysbench[text]"], by["enginebench[text]"])]
+    pc = [b[1] / a[1] for a, b in zip(by["sysbench[text]"], by["enginebench[text]"])]
+    ps = [b[2] / a[2] for a, b in zip(by["sysbench[text]"], by["enginebench[text]"])]
+    print(f"\n### statements as text: enginebench[text] / sysbench[text] ({len(pq)} pairs)\n")
+    print(f"- by medians: QPS {e[0]/s[0]:.3f}, client CPU/query {e[1]/s[1]:.3f}, server CPU/query {e[2]/s[2]:.3f}")
+    print(f"- per pair: QPS median {st.median(pq):.3f} ({', '.join(f'{x:.3f}' for x in pq)}); "
+          f"client CPU/query median {st.median(pc):.3f} ({', '.join(f'{x:.3f}' for x in pc)}); "
+          f"server CPU/query median {st.median(ps):.3f}")
+    for tool in ["sysbench", "enginebench"]:
+        if tool not in by:
+            continue
+        prep, text = by[tool], by[tool + "[text]"]
+        print(f"\n{tool}, prepared ÷ text per round: "
+              + "; ".join(f"{name} median {st.median(b[i] / a[i] for a, b in zip(text, prep)):.3f}"
+                          for name, i in [("QPS", 0), ("client µs/query", 1), ("server µs/query", 2)]))
 # Each variant against the default run of the same round: what the variant's flag costs.
 for t in sorted(t for t in by if t.startswith("enginebench[")):
     if "enginebench" not in by:
