@@ -13,7 +13,10 @@
 #   ?pipeline=off: each statement waits for the previous reply, BEGIN still goes with the
 #   first), enginebench-serial (?pipeline=off&begin=separate: one round trip per statement,
 #   as pgbench), pgbench-pipeline (the same TPC-B-like script as a custom script between
-#   \startpipeline and \endpipeline, -M prepared: pgbench's own pipeline mode).
+#   \startpipeline and \endpipeline, -M prepared: pgbench's own pipeline mode),
+#   pgbench-extended (-M extended), enginebench-text and enginebench-extended
+#   (`--statements text|extended`, to set beside pgbench -M simple and -M extended; with
+#   ?pipeline=off&begin=separate, one statement per round trip as pgbench's built-in script).
 #
 # Measured per run: transactions per second as each tool reports it (pgbench: "tps ...
 # without initial connection time"; enginebench: ops_per_s of the run) and client CPU per
@@ -95,6 +98,10 @@ for r in $(seq 1 "$rounds"); do
         [[ $tool == enginebench-nobatch ]] && extra=(--no-sched-batch)
         [[ $tool == enginebench-nopipe ]] && url="$eb_url&pipeline=off"
         [[ $tool == enginebench-serial ]] && url="$eb_url&pipeline=off&begin=separate"
+        if [[ $tool == enginebench-text || $tool == enginebench-extended ]]; then
+          url="$eb_url&pipeline=off&begin=separate"
+          extra=(--statements "${tool#enginebench-}")
+        fi
         "$bin" run tpcb --target "$url" --var "scale=$scale" --threads "$clients" --warmup 0 \
           --duration "${time_s}s" --runs 1 --format json --results-dir "$out/eb" "${extra[@]}" \
           >"$out/$tool-$r.json" 2>"$out/$tool-$r.log"
@@ -109,7 +116,7 @@ python3 - "$out/runs.tsv" >"$out/summary.md" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter='\t'))
 med = lambda tool, k: statistics.median(float(r[k]) for r in rows if r['tool'] == tool)
-tools = [t for t in ['pgbench-prepared', 'pgbench-simple', 'pgbench-pipeline', 'enginebench', 'enginebench-nobatch', 'enginebench-nopipe', 'enginebench-serial'] if any(r['tool'] == t for r in rows)]
+tools = [t for t in ['pgbench-prepared', 'pgbench-simple', 'pgbench-pipeline', 'pgbench-extended', 'enginebench', 'enginebench-nobatch', 'enginebench-nopipe', 'enginebench-serial', 'enginebench-text', 'enginebench-extended'] if any(r['tool'] == t for r in rows)]
 print('| tool | tps (median) | client µs/tx (median) | ÷ pgbench -M prepared: tps | CPU/tx | ÷ pgbench -M simple: tps | CPU/tx |')
 print('|---|---|---|---|---|---|---|')
 for t in tools:
