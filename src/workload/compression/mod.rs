@@ -50,24 +50,8 @@ impl Spec {
     /// `--queries` picks formats by name; all of the DBMS's by default.
     pub fn new(rows: u64, seed: u64, dbms: Dbms, only: Option<&str>) -> Result<Spec> {
         let all = formats::for_dbms(dbms);
-        let formats = match only {
-            None => all.to_vec(),
-            Some(list) => list
-                .split(',')
-                .map(|n| {
-                    all.iter()
-                        .find(|f| f.name == n.trim())
-                        .copied()
-                        .ok_or_else(|| {
-                            Error::usage(format!(
-                                "--queries: '{n}' is not a storage format of {}; known: {}",
-                                dbms.name(),
-                                all.iter().map(|f| f.name).collect::<Vec<_>>().join(", ")
-                            ))
-                        })
-                })
-                .collect::<Result<Vec<_>>>()?,
-        };
+        let what = format!("storage format of {}", dbms.name());
+        let formats = crate::contract::args::pick(all, |f| f.name, only, &what)?;
         Ok(Spec {
             rows,
             seed,

@@ -130,24 +130,8 @@ impl Spec {
             ));
         }
         let all = algorithms(dbms);
-        let algorithms = match only {
-            None => all.to_vec(),
-            Some(list) => list
-                .split(',')
-                .map(|n| {
-                    all.iter()
-                        .find(|a| a.name == n.trim())
-                        .copied()
-                        .ok_or_else(|| {
-                            Error::usage(format!(
-                            "--queries: '{n}' is not a schema-change algorithm of {}; known: {}",
-                            dbms.name(),
-                            all.iter().map(|a| a.name).collect::<Vec<_>>().join(", ")
-                        ))
-                        })
-                })
-                .collect::<Result<Vec<_>>>()?,
-        };
+        let what = format!("schema-change algorithm of {}", dbms.name());
+        let algorithms = crate::contract::args::pick(all, |a| a.name, only, &what)?;
         Ok(Spec {
             oltp,
             algorithms,
