@@ -203,6 +203,8 @@ fn quoted(name: &str) -> String {
 /// The headline figures `owners` declare, each once, in their order. A name must be a
 /// lower-case word (letters, digits, `_`) that is not already a column of a point.
 pub fn headline(owners: Owners) -> std::result::Result<Vec<String>, String> {
+    let common = super::PointStats::default().columns();
+    let taken = |n: &str| PLACE.contains(&n) || common.iter().any(|(c, _)| c == n);
     let mut names: Vec<String> = Vec::new();
     for o in owners {
         for &n in o.headline_figures() {
@@ -210,7 +212,7 @@ pub fn headline(owners: Owners) -> std::result::Result<Vec<String>, String> {
                 && n
                     .chars()
                     .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-            if !word || COMMON.contains(&n) {
+            if !word || taken(n) {
                 return Err(format!(
                     "{} declares the headline figure {n:?}: give a lower-case word (letters, digits, _) that is not a column of a point",
                     o.key()
@@ -224,23 +226,9 @@ pub fn headline(owners: Owners) -> std::result::Result<Vec<String>, String> {
     Ok(names)
 }
 
-/// The columns every point has, whatever its workload (store.rs creates them).
-const COMMON: &[&str] = &[
-    "result_id",
-    "seq",
-    "operation",
-    "threads",
-    "runs",
-    "ops_per_s",
-    "ops_per_s_sd",
-    "ops_per_s_min",
-    "ops_per_s_max",
-    "p99_us",
-    "client_us_per_op",
-    "server_us_per_op",
-    "disturbed",
-    "client_sleeps_per_op",
-];
+/// The columns of `points` that place a point: its result, its place there, its operation,
+/// threads and runs (`PointStats::columns` are the figures that follow).
+const PLACE: [&str; 5] = ["result_id", "seq", "operation", "threads", "runs"];
 
 /// Add a column to `points` for every headline figure it does not have yet; the names added.
 /// Runs inside the migration's transaction (one writer at a time).
@@ -258,13 +246,17 @@ pub(super) fn add_figure_columns(
     Ok(added)
 }
 
-/// The statement that stores one point: its place, then `columns` (names of
+/// The statement that stores one point: its place (`PLACE`), then `columns` (those of
 /// [`super::PointStats::columns`]).
 pub(super) fn insert_point(columns: &[(String, Val)]) -> String {
-    let names: Vec<String> = columns.iter().map(|(n, _)| quoted(n)).collect();
-    let marks = vec!["?"; columns.len() + 5].join(", ");
+    let names: Vec<String> = PLACE
+        .iter()
+        .map(|n| n.to_string())
+        .chain(columns.iter().map(|(n, _)| quoted(n)))
+        .collect();
+    let marks = vec!["?"; names.len()].join(", ");
     format!(
-        "INSERT INTO points (result_id, seq, operation, threads, runs, {}) VALUES ({marks})",
+        "INSERT INTO points ({}) VALUES ({marks})",
         names.join(", ")
     )
 }
