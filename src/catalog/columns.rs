@@ -96,11 +96,11 @@ impl Serialize for Figures {
 static NULL: Val = Val::Null;
 
 /// Declares `HistoryRow` from its one list of columns (field, type, SQL), with the headline
-/// figures where `figures` stands: the struct, its select list, its reading and its CSV.
+/// figures where `@figures` stands: the struct, its select list, its reading and its CSV.
 macro_rules! history_row {
     (
         $($(#[$a:meta])* $f:ident: $t:ty = $sql:literal,)*
-        figures,
+        @figures,
         $($(#[$b:meta])* $g:ident: $u:ty = $sql2:literal,)*
     ) => {
         /// One measured point of a catalogued result, with the result's indexed columns.
@@ -177,7 +177,7 @@ history_row! {
     p99_us: Option<f64> = "p.p99_us",
     client_us_per_op: Option<f64> = "p.client_us_per_op",
     server_us_per_op: Option<f64> = "p.server_us_per_op",
-    figures,
+    @figures,
     disturbed: bool = "p.disturbed",
     client_sleeps_per_op: Option<f64> = "p.client_sleeps_per_op",
     /// The result's configuration (catalog/same.rs): its identity, its work's, and its parts.
@@ -209,8 +209,7 @@ pub fn headline(owners: Owners) -> std::result::Result<Vec<String>, String> {
     for o in owners {
         for &n in o.headline_figures() {
             let word = n.starts_with(|c: char| c.is_ascii_lowercase())
-                && n
-                    .chars()
+                && n.chars()
                     .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
             if !word || taken(n) {
                 return Err(format!(
@@ -239,7 +238,10 @@ pub(super) fn add_figure_columns(
     let have = store.point_columns()?;
     let mut added = Vec::new();
     for f in figures.iter().filter(|f| !have.contains(f)) {
-        let sql = store.ddl(&format!("ALTER TABLE points ADD COLUMN {} {{REAL}}", quoted(f)));
+        let sql = store.ddl(&format!(
+            "ALTER TABLE points ADD COLUMN {} {{REAL}}",
+            quoted(f)
+        ));
         store.exec(&sql, &[])?;
         added.push(f.clone());
     }
@@ -255,10 +257,7 @@ pub(super) fn insert_point(columns: &[(String, Val)]) -> String {
         .chain(columns.iter().map(|(n, _)| quoted(n)))
         .collect();
     let marks = vec!["?"; names.len()].join(", ");
-    format!(
-        "INSERT INTO points ({}) VALUES ({marks})",
-        names.join(", ")
-    )
+    format!("INSERT INTO points ({}) VALUES ({marks})", names.join(", "))
 }
 
 /// The statement that sets one figure of a stored point.
@@ -313,18 +312,26 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let loc = Location::Sqlite(dir.path().join("c.db"));
         let mut c = Catalog::open(&loc, &[]).unwrap();
-        c.record(&doc("2026-11-27T10:00:00Z", 1.0), "a", &[]).unwrap();
-        assert!(c.history(&Filter::default()).unwrap()[0].figures.0.is_empty());
+        c.record(&doc("2026-11-27T10:00:00Z", 1.0), "a", &[])
+            .unwrap();
+        assert!(c.history(&Filter::default()).unwrap()[0]
+            .figures
+            .0
+            .is_empty());
         drop(c);
         let owner = Declares(&["x_per_s"]);
         let owners: &[&dyn SectionOwner] = &[&owner];
         let mut c = Catalog::open(&loc, owners).unwrap();
-        c.record(&doc("2026-11-27T11:00:00Z", 5.0), "b", owners).unwrap();
+        c.record(&doc("2026-11-27T11:00:00Z", 5.0), "b", owners)
+            .unwrap();
         let rows = c.history(&Filter::default()).unwrap();
         let got: Vec<Option<f64>> = rows.iter().map(|r| r.figures.get("x_per_s")).collect();
         assert_eq!(got, [Some(2.0), Some(6.0)]);
         let csv = super::super::history_csv(&rows, c.figures());
-        assert!(csv.contains(",server_us_per_op,x_per_s,disturbed,"), "{csv}");
+        assert!(
+            csv.contains(",server_us_per_op,x_per_s,disturbed,"),
+            "{csv}"
+        );
         let json = serde_json::to_value(&rows[1]).unwrap();
         assert_eq!(json["x_per_s"], 6.0);
     }

@@ -599,7 +599,12 @@ impl PointStats {
             figures: Figures(
                 figures
                     .iter()
-                    .map(|n| (n.clone(), mean(p.runs.iter().filter_map(|r| r.figure(n)).collect())))
+                    .map(|n| {
+                        (
+                            n.clone(),
+                            mean(p.runs.iter().filter_map(|r| r.figure(n)).collect()),
+                        )
+                    })
                     .collect(),
             ),
             disturbed: p.runs.iter().any(|r| r.disturbed),

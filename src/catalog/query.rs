@@ -169,7 +169,10 @@ impl Catalog {
             HistoryRow::select(&self.figures)
         );
         let rows = self.store.query(&sql, &params).map_err(|e| self.err(e))?;
-        Ok(rows.iter().map(|r| HistoryRow::read(r, &self.figures)).collect())
+        Ok(rows
+            .iter()
+            .map(|r| HistoryRow::read(r, &self.figures))
+            .collect())
     }
 
     /// The headline figures its rows carry (declared by the owners it was opened with).

@@ -93,7 +93,10 @@ mod tests {
     fn pick_names_in_their_order_or_all() {
         let all = ["a", "b", "c"];
         assert_eq!(pick(&all, |x| *x, None, "part").unwrap(), all);
-        assert_eq!(pick(&all, |x| *x, Some("c, a"), "part").unwrap(), ["c", "a"]);
+        assert_eq!(
+            pick(&all, |x| *x, Some("c, a"), "part").unwrap(),
+            ["c", "a"]
+        );
         let e = pick(&all, |x| *x, Some("a,d"), "part of x").unwrap_err();
         assert_eq!(
             e.message,

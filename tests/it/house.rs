@@ -83,9 +83,9 @@ fn list_names_every_workload_and_its_operations() {
         .iter()
         .flat_map(|(_, ops)| ops)
         .filter(|op| {
-            !out.stdout.lines().any(|l| {
-                l.starts_with(' ') && l.split_whitespace().next() == Some(op.as_str())
-            })
+            !out.stdout
+                .lines()
+                .any(|l| l.starts_with(' ') && l.split_whitespace().next() == Some(op.as_str()))
         })
         .collect();
     assert!(

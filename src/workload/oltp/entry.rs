@@ -5,14 +5,14 @@ use std::sync::Arc;
 use clap::Args;
 use futures_util::future::{FutureExt, LocalBoxFuture};
 
-use crate::workload::sbtest::args::{spec, OltpArgs};
-use crate::workload::sbtest::{self, Kind, OltpDriver, Spec};
 use crate::contract::args::{self, SizeArgs, TextArgs};
 use crate::contract::{Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, TargetSpec};
 use crate::error::Result;
 use crate::load::LoadStats;
 use crate::runner::{Session, SessionConfig};
+use crate::workload::sbtest::args::{spec, OltpArgs};
+use crate::workload::sbtest::{self, Kind, OltpDriver, Spec};
 
 /// sysbench's default rows per table.
 const SYSBENCH_TABLE_SIZE: u64 = 10_000;

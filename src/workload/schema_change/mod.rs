@@ -618,7 +618,8 @@ mod tests {
     #[test]
     fn algorithms_by_name() {
         use clap::{Args, FromArgMatches};
-        let m = sbtest::args::OltpArgs::augment_args(clap::Command::new("x")).get_matches_from(["x"]);
+        let m =
+            sbtest::args::OltpArgs::augment_args(clap::Command::new("x")).get_matches_from(["x"]);
         let a = sbtest::args::OltpArgs::from_arg_matches(&m).unwrap();
         let o = sbtest::args::spec(sbtest::Kind::OltpInsert, &a, 1000, 1, None, None).unwrap();
         let s = Spec::new(

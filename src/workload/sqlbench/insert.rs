@@ -397,7 +397,6 @@ async fn deletes(r: &mut Runner<'_>, rows: u64, perm: &[u64]) -> DbResult<()> {
     Ok(())
 }
 
-
 const MK: &str = "bench_mk";
 
 /// The 16-key table: a 16-part primary key and an index on each other column.

@@ -352,39 +352,39 @@ fn statements_of(
 
 /// The error classes a transaction is retried on, and how many times.
 fn retry(x: &TxnDef, xpath: &str, loc: &Loc) -> Result<(Vec<ErrorClass>, u32), String> {
-Ok(match &x.retry {
-    None => (default_retry(), 10),
-    Some(r) => {
-        let rr = r.get_ref();
-        let on = match &rr.on {
-            None => default_retry(),
-            Some(list) => list
-                .iter()
-                .map(|n| {
-                    ErrorClass::ALL
-                        .iter()
-                        .copied()
-                        .find(|c| c.name() == n)
-                        .ok_or_else(|| {
-                            loc.err(
-                                &r.span(),
-                                &format!("{xpath}.retry.on"),
-                                format!(
-                                    "unknown error class `{n}` ({})",
-                                    ErrorClass::ALL
-                                        .iter()
-                                        .map(|c| c.name())
-                                        .collect::<Vec<_>>()
-                                        .join(", ")
-                                ),
-                            )
-                        })
-                })
-                .collect::<Result<Vec<_>, _>>()?,
-        };
-        (on, rr.max.unwrap_or(10))
-    }
-})
+    Ok(match &x.retry {
+        None => (default_retry(), 10),
+        Some(r) => {
+            let rr = r.get_ref();
+            let on = match &rr.on {
+                None => default_retry(),
+                Some(list) => list
+                    .iter()
+                    .map(|n| {
+                        ErrorClass::ALL
+                            .iter()
+                            .copied()
+                            .find(|c| c.name() == n)
+                            .ok_or_else(|| {
+                                loc.err(
+                                    &r.span(),
+                                    &format!("{xpath}.retry.on"),
+                                    format!(
+                                        "unknown error class `{n}` ({})",
+                                        ErrorClass::ALL
+                                            .iter()
+                                            .map(|c| c.name())
+                                            .collect::<Vec<_>>()
+                                            .join(", ")
+                                    ),
+                                )
+                            })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+            };
+            (on, rr.max.unwrap_or(10))
+        }
+    })
 }
 
 /// `[[phases]]`: names unique, lengths of at least 100 ms, rates positive, weights naming

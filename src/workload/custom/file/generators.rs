@@ -24,7 +24,9 @@ pub(super) fn resolve_gen(
 ) -> Result<(Gen, Format, Option<Vec<String>>), String> {
     let d = def.get_ref();
     let Some(kind) = d.kind.as_deref() else {
-        return Err(cx.loc.err(&def.span(), path, format!("missing `kind` ({KINDS})")));
+        return Err(cx
+            .loc
+            .err(&def.span(), path, format!("missing `kind` ({KINDS})")));
     };
     let g = Def {
         d,
@@ -129,12 +131,10 @@ impl<'a> Def<'a> {
             }
         }
         match (kind, is_param) {
-            ("sequence", true) => {
-                return Err(self.bad(
-                    "kind `sequence` numbers loaded rows; for new keys in a transaction use `next_key`"
-                        .into(),
-                ))
-            }
+            ("sequence", true) => return Err(self.bad(
+                "kind `sequence` numbers loaded rows; for new keys in a transaction use `next_key`"
+                    .into(),
+            )),
             ("latest" | "next_key", false) => {
                 return Err(self.bad(format!(
                     "kind `{kind}` is for transaction parameters, not loaded columns"
@@ -214,9 +214,9 @@ impl<'a> Def<'a> {
         let n = (max - min + 1) as u64;
         if d.scrambled == Some(true) {
             if d.theta.is_some_and(|t| t != gen::YCSB_THETA) {
-                return Err(self.bad(
-                    "`scrambled` uses YCSB's fixed theta 0.99; leave `theta` out".into(),
-                ));
+                return Err(
+                    self.bad("`scrambled` uses YCSB's fixed theta 0.99; leave `theta` out".into())
+                );
             }
             Ok(gen::scrambled_zipf(min, n))
         } else {
@@ -251,9 +251,7 @@ impl<'a> Def<'a> {
         let a = match &d.a {
             Some(a) => self.ev("`a`", &a.0)?,
             None => {
-                return Err(self.bad(
-                    "kind `nurand` needs `a` (TPC-C: 255, 1023 or 8191)".into(),
-                ))
+                return Err(self.bad("kind `nurand` needs `a` (TPC-C: 255, 1023 or 8191)".into()))
             }
         };
         if a < 0 {
@@ -276,9 +274,7 @@ impl<'a> Def<'a> {
             }
             (None, Some(a), Some(b)) => (self.ev("`min_len`", &a.0)?, self.ev("`max_len`", &b.0)?),
             _ => {
-                return Err(self.bad(
-                    "kind `string` needs `len`, or `min_len` and `max_len`".into(),
-                ))
+                return Err(self.bad("kind `string` needs `len`, or `min_len` and `max_len`".into()))
             }
         };
         if lo < 0 || lo > hi || hi > 1 << 24 {
@@ -383,9 +379,7 @@ impl<'a> Def<'a> {
             None | Some("random") => false,
             Some("spread") if !self.is_param() => true,
             Some("spread") => {
-                return Err(self.bad(
-                    "`order = \"spread\"` applies to loaded columns only".into(),
-                ))
+                return Err(self.bad("`order = \"spread\"` applies to loaded columns only".into()))
             }
             Some(o) => return Err(self.bad(format!("unknown `order` `{o}` (random or spread)"))),
         };
