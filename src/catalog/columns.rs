@@ -338,9 +338,10 @@ mod tests {
 
     #[test]
     fn a_figure_is_a_new_lower_case_word() {
-        for bad in ["ops_per_s", "X", "a b", "1x", "a\"b"] {
-            let owner = Declares(&[bad]);
-            assert!(headline(&[&owner]).is_err(), "{bad}");
+        const BAD: [&[&str]; 5] = [&["ops_per_s"], &["X"], &["a b"], &["1x"], &["a\"b"]];
+        for bad in BAD {
+            let owner = Declares(bad);
+            assert!(headline(&[&owner]).is_err(), "{bad:?}");
         }
         let (a, b) = (Declares(&["x", "y"]), Declares(&["y"]));
         assert_eq!(headline(&[&a, &b]).unwrap(), ["x", "y"]);
