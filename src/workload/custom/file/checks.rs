@@ -34,7 +34,7 @@ fn table(
     if !is_ident(tname) {
         return Err(loc.err(&span, &tpath, "not a table name (letters, digits, _)"));
     }
-    if tables.iter().any(|x| &x.name == tname) {
+    if tables.iter().any(|x| x.name == tname) {
         return Err(loc.err(&span, &tpath, "defined twice"));
     }
     let rows_src = &t.rows.get_ref().0;
@@ -136,7 +136,7 @@ fn column(
             "not a column name (letters, digits, _)",
         ));
     }
-    if columns.iter().any(|c: &Column| &c.name == cname) {
+    if columns.iter().any(|c: &Column| c.name == cname) {
         return Err(loc.err(&cdef.span(), &cpath, "defined twice"));
     }
     let ty = cdef.get_ref().ty.clone();
