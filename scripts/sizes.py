@@ -22,13 +22,6 @@ ALLOWED = {
     "runner/session.rs:start",
     "config/mod.rs:resolve",
     "live/metrics.rs:render",
-    "workload/sqlbench/insert.rs:main_table",
-    "workload/sqlbench/select.rs:select",
-    "workload/compression/mod.rs:load_format",
-    # the workload file parser
-    "workload/custom/file.rs",
-    "workload/custom/file.rs:resolve_gen",
-    "workload/custom/file.rs:parse",
 }
 
 

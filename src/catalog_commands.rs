@@ -66,7 +66,7 @@ pub fn history(a: &HistoryArgs, reg: &Registry) -> Result<ExitCode> {
     let text = match a.format {
         crate::cli::HistoryFormat::Table if a.wide => catalog::history_wide(&rows),
         crate::cli::HistoryFormat::Table => catalog::history_table(&rows),
-        crate::cli::HistoryFormat::Csv => catalog::history_csv(&rows),
+        crate::cli::HistoryFormat::Csv => catalog::history_csv(&rows, cat.figures()),
         crate::cli::HistoryFormat::Json => {
             let mut t = serde_json::to_string_pretty(&rows).expect("rows serialize");
             t.push('\n');

@@ -24,6 +24,8 @@ pub mod rng;
 pub mod runner;
 pub mod server;
 pub mod suite;
+#[cfg(test)]
+mod testing;
 pub mod workload;
 
 use std::process::ExitCode;

@@ -143,28 +143,39 @@ mod tests {
             .collect()
     }
 
-    /// Every folder of `src/workload` with a `mod.rs` is declared in `src/workload/mod.rs`
-    /// and registered in `builtins()`, read from the files at test time: a new folder that
-    /// misses either line fails here rather than compiling into nothing.
+    /// Every folder of `src/workload` with a `mod.rs` is declared in `src/workload/mod.rs`,
+    /// and every workload folder (one with an `entry.rs`; shared parts such as `sbtest` have
+    /// none) is registered in `builtins()`, read from the files at test time: a new folder
+    /// that misses either line fails here rather than compiling into nothing.
     #[test]
     fn every_folder_is_declared_and_registered() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut folders: Vec<String> = std::fs::read_dir(root.join("src/workload"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.join("mod.rs").is_file())
-            .map(|p| p.file_name().unwrap().to_str().unwrap().to_string())
-            .collect();
-        folders.sort();
+        let with = |file: &str| {
+            let mut v: Vec<String> = std::fs::read_dir(root.join("src/workload"))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.join(file).is_file())
+                .map(|p| p.file_name().unwrap().to_str().unwrap().to_string())
+                .collect();
+            v.sort();
+            v
+        };
+        let (modules, folders) = (with("mod.rs"), with("entry.rs"));
         assert!(folders.len() >= 10, "{folders:?}");
         let decl = std::fs::read_to_string(root.join("src/workload/mod.rs")).unwrap();
         let reg = std::fs::read_to_string(root.join("src/registry.rs")).unwrap();
         let declared = idents(&decl, "pub mod ", ";");
         let mut registered = idents(&reg, "&crate::workload::", "::ENTRY,");
-        for f in &folders {
+        for f in &modules {
             assert!(
                 declared.contains(&f.as_str()),
                 "src/workload/{f}/ has no `pub mod {f};` in src/workload/mod.rs"
+            );
+        }
+        for f in &folders {
+            assert!(
+                modules.contains(f),
+                "src/workload/{f}/ has an entry.rs but no mod.rs"
             );
             assert!(
                 registered.contains(&f.as_str()),

@@ -6,6 +6,7 @@
 //! This module stands low: it reads the result model and talks to its store, and knows no
 //! command line, harness, suite or workload.
 
+mod columns;
 mod query;
 mod same;
 mod store;
@@ -18,9 +19,9 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::report::{compare, Owners, ResultDoc, Status};
+pub use columns::{Figures, HistoryRow};
 pub use query::{
     csv as history_csv, short_version, table as history_table, wide as history_wide, Filter,
-    HistoryRow,
 };
 pub use same::{short as short_part, Sameness};
 pub use store::{default_path, SCHEMA_VERSION};
@@ -102,6 +103,8 @@ impl Location {
 pub struct Catalog {
     store: Store,
     pub location: Location,
+    /// The headline figures its owners declare (columns of `points`).
+    figures: Vec<String>,
 }
 
 /// What recording a result did.
@@ -127,13 +130,19 @@ impl Catalog {
             }
         };
         let fail = |e: String| Error::usage(format!("catalog {}: {e}", loc.display()));
+        let figures = columns::headline(owners).map_err(fail)?;
         let mut store = store.map_err(fail)?;
         store
-            .migrate(|store, had| fill_new_columns(store, had, owners))
+            .migrate(|store, had| {
+                fill_new_columns(store, had, owners)?;
+                let added = columns::add_figure_columns(store, &figures)?;
+                fill_figures(store, &added, owners)
+            })
             .map_err(fail)?;
         Ok(Catalog {
             store,
             location: loc.clone(),
+            figures,
         })
     }
 
@@ -231,30 +240,16 @@ impl Catalog {
             return Ok(Recorded::Already(old));
         };
         for (seq, p) in doc.points.iter().enumerate() {
-            let s = PointStats::of(p);
-            self.store.exec(
-                "INSERT INTO points (result_id, seq, operation, threads, runs, ops_per_s,
-                    ops_per_s_sd, ops_per_s_min, ops_per_s_max, p99_us, client_us_per_op,
-                    server_us_per_op, tpm_c, disturbed, client_sleeps_per_op)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                &[
-                    Val::Int(new_id),
-                    Val::Int(seq as i64),
-                    p.operation.as_str().into(),
-                    Val::Int(p.threads as i64),
-                    Val::Int(p.runs.len() as i64),
-                    s.ops_per_s.into(),
-                    s.ops_per_s_sd.into(),
-                    s.ops_per_s_min.into(),
-                    s.ops_per_s_max.into(),
-                    s.p99_us.into(),
-                    s.client_us_per_op.into(),
-                    s.server_us_per_op.into(),
-                    s.tpm_c.into(),
-                    Val::Int(s.disturbed as i64),
-                    s.client_sleeps_per_op.into(),
-                ],
-            )?;
+            let cols = PointStats::of(p, &self.figures).columns();
+            let mut vals = vec![
+                Val::Int(new_id),
+                Val::Int(seq as i64),
+                p.operation.as_str().into(),
+                Val::Int(p.threads as i64),
+                Val::Int(p.runs.len() as i64),
+            ];
+            vals.extend(cols.iter().map(|(_, v)| v.clone()));
+            self.store.exec(&columns::insert_point(&cols), &vals)?;
         }
         Ok(Recorded::Added(new_id))
     }
@@ -349,6 +344,41 @@ fn fill_identities(store: &mut Store, owners: Owners) -> std::result::Result<(),
     Ok(())
 }
 
+/// A headline figure's column added to a catalog that holds results: filled from the stored
+/// result files (v1 ones upgraded by `owners`), as a new record of the same file fills it.
+fn fill_figures(
+    store: &mut Store,
+    added: &[String],
+    owners: Owners,
+) -> std::result::Result<(), String> {
+    if added.is_empty() {
+        return Ok(());
+    }
+    let ids = store.query("SELECT id FROM results ORDER BY id", &[])?;
+    for id in ids.iter().filter_map(|r| r[0].int()) {
+        // A file that no longer reads keeps its figures empty.
+        let Ok(doc) = stored(store, id).and_then(|mut v| {
+            if v.get("schema_version").and_then(Value::as_u64) == Some(1) {
+                crate::report::upgrade_v1(&mut v, owners);
+            }
+            serde_json::from_value::<ResultDoc>(v).map_err(|e| e.to_string())
+        }) else {
+            continue;
+        };
+        for (seq, p) in doc.points.iter().enumerate() {
+            for (name, v) in PointStats::of(p, added).figures.0 {
+                if let Some(v) = v {
+                    store.exec(
+                        &columns::update_figure(&name),
+                        &[Val::Real(v), Val::Int(id), Val::Int(seq as i64)],
+                    )?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Version 2: the client's sleeps per operation, where the result counted them.
 fn fill_client_sleeps(store: &mut Store) -> std::result::Result<(), String> {
     let ids = store.query("SELECT id FROM results ORDER BY id", &[])?;
@@ -363,7 +393,7 @@ fn fill_client_sleeps(store: &mut Store) -> std::result::Result<(), String> {
             let Ok(p) = crate::report::Point::deserialize(p) else {
                 continue;
             };
-            let Some(sleeps) = PointStats::of(&p).client_sleeps_per_op else {
+            let Some(sleeps) = PointStats::of(&p, &[]).client_sleeps_per_op else {
                 continue;
             };
             store.exec(
@@ -531,12 +561,14 @@ pub struct PointStats {
     /// Over the runs that counted them.
     pub client_sleeps_per_op: Option<f64>,
     pub server_us_per_op: Option<f64>,
-    pub tpm_c: Option<f64>,
+    /// The headline figures asked for (`Catalog::figures`), by name.
+    pub figures: Figures,
     pub disturbed: bool,
 }
 
 impl PointStats {
-    pub fn of(p: &crate::report::Point) -> PointStats {
+    /// The figures of `p`, with the headline `figures` named.
+    pub fn of(p: &crate::report::Point, figures: &[String]) -> PointStats {
         let mean = |v: Vec<f64>| (!v.is_empty()).then(|| compare::mean_var(&v).0);
         let ops: Vec<f64> = p.runs.iter().map(|r| r.ops_per_s).collect();
         let (m, var) = if ops.is_empty() {
@@ -564,9 +596,40 @@ impl PointStats {
                     .filter_map(|r| r.server_process.as_ref().map(|s| s.cpu_us_per_op))
                     .collect(),
             ),
-            tpm_c: mean(p.runs.iter().filter_map(|r| r.figure("tpm_c")).collect()),
+            figures: Figures(
+                figures
+                    .iter()
+                    .map(|n| {
+                        (
+                            n.clone(),
+                            mean(p.runs.iter().filter_map(|r| r.figure(n)).collect()),
+                        )
+                    })
+                    .collect(),
+            ),
             disturbed: p.runs.iter().any(|r| r.disturbed),
         }
+    }
+
+    /// The columns of `points` these fill (beside its place: result, seq, operation,
+    /// threads, runs), with their values.
+    fn columns(&self) -> Vec<(String, Val)> {
+        let mut c: Vec<(String, Val)> = [
+            ("ops_per_s", self.ops_per_s),
+            ("ops_per_s_sd", self.ops_per_s_sd),
+            ("ops_per_s_min", self.ops_per_s_min),
+            ("ops_per_s_max", self.ops_per_s_max),
+            ("p99_us", self.p99_us),
+            ("client_us_per_op", self.client_us_per_op),
+            ("server_us_per_op", self.server_us_per_op),
+            ("client_sleeps_per_op", self.client_sleeps_per_op),
+        ]
+        .into_iter()
+        .map(|(n, v)| (n.to_string(), v.into()))
+        .collect();
+        c.push(("disturbed".into(), Val::Int(self.disturbed as i64)));
+        c.extend(self.figures.0.iter().map(|(n, v)| (n.clone(), (*v).into())));
+        c
     }
 }
 
@@ -786,7 +849,7 @@ mod tests {
         let rows = c.history(&Filter::default()).unwrap();
         let sleeps: Vec<Option<f64>> = rows.iter().map(|r| r.client_sleeps_per_op).collect();
         assert_eq!(sleeps, [Some(0.5), None, Some(0.375), None]);
-        assert!(query::csv(&rows)
+        assert!(query::csv(&rows, c.figures())
             .lines()
             .nth(3)
             .unwrap()

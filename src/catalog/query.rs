@@ -4,10 +4,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use serde::Serialize;
-
 use super::store::Val;
-use super::{Catalog, Sameness};
+use super::{Catalog, HistoryRow, Sameness};
 use crate::error::{Error, Result};
 
 /// Which results to read. Every field narrows; an empty filter reads everything.
@@ -161,101 +159,25 @@ fn where_of(conds: &[String]) -> String {
     }
 }
 
-/// One measured point of a catalogued result, with the result's indexed columns.
-#[derive(Debug, Clone, Serialize)]
-pub struct HistoryRow {
-    pub id: i64,
-    pub started_at: String,
-    pub status: String,
-    pub workload: String,
-    pub operation: String,
-    pub threads: i64,
-    pub dbms: String,
-    pub server_version: String,
-    pub engine: String,
-    /// The workload's options (storage format, variant), as compact JSON; "" when none.
-    pub options: String,
-    pub profile: Option<String>,
-    pub settings_fingerprint: String,
-    pub host: String,
-    pub tool_version: String,
-    pub fleet: Option<String>,
-    pub runs: i64,
-    pub ops_per_s: Option<f64>,
-    pub ops_per_s_sd: Option<f64>,
-    pub ops_per_s_min: Option<f64>,
-    pub ops_per_s_max: Option<f64>,
-    pub p99_us: Option<f64>,
-    pub client_us_per_op: Option<f64>,
-    pub server_us_per_op: Option<f64>,
-    pub tpm_c: Option<f64>,
-    pub disturbed: bool,
-    pub client_sleeps_per_op: Option<f64>,
-    /// The result's configuration (catalog/same.rs): its identity, its work's, and its parts.
-    pub config_id: String,
-    pub work_id: String,
-    #[serde(serialize_with = "parts_json")]
-    pub config: Sameness,
-}
-
-fn parts_json<S: serde::Serializer>(v: &Sameness, s: S) -> std::result::Result<S::Ok, S::Error> {
-    use serde::ser::SerializeMap;
-    let mut m = s.serialize_map(Some(2))?;
-    m.serialize_entry("work", &v.work)?;
-    m.serialize_entry("setup", &v.setup)?;
-    m.end()
-}
-
-const ROW_COLUMNS: &str = "r.id, r.started_at, r.status, r.workload, p.operation, p.threads,
-    r.dbms, r.server_version, r.engine, r.options, r.profile, r.settings_fingerprint, r.host,
-    r.tool_version, r.fleet, p.runs, p.ops_per_s, p.ops_per_s_sd, p.ops_per_s_min,
-    p.ops_per_s_max, p.p99_us, p.client_us_per_op, p.server_us_per_op, p.tpm_c, p.disturbed,
-    p.client_sleeps_per_op, r.config_id, r.work_id, r.config_parts";
-
-fn row_of(v: &[Val]) -> HistoryRow {
-    HistoryRow {
-        id: v[0].int().unwrap_or(0),
-        started_at: v[1].text(),
-        status: v[2].text(),
-        workload: v[3].text(),
-        operation: v[4].text(),
-        threads: v[5].int().unwrap_or(0),
-        dbms: v[6].text(),
-        server_version: v[7].text(),
-        engine: v[8].text(),
-        options: v[9].text(),
-        profile: v[10].opt_text(),
-        settings_fingerprint: v[11].text(),
-        host: v[12].text(),
-        tool_version: v[13].text(),
-        fleet: v[14].opt_text(),
-        runs: v[15].int().unwrap_or(0),
-        ops_per_s: v[16].real(),
-        ops_per_s_sd: v[17].real(),
-        ops_per_s_min: v[18].real(),
-        ops_per_s_max: v[19].real(),
-        p99_us: v[20].real(),
-        client_us_per_op: v[21].real(),
-        server_us_per_op: v[22].real(),
-        tpm_c: v[23].real(),
-        disturbed: v[24].int().unwrap_or(0) != 0,
-        client_sleeps_per_op: v[25].real(),
-        config_id: v[26].text(),
-        work_id: v[27].text(),
-        config: Sameness::from_json(&v[28].text()),
-    }
-}
-
 impl Catalog {
     /// Every point of the results `f` selects, oldest first.
     pub fn history(&mut self, f: &Filter) -> Result<Vec<HistoryRow>> {
         let (cond, params) = f.sql(self.store.is_postgres());
         let sql = format!(
-            "SELECT {ROW_COLUMNS} FROM results r JOIN points p ON p.result_id = r.id{cond}
-             ORDER BY r.started_at, r.id, p.seq"
+            "SELECT {} FROM results r JOIN points p ON p.result_id = r.id{cond}
+             ORDER BY r.started_at, r.id, p.seq",
+            HistoryRow::select(&self.figures)
         );
         let rows = self.store.query(&sql, &params).map_err(|e| self.err(e))?;
-        Ok(rows.iter().map(|r| row_of(r)).collect())
+        Ok(rows
+            .iter()
+            .map(|r| HistoryRow::read(r, &self.figures))
+            .collect())
+    }
+
+    /// The headline figures its rows carry (declared by the owners it was opened with).
+    pub fn figures(&self) -> &[String] {
+        &self.figures
     }
 
     /// The ids of the newest `n` complete results that `f` selects, started no later than
@@ -533,43 +455,13 @@ pub fn wide(rows: &[HistoryRow]) -> String {
     out
 }
 
-/// `history --format csv`: every column of the rows.
-pub fn csv(rows: &[HistoryRow]) -> String {
-    let mut out = String::from("id,started_at,status,workload,operation,threads,dbms,server_version,engine,options,profile,settings_fingerprint,host,tool_version,fleet,runs,ops_per_s,ops_per_s_sd,ops_per_s_min,ops_per_s_max,p99_us,client_us_per_op,server_us_per_op,tpm_c,disturbed,client_sleeps_per_op,config_id,work_id,config\n");
-    let o = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
+/// `history --format csv`: every column of the rows (`figures`: their headline figures,
+/// [`Catalog::figures`]).
+pub fn csv(rows: &[HistoryRow], figures: &[String]) -> String {
+    let mut out = HistoryRow::header(figures).join(",");
+    out.push('\n');
     for r in rows {
-        let cells = [
-            r.id.to_string(),
-            r.started_at.clone(),
-            r.status.clone(),
-            r.workload.clone(),
-            r.operation.clone(),
-            r.threads.to_string(),
-            r.dbms.clone(),
-            r.server_version.clone(),
-            r.engine.clone(),
-            r.options.clone(),
-            r.profile.clone().unwrap_or_default(),
-            r.settings_fingerprint.clone(),
-            r.host.clone(),
-            r.tool_version.clone(),
-            r.fleet.clone().unwrap_or_default(),
-            r.runs.to_string(),
-            o(r.ops_per_s),
-            o(r.ops_per_s_sd),
-            o(r.ops_per_s_min),
-            o(r.ops_per_s_max),
-            o(r.p99_us),
-            o(r.client_us_per_op),
-            o(r.server_us_per_op),
-            o(r.tpm_c),
-            r.disturbed.to_string(),
-            o(r.client_sleeps_per_op),
-            r.config_id.clone(),
-            r.work_id.clone(),
-            r.config.to_json(),
-        ];
-        let line: Vec<String> = cells.iter().map(|c| csv_cell(c)).collect();
+        let line: Vec<String> = r.cells().iter().map(|c| csv_cell(c)).collect();
         out.push_str(&line.join(","));
         out.push('\n');
     }

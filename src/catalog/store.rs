@@ -77,6 +77,9 @@ impl From<i64> for Val {
 /// first N lists. A change is a new list at the end (never an edit of an old one), so every
 /// catalog reaches the same tables whatever version created it.
 /// `{ID}`, `{INT}`, `{REAL}`, `{BLOB}` are the type names that differ between the stores.
+/// The workloads' headline figures are columns of `points` too: version 1 created the one
+/// there was then (a list here is never edited), and a figure declared since gets its column
+/// when a catalog is opened (`columns::add_figure_columns`), not from a new list here.
 const MIGRATIONS: &[&[&str]] = &[
     &[
         "CREATE TABLE results (
@@ -226,7 +229,7 @@ impl Store {
         Ok(Store::Postgres(Pg { rt, client }))
     }
 
-    fn ddl(&self, sql: &str) -> String {
+    pub(super) fn ddl(&self, sql: &str) -> String {
         let (id, int, real, blob) = match self {
             Store::Sqlite(_) => ("INTEGER PRIMARY KEY", "INTEGER", "REAL", "BLOB"),
             Store::Postgres(_) => (
@@ -244,6 +247,18 @@ impl Store {
 
     pub fn is_postgres(&self) -> bool {
         matches!(self, Store::Postgres(_))
+    }
+
+    /// The names of the columns of `points`.
+    pub fn point_columns(&mut self) -> Result<Vec<String>, String> {
+        let sql = match self {
+            Store::Sqlite(_) => "SELECT name FROM pragma_table_info('points')",
+            Store::Postgres(_) => {
+                "SELECT CAST(column_name AS TEXT) FROM information_schema.columns
+                 WHERE table_schema = current_schema() AND table_name = 'points'"
+            }
+        };
+        Ok(self.query(sql, &[])?.iter().map(|r| r[0].text()).collect())
     }
 
     /// Bring the schema to [`SCHEMA_VERSION`], one writer at a time; refuse a catalog written

@@ -52,7 +52,55 @@ pub struct TextArgs {
     pub compressed_fraction: Option<String>,
 }
 
+/// `--queries LIST` over a workload's named parts (compression's formats, schema-change's
+/// algorithms): the parts `list` names (comma-separated, in its order), or every one of `all`
+/// when it is not given. `what` is what a part is, for the error ("storage format of mysql").
+pub fn pick<T: Copy>(
+    all: &[T],
+    name: impl Fn(&T) -> &str,
+    list: Option<&str>,
+    what: &str,
+) -> Result<Vec<T>> {
+    match list {
+        None => Ok(all.to_vec()),
+        Some(list) => list
+            .split(',')
+            .map(|n| {
+                all.iter()
+                    .find(|x| name(x) == n.trim())
+                    .copied()
+                    .ok_or_else(|| {
+                        Error::usage(format!(
+                            "--queries: '{n}' is not a {what}; known: {}",
+                            all.iter().map(&name).collect::<Vec<_>>().join(", ")
+                        ))
+                    })
+            })
+            .collect(),
+    }
+}
+
 /// Parse a workload's own `Args` from the matches of its command.
 pub fn of<A: clap::FromArgMatches>(m: &clap::ArgMatches) -> Result<A> {
     A::from_arg_matches(m).map_err(|e| Error::usage(super::parse::first_line(&e)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pick_names_in_their_order_or_all() {
+        let all = ["a", "b", "c"];
+        assert_eq!(pick(&all, |x| *x, None, "part").unwrap(), all);
+        assert_eq!(
+            pick(&all, |x| *x, Some("c, a"), "part").unwrap(),
+            ["c", "a"]
+        );
+        let e = pick(&all, |x| *x, Some("a,d"), "part of x").unwrap_err();
+        assert_eq!(
+            e.message,
+            "--queries: 'd' is not a part of x; known: a, b, c"
+        );
+    }
 }

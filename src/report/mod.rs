@@ -80,6 +80,13 @@ pub trait SectionOwner {
         &[]
     }
 
+    /// Its headline figures: names in a run's `figures` that the catalog keeps per point (the
+    /// mean over the runs, one column each, beside the common figures) for `history` and its
+    /// CSV and JSON. Lower-case words joined by `_` (`tpm_c`); the catalog names no workload.
+    fn headline_figures(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// Metrics of its sections that a plan's claims may read: (name, what it is). A name may
     /// take an argument after a colon (`compression.bytes_per_row:innodb-page-lz4`).
     fn claim_metrics(&self) -> &'static [(&'static str, &'static str)] {

@@ -1,9 +1,11 @@
 //! The workloads: one folder per benchmark, each behind the contract (`crate::contract`) and
-//! named by the registry (`crate::registry`). `textgen` is a text generator several share.
+//! named by the registry (`crate::registry`). What several workloads share lives beside them
+//! and is no workload (no `entry.rs`): `textgen`, a text generator, and `sbtest`, sysbench's
+//! tables, load and transactions (oltp and schema-change). No workload imports another.
 //!
-//! Every folder here with a `mod.rs` has its `pub mod` line below and its line in
-//! `registry::builtins()`; a unit test there (`every_folder_is_declared_and_registered`)
-//! fails when a folder misses either.
+//! Every folder here has its `pub mod` line below, and every workload folder (one with an
+//! `entry.rs`) its line in `registry::builtins()`; a unit test there
+//! (`every_folder_is_declared_and_registered`) fails when a folder misses either.
 
 pub mod compression;
 pub mod custom;
@@ -12,6 +14,7 @@ pub mod linkbench;
 pub mod micro_read;
 pub mod oltp;
 pub mod round_trip;
+pub mod sbtest;
 pub mod schema_change;
 pub mod sqlbench;
 pub mod textgen;

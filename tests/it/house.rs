@@ -10,37 +10,20 @@ use std::time::{Duration, Instant};
 use crate::common::*;
 use crate::faults::{has_note, read_json, results_under, serial, sqlite, wait_exit};
 
-/// Every workload `run` accepts by name, with one of its operations that `list` must show
-/// (None: the name is the operation, as for the sysbench OLTP workloads and workload files).
-const WORKLOADS: &[(&str, Option<&str>)] = &[
-    ("micro-read", Some("READ_PK_POINT")),
-    ("oltp_point_select", None),
-    ("oltp_read_only", None),
-    ("oltp_read_write", None),
-    ("oltp_write_only", None),
-    ("oltp_update_index", None),
-    ("oltp_update_non_index", None),
-    ("oltp_insert", None),
-    ("oltp_delete", None),
-    ("select_random_points", None),
-    ("select_random_ranges", None),
-    ("bulk_insert", None),
-    ("tpcc", Some("NewOrder")),
-    ("linkbench", Some("getlinklist")),
-    ("iibench", Some("insert")),
-    // A format of the MySQL list (SQLite's one format is named just "sqlite").
-    ("compression", Some("innodb-page-zlib")),
-    // SQLite's algorithm.
-    ("schema-change", Some("add-drop")),
-    ("sqlbench", Some("wisconsin")),
-    ("ycsb-a", None),
-    ("ycsb-b", None),
-    ("ycsb-c", None),
-    ("ycsb-d", None),
-    ("ycsb-e", None),
-    ("ycsb-f", None),
-    ("tpcb", None),
-];
+/// Every workload `run` accepts by name, from the registry (never typed twice), with the
+/// operations its `list` entry names (for the sysbench family and the workload files: the
+/// workload names again; for compression and schema-change: the DBMS whose formats or
+/// algorithms follow).
+fn workloads() -> Vec<(&'static str, Vec<String>)> {
+    let reg = enginebench::registry::Registry::default();
+    reg.entries()
+        .iter()
+        .flat_map(|e| {
+            let ops: Vec<String> = e.listing().operations.into_iter().map(|(o, _)| o).collect();
+            e.names().into_iter().map(move |n| (n, ops.clone()))
+        })
+        .collect()
+}
 
 /// The words of `text`: flags, names and identifiers split at anything else, so that
 /// `--max-rows` is not found in `--max-table-rows` nor `tpcc` in `tpcc_new_order`.
@@ -61,8 +44,31 @@ fn list_names_every_workload_and_its_operations() {
         .lines()
         .filter_map(|l| l.split_whitespace().next())
         .collect();
-    let all = words(&out.stdout);
-    let missing: Vec<&str> = WORKLOADS
+    let workloads = workloads();
+    // The registry's list is not empty, nor is any entry's list of operations; the built-in
+    // workload files (workloads/*.toml but the example) are among its names.
+    let reg = enginebench::registry::Registry::default();
+    assert!(reg.entries().len() >= 10, "{} entries", reg.entries().len());
+    for e in reg.entries() {
+        assert!(!e.names().is_empty(), "{} has no name", e.label());
+        assert!(
+            !e.listing().operations.is_empty(),
+            "{} lists no operation",
+            e.label()
+        );
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for f in std::fs::read_dir(root.join("workloads")).unwrap() {
+        let p = f.unwrap().path();
+        let stem = p.file_stem().unwrap().to_str().unwrap().to_string();
+        if p.extension().is_some_and(|x| x == "toml") && stem != "example" {
+            assert!(
+                workloads.iter().any(|(w, _)| *w == stem),
+                "workloads/{stem}.toml is not a workload of the registry"
+            );
+        }
+    }
+    let missing: Vec<&str> = workloads
         .iter()
         .map(|(w, _)| *w)
         .filter(|w| !firsts.contains(w))
@@ -72,15 +78,56 @@ fn list_names_every_workload_and_its_operations() {
         "list leaves out {missing:?}:\n{}",
         out.stdout
     );
-    let missing: Vec<&str> = WORKLOADS
+    // Each operation heads a line of its own, under its workload's heading.
+    let missing: Vec<&String> = workloads
         .iter()
-        .filter_map(|(_, op)| *op)
-        .filter(|op| !all.contains(op))
+        .flat_map(|(_, ops)| ops)
+        .filter(|op| {
+            !out.stdout
+                .lines()
+                .any(|l| l.starts_with(' ') && l.split_whitespace().next() == Some(op.as_str()))
+        })
         .collect();
     assert!(
         missing.is_empty(),
         "list leaves out the operations {missing:?}:\n{}",
         out.stdout
+    );
+}
+
+/// The result schema describes sections under the names of registered workloads only (each
+/// key a report owner's): a section of a workload gone or renamed fails here.
+#[test]
+fn schema_sections_belong_to_registered_workloads() {
+    fn keys(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                if let Some(p) = m.get("sections").and_then(|s| s.get("properties")) {
+                    out.extend(p.as_object().into_iter().flat_map(|o| o.keys().cloned()));
+                }
+                m.values().for_each(|x| keys(x, out));
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| keys(x, out)),
+            _ => {}
+        }
+    }
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../schema/result-v2.schema.json")).unwrap();
+    let mut found = Vec::new();
+    keys(&schema, &mut found);
+    assert!(!found.is_empty(), "the schema describes no section");
+    let owners: HashSet<&str> = enginebench::registry::Registry::default()
+        .owners()
+        .iter()
+        .map(|o| o.key())
+        .collect();
+    let stray: Vec<&String> = found
+        .iter()
+        .filter(|k| !owners.contains(k.as_str()))
+        .collect();
+    assert!(
+        stray.is_empty(),
+        "the schema has sections of no registered workload: {stray:?}"
     );
 }
 
@@ -98,7 +145,9 @@ fn init_workload_prints_only_what_it_wrote() {
         out.stdout
     );
     for (name, stream) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
-        for other in ["compression", "schema-change", "sqlbench"] {
+        // No workload's name (the ones with phases of their own, compression, schema-change
+        // and sqlbench, once printed theirs here).
+        for other in enginebench::registry::Registry::default().names() {
             assert!(
                 !stream.contains(other),
                 "init-workload's {name} mentions {other}:\n{stream}"
@@ -141,12 +190,20 @@ const HELP: &[(&str, &[&str], &[&str])] = &[
                         &["--warehouses", "--maxid1", "--max-rows", "--before", "--range-size", "--var"]),
     ("ycsb-a",          &["--var"],
                         &["--warehouses", "--maxid1", "--max-rows", "--engines", "--before", "--range-size"]),
+    ("round-trip",      &["--round-trip-columns"],
+                        &["--warehouses", "--maxid1", "--max-rows", "--engines", "--before", "--range-size", "--var"]),
 ];
 
 #[test]
 fn workload_help_shows_only_its_own_options() {
     let dir = tempdir();
     let mut wrong = Vec::new();
+    // Every workload of the registry says here what its help must show.
+    for e in enginebench::registry::Registry::default().entries() {
+        if !e.names().iter().any(|n| HELP.iter().any(|(w, ..)| w == n)) {
+            wrong.push(format!("HELP has no line for {}", e.label()));
+        }
+    }
     for (w, own, others) in HELP {
         let out = eb(dir.path(), &["run", w, "--help"]);
         assert_eq!(out.code, 0, "run {w} --help: {}", out.stderr);
@@ -171,7 +228,7 @@ fn workload_help_shows_only_its_own_options() {
     let out = eb(dir.path(), &["run", "--help"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let shown = words(&out.stdout);
-    for (w, _) in WORKLOADS {
+    for (w, _) in workloads() {
         if !shown.contains(w) {
             wrong.push(format!("run --help does not name {w}"));
         }

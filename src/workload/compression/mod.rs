@@ -50,24 +50,8 @@ impl Spec {
     /// `--queries` picks formats by name; all of the DBMS's by default.
     pub fn new(rows: u64, seed: u64, dbms: Dbms, only: Option<&str>) -> Result<Spec> {
         let all = formats::for_dbms(dbms);
-        let formats = match only {
-            None => all.to_vec(),
-            Some(list) => list
-                .split(',')
-                .map(|n| {
-                    all.iter()
-                        .find(|f| f.name == n.trim())
-                        .copied()
-                        .ok_or_else(|| {
-                            Error::usage(format!(
-                                "--queries: '{n}' is not a storage format of {}; known: {}",
-                                dbms.name(),
-                                all.iter().map(|f| f.name).collect::<Vec<_>>().join(", ")
-                            ))
-                        })
-                })
-                .collect::<Result<Vec<_>>>()?,
-        };
+        let what = format!("storage format of {}", dbms.name());
+        let formats = crate::contract::args::pick(all, |f| f.name, only, &what)?;
         Ok(Spec {
             rows,
             seed,
@@ -271,6 +255,59 @@ pub async fn load_format(
     opts: &LoadOptions,
     server_pid: Option<u32>,
 ) -> Result<Loaded> {
+    let (restore, server_options) = match create(conn, spec, f).await? {
+        Ok(made) => made,
+        Err(result) => {
+            return Ok(Loaded {
+                result,
+                load: None,
+                restore: None,
+            })
+        }
+    };
+    let m = load_and_size(conn, target, spec, f, opts, server_pid, restore.as_deref()).await?;
+    let (stats, size, pages) = (m.stats, m.size, m.pages);
+    Ok(Loaded {
+        result: FormatResult {
+            format: f.name.into(),
+            engine: f.engine().into(),
+            definition: f.describe(),
+            available: true,
+            reason: None,
+            server_options: (!server_options.is_empty()).then_some(server_options),
+            rows: Some(stats.rows),
+            load_s: Some(stats.elapsed_s),
+            load_rows_per_s: Some(stats.rows_per_s),
+            size_ratio: size.bytes.map(|b| b as f64 / raw_bytes.max(1) as f64),
+            size_bytes: size.bytes,
+            size_method: Some(size.method.into()),
+            server_reported_bytes: size.reported,
+            pages_compressed: pages.map(|p| p.0),
+            page_compression_saved_bytes: pages.map(|p| p.1),
+            page_compressed_ratio: pages
+                .filter(|p| p.0 > 0 && p.2 > 0)
+                .map(|(n, saved, size)| 1.0 - saved as f64 / (n * size) as f64),
+            flush_s: Some(m.flush_s),
+            read_write_ops_per_s: None,
+            read_write_threads: None,
+            load_others_cpus: Some(m.load_others.0),
+            load_disturbed: m.load_others.1,
+            size_others_cpus: Some(m.size_others.0),
+            size_disturbed: m.size_others.1,
+        },
+        load: Some(stats),
+        restore,
+    })
+}
+
+/// Create the format's table (dropping an old one): the statement that puts the server's
+/// global setting back (if the format changed one) and the format's options as read back;
+/// or, as the format's result, why the server cannot have it (or why it is skipped).
+async fn create(
+    conn: &mut Conn,
+    spec: &Spec,
+    f: &Format,
+) -> Result<std::result::Result<(Option<String>, String), FormatResult>> {
     let t = f.table();
     conn.execute(&format!("DROP TABLE IF EXISTS {t}"))
         .await
@@ -278,39 +315,25 @@ pub async fn load_format(
     if conn.dbms() == Dbms::Mysql {
         let engines = crate::contract::mysql_engines(conn).await?;
         if !engines.iter().any(|e| e.eq_ignore_ascii_case(f.engine())) {
-            return Ok(Loaded {
-                result: unavailable(
-                    f,
-                    format!(
-                        "the server has no storage engine {} (it offers {})",
-                        f.engine(),
-                        engines.join(", ")
-                    ),
+            return Ok(Err(unavailable(
+                f,
+                format!(
+                    "the server has no storage engine {} (it offers {})",
+                    f.engine(),
+                    engines.join(", ")
                 ),
-                load: None,
-                restore: None,
-            });
+            )));
         }
     }
     if let (Some(why), false) = (f.hazard(), spec.explicit) {
-        return Ok(Loaded {
-            result: unavailable(
-                f,
-                format!("skipped by default: {why}; name it with --queries to run it anyway"),
-            ),
-            load: None,
-            restore: None,
-        });
+        return Ok(Err(unavailable(
+            f,
+            format!("skipped by default: {why}; name it with --queries to run it anyway"),
+        )));
     }
     let (restore, setting) = match formats::before_create(conn, f).await {
         Ok(r) => r,
-        Err(why) => {
-            return Ok(Loaded {
-                result: unavailable(f, why),
-                load: None,
-                restore: None,
-            })
-        }
+        Err(why) => return Ok(Err(unavailable(f, why))),
     };
     let made = async {
         conn.execute(&f.create_sql()).await.map_err(|e| e.message)?;
@@ -329,13 +352,36 @@ pub async fn load_format(
             if let Some(r) = &restore {
                 let _ = conn.execute(r).await;
             }
-            return Ok(Loaded {
-                result: unavailable(f, why),
-                load: None,
-                restore: None,
-            });
+            return Ok(Err(unavailable(f, why)));
         }
     };
+    Ok(Ok((restore, server_options)))
+}
+
+/// What loading a format's table measured.
+struct Measured {
+    stats: LoadStats,
+    size: Size,
+    flush_s: f64,
+    /// Others' CPUs, and whether they disturbed it: during the load, during the size.
+    load_others: (f64, bool),
+    size_others: (f64, bool),
+    /// MariaDB's page-compression counters over the load: pages, bytes saved, page size.
+    pages: Option<(u64, u64, u64)>,
+}
+
+/// Load the format's table, analyze it, force it to disk and measure its size; on an error,
+/// `restore` puts the server's global setting back first.
+async fn load_and_size(
+    conn: &mut Conn,
+    target: &TargetSpec,
+    spec: &Spec,
+    f: &Format,
+    opts: &LoadOptions,
+    server_pid: Option<u32>,
+    restore: Option<&str>,
+) -> Result<Measured> {
+    let t = f.table();
     let src = logrows::LogRows {
         table: t.clone(),
         seed: spec.seed,
@@ -370,7 +416,7 @@ pub async fn load_format(
         Ok(m) => m,
         Err(e) => {
             // Put the server's global setting back before giving up.
-            finish_format(conn, restore.as_deref()).await;
+            finish_format(conn, restore).await;
             return Err(e);
         }
     };
@@ -385,36 +431,13 @@ pub async fn load_format(
         (Some(a), Some(b)) => Some((b.0.saturating_sub(a.0), b.1.saturating_sub(a.1), b.2)),
         _ => None,
     };
-    Ok(Loaded {
-        result: FormatResult {
-            format: f.name.into(),
-            engine: f.engine().into(),
-            definition: f.describe(),
-            available: true,
-            reason: None,
-            server_options: (!server_options.is_empty()).then_some(server_options),
-            rows: Some(stats.rows),
-            load_s: Some(stats.elapsed_s),
-            load_rows_per_s: Some(stats.rows_per_s),
-            size_ratio: size.bytes.map(|b| b as f64 / raw_bytes.max(1) as f64),
-            size_bytes: size.bytes,
-            size_method: Some(size.method.into()),
-            server_reported_bytes: size.reported,
-            pages_compressed: pages.map(|p| p.0),
-            page_compression_saved_bytes: pages.map(|p| p.1),
-            page_compressed_ratio: pages
-                .filter(|p| p.0 > 0 && p.2 > 0)
-                .map(|(n, saved, size)| 1.0 - saved as f64 / (n * size) as f64),
-            flush_s: Some(flush_s),
-            read_write_ops_per_s: None,
-            read_write_threads: None,
-            load_others_cpus: Some(load_others.0),
-            load_disturbed: load_others.1,
-            size_others_cpus: Some(size_others.0),
-            size_disturbed: size_others.1,
-        },
-        load: Some(stats),
-        restore,
+    Ok(Measured {
+        stats,
+        size,
+        flush_s,
+        load_others,
+        size_others,
+        pages,
     })
 }
 

@@ -232,7 +232,7 @@ impl Workload for Spec {
 
 #[cfg(test)]
 mod tests {
-    use crate::cli::{CheckArgs, PrepareArgs, RunArgs};
+    use crate::cli::{CheckArgs, PrepareArgs};
     use crate::config::RunConfig;
     use crate::contract::parse::parse_workload;
     use crate::contract::Entry;
@@ -251,9 +251,7 @@ mod tests {
     }
 
     fn resolved(args: &[&str]) -> Result<RunConfig> {
-        let reg = registry();
-        let p = parse_workload::<RunArgs>(&reg, "run", &argv(args))?.expect("not help");
-        Ok(crate::harness::resolve_run(&p.common, p.entry, &p.name, &p.matches)?.0)
+        crate::testing::resolved_run(&super::ENTRY, "linkbench", args)
     }
 
     #[test]

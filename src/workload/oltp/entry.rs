@@ -5,14 +5,14 @@ use std::sync::Arc;
 use clap::Args;
 use futures_util::future::{FutureExt, LocalBoxFuture};
 
-use super::args::{spec, OltpArgs};
-use super::{Kind, OltpDriver, Spec};
 use crate::contract::args::{self, SizeArgs, TextArgs};
 use crate::contract::{Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, TargetSpec};
 use crate::error::Result;
 use crate::load::LoadStats;
 use crate::runner::{Session, SessionConfig};
+use crate::workload::sbtest::args::{spec, OltpArgs};
+use crate::workload::sbtest::{self, Kind, OltpDriver, Spec};
 
 /// sysbench's default rows per table.
 const SYSBENCH_TABLE_SIZE: u64 = 10_000;
@@ -123,10 +123,10 @@ impl Workload for Spec {
         Spec::shard_keys(self)
     }
     fn prepare<'a>(&'a self, cx: PrepareCx<'a>) -> LocalBoxFuture<'a, Result<Vec<LoadStats>>> {
-        super::prepare(self, cx.conn, cx.target, cx.engine, cx.load, cx.fleet).boxed_local()
+        sbtest::prepare(self, cx.conn, cx.target, cx.engine, cx.load, cx.fleet).boxed_local()
     }
     fn cleanup<'a>(&'a self, conn: &'a mut Conn) -> LocalBoxFuture<'a, Result<()>> {
-        super::cleanup(self, conn).boxed_local()
+        sbtest::cleanup(self, conn).boxed_local()
     }
     /// The read-only kinds (point select, read only, random points/ranges) may go to replicas.
     fn access(&self, _op: usize) -> crate::runner::Access {

@@ -16,7 +16,7 @@ use crate::contract::{Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Error, Result};
 use crate::load::LoadStats;
-use crate::workload::oltp::{self, args::OltpArgs};
+use crate::workload::sbtest::{self, args::OltpArgs};
 
 /// schema-change's own options, and those of the OLTP workload it runs (`--during`).
 #[derive(Debug, Clone, Args)]
@@ -80,12 +80,12 @@ impl Entry for SchemaChangeEntry {
         let rows = a.size.rows(method_rows(cx.method))?;
         cx.shape.size = rows;
         let during = a.during.as_deref().unwrap_or("oltp_insert");
-        let kind = oltp::Kind::parse(during).ok_or_else(|| {
+        let kind = sbtest::Kind::parse(during).ok_or_else(|| {
             Error::usage(format!(
                 "--during: '{during}' is not an OLTP workload (use oltp_insert, oltp_read_write, oltp_write_only, ...)"
             ))
         })?;
-        let os = oltp::args::spec(
+        let os = sbtest::args::spec(
             kind,
             &a.oltp,
             rows,
@@ -137,7 +137,7 @@ impl Workload for Spec {
         true
     }
     fn cleanup<'a>(&'a self, conn: &'a mut Conn) -> LocalBoxFuture<'a, Result<()>> {
-        oltp::cleanup(&self.oltp, conn).boxed_local()
+        sbtest::cleanup(&self.oltp, conn).boxed_local()
     }
     /// Per algorithm and thread count: the time before the ADD, and after it and after the
     /// DROP (the DDL's own time is not known beforehand).

@@ -30,7 +30,7 @@ use crate::interrupt;
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};
 use crate::report::{Aggregate, Point, RunRecord};
 use crate::runner::{IntervalSample, Session, SessionConfig};
-use crate::workload::oltp;
+use crate::workload::sbtest;
 use timeline::Slot;
 
 pub const NAME: &str = "schema-change";
@@ -104,7 +104,7 @@ pub fn algorithms(dbms: Dbms) -> &'static [Algorithm] {
 #[derive(Debug, Clone)]
 pub struct Spec {
     /// The running workload (an OLTP kind on sbtest1).
-    pub oltp: oltp::Spec,
+    pub oltp: sbtest::Spec,
     pub algorithms: Vec<Algorithm>,
     pub before: Duration,
     pub after: Duration,
@@ -113,13 +113,13 @@ pub struct Spec {
 impl Spec {
     /// `only`: `--queries`, a comma-separated subset of the DBMS's algorithms.
     pub fn new(
-        oltp: oltp::Spec,
+        oltp: sbtest::Spec,
         dbms: Dbms,
         only: Option<&str>,
         before: Duration,
         after: Duration,
     ) -> Result<Spec> {
-        if oltp.kind == oltp::Kind::BulkInsert {
+        if oltp.kind == sbtest::Kind::BulkInsert {
             return Err(Error::usage(
                 "--during bulk_insert: bulk_insert creates its own tables; use oltp_insert, oltp_read_write, oltp_write_only, ...",
             ));
@@ -130,24 +130,8 @@ impl Spec {
             ));
         }
         let all = algorithms(dbms);
-        let algorithms = match only {
-            None => all.to_vec(),
-            Some(list) => list
-                .split(',')
-                .map(|n| {
-                    all.iter()
-                        .find(|a| a.name == n.trim())
-                        .copied()
-                        .ok_or_else(|| {
-                            Error::usage(format!(
-                            "--queries: '{n}' is not a schema-change algorithm of {}; known: {}",
-                            dbms.name(),
-                            all.iter().map(|a| a.name).collect::<Vec<_>>().join(", ")
-                        ))
-                        })
-                })
-                .collect::<Result<Vec<_>>>()?,
-        };
+        let what = format!("schema-change algorithm of {}", dbms.name());
+        let algorithms = crate::contract::args::pick(all, |a| a.name, only, &what)?;
         Ok(Spec {
             oltp,
             algorithms,
@@ -355,8 +339,8 @@ pub fn measure(spec: &Spec, h: &mut Harness) -> Result<()> {
             }
             // A fresh table for every timeline: the same size whatever ran before.
             let admin = h.conn()?;
-            rt.block_on(oltp::cleanup(&spec.oltp, admin))?;
-            let loaded = rt.block_on(oltp::prepare(
+            rt.block_on(sbtest::cleanup(&spec.oltp, admin))?;
+            let loaded = rt.block_on(sbtest::prepare(
                 &spec.oltp,
                 admin,
                 target,
@@ -381,7 +365,7 @@ pub fn measure(spec: &Spec, h: &mut Harness) -> Result<()> {
             };
             let o = spec.oltp.clone();
             let mut session = Session::start(target, &scfg, move |w| {
-                oltp::OltpDriver::new(&o, w, threads)
+                sbtest::OltpDriver::new(&o, w, threads)
             })
             .map_err(|e| e.context(format!("{} at {threads} threads", alg.name)))?;
             let connect = session.connect_stats();
@@ -634,9 +618,10 @@ mod tests {
     #[test]
     fn algorithms_by_name() {
         use clap::{Args, FromArgMatches};
-        let m = oltp::args::OltpArgs::augment_args(clap::Command::new("x")).get_matches_from(["x"]);
-        let a = oltp::args::OltpArgs::from_arg_matches(&m).unwrap();
-        let o = oltp::args::spec(oltp::Kind::OltpInsert, &a, 1000, 1, None, None).unwrap();
+        let m =
+            sbtest::args::OltpArgs::augment_args(clap::Command::new("x")).get_matches_from(["x"]);
+        let a = sbtest::args::OltpArgs::from_arg_matches(&m).unwrap();
+        let o = sbtest::args::spec(sbtest::Kind::OltpInsert, &a, 1000, 1, None, None).unwrap();
         let s = Spec::new(
             o.clone(),
             Dbms::Mysql,

@@ -129,6 +129,16 @@ async fn main_table(r: &mut Runner<'_>) -> DbResult<()> {
         .await
         .map_err(|e| crate::db::DbError::new(crate::db::ErrorClass::Other, e.message))?;
     let perm = permutation(rows, 11);
+    ordered(r, rows, &perm).await?;
+    lookups(r, rows, &perm).await?;
+    updates(r, rows, &perm).await?;
+    joins_and_copies(r).await?;
+    deletes(r, rows, &perm).await?;
+    r.drop_table(T).await
+}
+
+/// Duplicate inserts, prepared selects and sorted reads, of the whole table and of ranges.
+async fn ordered(r: &mut Runner<'_>, rows: u64, perm: &[u64]) -> DbResult<()> {
     let key = |j: u64| perm[(j % rows) as usize];
     r.simple("insert_duplicates", false, |j| {
         let k = key(j);
@@ -197,6 +207,12 @@ async fn main_table(r: &mut Runner<'_>) -> DbResult<()> {
         )
     })
     .await?;
+    Ok(())
+}
+
+/// Selects by key (every other one misses), by range, min/max and count.
+async fn lookups(r: &mut Runner<'_>, rows: u64, perm: &[u64]) -> DbResult<()> {
+    let key = |j: u64| perm[(j % rows) as usize];
     r.simple("select_diff_key", true, |j| {
         format!("SELECT id2 FROM {T} WHERE id={} OR id3={}", j + 1, key(j))
     })
@@ -257,6 +273,12 @@ async fn main_table(r: &mut Runner<'_>) -> DbResult<()> {
         )
     })
     .await?;
+    Ok(())
+}
+
+/// Updates of the indexed column (restored after), by key and of every row.
+async fn updates(r: &mut Runner<'_>, rows: u64, perm: &[u64]) -> DbResult<()> {
+    let key = |j: u64| perm[(j % rows) as usize];
     let restore = format!("UPDATE {T} SET id3 = id WHERE id3 <> id");
     if r.want("update_of_key").is_some() {
         // Keys taken in a scrambled order, each once while the count allows.
@@ -293,6 +315,11 @@ async fn main_table(r: &mut Runner<'_>) -> DbResult<()> {
         format!("UPDATE {T} SET dummy1='updated {j}'")
     })
     .await?;
+    Ok(())
+}
+
+/// Outer joins of the table with itself, and copies of it into new tables.
+async fn joins_and_copies(r: &mut Runner<'_>) -> DbResult<()> {
     let join = format!("FROM {T} a LEFT OUTER JOIN {T} b ON (a.id2=b.id3)");
     for (name, q) in [
         ("outer_join_on_key", format!("SELECT count(*) {join}")),
@@ -337,6 +364,13 @@ async fn main_table(r: &mut Runner<'_>) -> DbResult<()> {
         r.drop_table(table).await?;
         r.end(n).await;
     }
+    Ok(())
+}
+
+/// Deletes by key, then of growing ranges until the table is empty.
+async fn deletes(r: &mut Runner<'_>, rows: u64, perm: &[u64]) -> DbResult<()> {
+    let key = |j: u64| perm[(j % rows) as usize];
+    let third = (rows / 3).max(1);
     r.simple("delete_key", false, |j| {
         format!("DELETE FROM {T} WHERE id3={}", key(j))
     })
@@ -360,7 +394,7 @@ async fn main_table(r: &mut Runner<'_>) -> DbResult<()> {
         })
         .await?;
     }
-    r.drop_table(T).await
+    Ok(())
 }
 
 const MK: &str = "bench_mk";

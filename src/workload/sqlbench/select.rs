@@ -23,6 +23,14 @@ pub async fn select(r: &mut Runner<'_>) -> DbResult<()> {
     }
     // Rows: the script's 10,000 x scale, at least 100.
     let rows = ((10_000.0 * r.spec.scale).round() as u64).max(100);
+    fill(r, rows).await?;
+    caches_and_ranges(r).await?;
+    keys_and_counts(r).await?;
+    r.drop_table(T).await
+}
+
+/// The table, with its unique keys, loaded with `rows` rows.
+async fn fill(r: &mut Runner<'_>, rows: u64) -> DbResult<()> {
     r.drop_table(T).await?;
     let sql = r.create_sql(
         T,
@@ -55,7 +63,11 @@ pub async fn select(r: &mut Runner<'_>) -> DbResult<()> {
     crate::contract::after_load(&mut r.conn, &[T])
         .await
         .map_err(|e| crate::db::DbError::new(crate::db::ErrorClass::Other, e.message))?;
+    Ok(())
+}
 
+/// Sums over the table, and big selects and ORs over its key parts.
+async fn caches_and_ranges(r: &mut Runner<'_>) -> DbResult<()> {
     r.simple("select_cache", true, |_| {
         format!("SELECT sum(idn+100),sum(rev_idn-100) FROM {T}")
     })
@@ -114,6 +126,11 @@ pub async fn select(r: &mut Runner<'_>) -> DbResult<()> {
         }
     })
     .await?;
+    Ok(())
+}
+
+/// MIN/MAX and COUNT on key parts, GROUP BY and COUNT(DISTINCT).
+async fn keys_and_counts(r: &mut Runner<'_>) -> DbResult<()> {
     r.simple("min_max_on_key", true, |j| {
         let i = j / 7;
         let reg = region(i);
@@ -176,5 +193,5 @@ pub async fn select(r: &mut Runner<'_>) -> DbResult<()> {
         let q = q.replace("{T}", T);
         r.simple(name, true, |_| q.clone()).await?;
     }
-    r.drop_table(T).await
+    Ok(())
 }

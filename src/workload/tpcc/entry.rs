@@ -319,20 +319,12 @@ impl Workload for Spec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::RunArgs;
     use crate::config::RunConfig;
-    use crate::contract::parse::parse_workload;
     use crate::report::KindRecord;
 
     fn resolved(args: &[&str]) -> Result<RunConfig> {
         // Only this workload: its tests do not need the registry (a floor above).
-        let reg = [&super::ENTRY as &'static dyn crate::contract::Entry];
-        let argv: Vec<String> = std::iter::once("tpcc")
-            .chain(args.iter().copied())
-            .map(str::to_string)
-            .collect();
-        let p = parse_workload::<RunArgs>(&reg, "run", &argv)?.expect("not help");
-        Ok(crate::harness::resolve_run(&p.common, p.entry, &p.name, &p.matches)?.0)
+        crate::testing::resolved_run(&super::ENTRY, "tpcc", args)
     }
 
     #[test]

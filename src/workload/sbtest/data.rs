@@ -92,7 +92,7 @@ impl RowSource for SbRows {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::oltp::rand::RandType;
+    use crate::workload::sbtest::rand::RandType;
 
     #[test]
     fn rows_depend_only_on_seed_table_and_id() {

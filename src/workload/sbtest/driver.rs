@@ -463,7 +463,7 @@ impl Driver for OltpDriver {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::oltp::rand::RandType;
+    use crate::workload::sbtest::rand::RandType;
 
     pub fn spec(kind: Kind) -> Spec {
         Spec {
