@@ -595,13 +595,15 @@ mod tests {
 
     #[test]
     fn a_run_with_steps_has_a_series_per_step() {
-        let mut st = State::default();
-        st.current = Current {
-            phase: "run",
-            operation: "q".into(),
-            threads: 8,
-            run: 1,
-            step: 2,
+        let mut st = State {
+            current: Current {
+                phase: "run",
+                operation: "q".into(),
+                threads: 8,
+                run: 1,
+                step: 2,
+            },
+            ..State::default()
         };
         let mut h = LatencyHist::new();
         h.record_us(100);
