@@ -17,11 +17,8 @@ MAX_FN_LINES = 150
 # Remove an entry when its item is split; add none.
 ALLOWED = {
     # the runner and the workloads that run phases of their own
-    "runner/worker.rs:run_worker",
-    "runner/session.rs:phase_with_hists",
     "runner/session.rs:start",
     "config/mod.rs:resolve",
-    "live/metrics.rs:render",
 }
 
 

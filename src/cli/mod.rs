@@ -580,6 +580,8 @@ pub struct RunArgs {
     pub method: Method,
 
     /// Thread counts to sweep, comma-separated (one connection per thread), e.g. 1,4,16,64.
+    /// With @DURATION on each item, steps within every measured run instead of a sweep:
+    /// 4@2m,16@2m,64@2m (docs/method.md, "Load steps").
     #[arg(long, value_name = "LIST")]
     pub threads: Option<String>,
 
@@ -684,6 +686,13 @@ pub struct RunArgs {
     /// it a lost connection ends its worker and the run fails when all are lost.
     #[arg(long)]
     pub reconnect: bool,
+
+    /// per-run: one connection per thread for the whole run. per-transaction: a new connection
+    /// for every operation (pgbench -C): connect and the workload's setup (prepares,
+    /// settings) count in its latency and are reported on their own, and each connection is
+    /// closed with a goodbye the server sees (docs/connections.md).
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = crate::runner::ConnectMode::PerRun)]
+    pub connect: crate::runner::ConnectMode,
 
     /// How long opening one connection may take, from its first attempt (e.g. 30s, 2m).
     /// Connections open at most 16 at a time (waiting for a turn does not count); one the

@@ -14,7 +14,7 @@ use crate::cli::{FleetArgs, Method, RunArgs, TargetArgs};
 use crate::db::{Dbms, TargetSpec, DEFAULT_TARGET};
 use crate::error::{Error, Result};
 use crate::report::terminal::Pick;
-use crate::runner::{Arrivals, Pacing};
+use crate::runner::{steps, Arrivals, ConnectMode, LoadStep, Pacing};
 
 /// Values a method preset fills in when the flag is not given.
 struct Preset {
@@ -73,6 +73,16 @@ pub struct RunConfig {
     pub sched_batch: bool,
     /// Closed loop, or a fixed total rate (open loop).
     pub pacing: Pacing,
+    /// `--connect`: one connection per thread for the run, or a new one per operation.
+    #[serde(skip_serializing_if = "ConnectMode::is_per_run")]
+    pub connect: ConnectMode,
+    /// Load steps of every measured run (`--threads N@T,...`, `--rate R@T,...`); empty: one
+    /// load for the whole run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<LoadStep>,
+    /// The steps set the thread count (else each point's thread count works in every step).
+    #[serde(skip)]
+    pub step_threads: bool,
     pub load_connections: usize,
     pub load_method: crate::load::LoadMethod,
     /// `--table-options` of every benchmark table (empty: none).
@@ -205,6 +215,7 @@ impl RunConfig {
             query_timeout: self.query_timeout_s.map(Duration::from_secs_f64),
             reconnect: self.reconnect,
             connect_timeout: Duration::from_secs_f64(self.connect_timeout_s),
+            connect: self.connect,
         }
     }
     /// The fleet-wide number of this process's first connection at `threads` connections
@@ -251,16 +262,75 @@ pub fn resolve_target(t: &TargetArgs) -> Result<TargetSpec> {
     Ok(spec)
 }
 
-/// `--rate` / `--arrivals` as a pacing mode (a shard of a fleet of N runs 1/N of the rate).
-fn pacing(a: &RunArgs, shard: Option<crate::fleet::Shard>) -> Result<Pacing> {
+/// Steps of `--rate R@T,...` or `--threads N@T,...`, if the flag has them.
+type Steps<T> = Option<Vec<(T, Duration)>>;
+
+/// `--rate` / `--arrivals` as a pacing mode (a shard of a fleet of N runs 1/N of the rate),
+/// and the rate's steps (`--rate 1000@60s,2000@60s`: the first rate is the pacing's).
+fn pacing(a: &RunArgs, shard: Option<crate::fleet::Shard>) -> Result<(Pacing, Steps<f64>)> {
     let Some(raw) = a.rate.as_deref() else {
-        return Ok(Pacing::ClosedLoop);
+        return Ok((Pacing::ClosedLoop, None));
     };
-    let ops_per_s = flag("--rate", parse::rate(raw))?;
-    Ok(Pacing::FixedRate {
-        ops_per_s: ops_per_s / shard.map_or(1.0, |s| s.count as f64),
+    let share = shard.map_or(1.0, |s| s.count as f64);
+    let stepped = steps::parse(raw, parse::rate, parse::duration)
+        .transpose()
+        .map_err(|e| Error::usage(format!("--rate: {e}")))?
+        .map(|v| {
+            v.into_iter()
+                .map(|(r, d)| (r / share, d))
+                .collect::<Vec<_>>()
+        });
+    let ops_per_s = match &stepped {
+        Some(v) => v[0].0,
+        None => flag("--rate", parse::rate(raw))? / share,
+    };
+    let pacing = Pacing::FixedRate {
+        ops_per_s,
         arrivals: a.arrivals.unwrap_or(Arrivals::Poisson),
-    })
+    };
+    Ok((pacing, stepped))
+}
+
+/// `--threads`: a sweep of thread counts, or steps within each run (`4@2m,16@2m`).
+fn threads(a: &RunArgs, preset: &[usize]) -> Result<(Vec<usize>, Steps<usize>)> {
+    let Some(raw) = a.threads.as_deref() else {
+        return Ok((preset.to_vec(), None));
+    };
+    let one = |v: &str| parse::thread_list(v).map(|l| l[0]);
+    match steps::parse(raw, one, parse::duration) {
+        Some(r) => {
+            let st = flag("--threads", r)?;
+            let max = st.iter().map(|s| s.0).max().unwrap_or(1);
+            Ok((vec![max], Some(st)))
+        }
+        None => Ok((flag("--threads", parse::thread_list(raw))?, None)),
+    }
+}
+
+/// The length of a run of steps; `--duration` and `--events` do not go with them.
+fn steps_length(a: &RunArgs, t: &Steps<usize>, r: &Steps<f64>) -> Result<Option<Duration>> {
+    let Some(v) = t
+        .as_ref()
+        .map(|t| t.iter().map(|s| s.1).collect::<Vec<_>>())
+        .or_else(|| r.as_ref().map(|r| r.iter().map(|s| s.1).collect()))
+    else {
+        return Ok(None);
+    };
+    let total: Duration = v.iter().sum();
+    if let Some(d) = &a.duration {
+        if flag("--duration", parse::duration(d))? != total {
+            return Err(Error::usage(format!(
+                "--duration {d}: the steps of --threads/--rate make each run {} s long; leave --duration out",
+                total.as_secs_f64()
+            )));
+        }
+    }
+    if a.events.is_some_and(|n| n > 0) {
+        return Err(Error::usage(
+            "--events ends a run by count; load steps run by time: leave one out",
+        ));
+    }
+    Ok(Some(total))
 }
 
 /// True when the user typed `id`'s flag (not an environment variable or a default).
@@ -397,10 +467,7 @@ impl RunConfig {
             }
         }
         let p = preset(a.method);
-        let threads = match &a.threads {
-            Some(s) => flag("--threads", parse::thread_list(s))?,
-            None => p.threads.to_vec(),
-        };
+        let (threads, thread_steps) = threads(a, p.threads)?;
         let warmup = match &a.warmup {
             Some(s) => flag("--warmup", parse::duration(s))?,
             None => p.warmup,
@@ -419,7 +486,9 @@ impl RunConfig {
         a.data.check_table_options(spec.dbms)?;
         let fleet = fleet(a, m)?;
         let shard = fleet.as_ref().map(|f| f.shard);
-        let pacing = pacing(a, shard)?;
+        let (pacing, rate_steps) = pacing(a, shard)?;
+        let steps_len = steps_length(a, &thread_steps, &rate_steps)?;
+        let duration = steps_len.unwrap_or(duration);
         let mut cx = ResolveCx {
             purpose: Purpose::Run,
             dbms: spec.dbms,
@@ -439,7 +508,7 @@ impl RunConfig {
                 given: Given {
                     threads: a.threads.is_some(),
                     warmup: a.warmup.is_some(),
-                    duration: a.duration.is_some(),
+                    duration: a.duration.is_some() || steps_len.is_some(),
                     runs: a.runs.is_some(),
                     rate: a.rate.is_some(),
                     pin: a.server.pin.is_some(),
@@ -464,6 +533,18 @@ impl RunConfig {
             ..
         } = cx.shape;
         let events = a.events.filter(|n| *n > 0);
+        let fixed_rate = match pacing {
+            Pacing::FixedRate { ops_per_s, .. } => Some(ops_per_s),
+            Pacing::ClosedLoop => None,
+        };
+        let max_threads = threads.iter().copied().max().unwrap_or(1);
+        let load_steps = steps::combine(
+            thread_steps.as_deref(),
+            rate_steps.as_deref(),
+            max_threads,
+            fixed_rate,
+        )
+        .map_err(Error::usage)?;
         // sysbench: --time 0 is "no time limit", which only makes sense with --events.
         if duration.is_zero() && events.is_none() && !resolved.previews {
             if a.duration.is_some() {
@@ -547,6 +628,9 @@ impl RunConfig {
             client_threads,
             sched_batch,
             pacing,
+            connect: a.connect,
+            steps: load_steps,
+            step_threads: thread_steps.is_some(),
             load_connections: a.data.load_connections,
             load_method: a.data.load_method,
             table_options: a.data.table_options.trim().to_string(),

@@ -5,6 +5,7 @@
 //! result files itself, and nothing here knows any workload.
 
 mod phase;
+mod steps;
 mod sweep;
 
 use std::path::{Path, PathBuf};
@@ -355,6 +356,7 @@ pub fn run(
         jsonl: a.format == RunFormat::Jsonl,
         live_report: cfg.live_report,
         interval: cfg.report_interval(),
+        stepped: !cfg.steps.is_empty(),
     })?;
     let server = match &cfg.server {
         Some(s) => {
@@ -557,6 +559,7 @@ fn run_on(
         }
     }
     .map_err(|e| name_dead_server(e, server));
+    steps::note_unapplied(&mut h);
     if let Some(c) = cluster {
         let notes = NodeInfo::mark_exited(&mut h.doc.target.nodes, &c.dead_nodes());
         h.doc.notes.extend(notes);

@@ -26,6 +26,7 @@ impl<'a> Harness<'a> {
         threads: usize,
         duration: Duration,
     ) -> Result<Option<RunRecord>> {
+        self.refuse_steps(name)?;
         let w = self.workload.clone();
         let pacing = w.phase_pacing(op).unwrap_or(self.cfg.pacing);
         let (mut session, loops, connect) = sweep::open(self, w.as_ref(), op, threads, pacing)
@@ -63,6 +64,14 @@ impl<'a> Harness<'a> {
     where
         F: FnOnce(&mut Harness<'a>) -> Result<Tally>,
     {
+        self.refuse_steps(name)?;
+        if !self.cfg.connect.is_per_run() {
+            return Err(Error::usage(format!(
+                "--connect {}: {name} of {} runs on connections the workload opens itself, not on the runner's workers; leave --connect out",
+                self.cfg.connect.name(),
+                self.workload.name()
+            )));
+        }
         let rt = self.rt;
         let before = self.admin.counters(rt);
         let span = self.span();
@@ -93,6 +102,17 @@ impl<'a> Harness<'a> {
         self.doc.points.push(point);
         self.save()?;
         Ok(rec)
+    }
+
+    /// Load steps are the sweep's: a phase of the workload's own has its own length.
+    fn refuse_steps(&self, name: &str) -> Result<()> {
+        if self.cfg.steps.is_empty() {
+            return Ok(());
+        }
+        Err(Error::usage(format!(
+            "load steps (--threads N@T,... / --rate R@T,...) run in the sweep's measured runs; {name} of {} is a phase of the workload's own: give one --threads / --rate",
+            self.workload.name()
+        )))
     }
 
     /// A span the workload measures and records itself, begun now (`Span::record` ends it).

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::Harness;
+use super::{steps, Harness};
 use crate::contract::Workload;
 use crate::db::ring;
 use crate::error::{Error, Result};
@@ -61,7 +61,7 @@ fn point(
         let point = h.doc.points.len() as u32;
         rt.block_on(crate::fleet::meet(f, h.conn()?, point))?;
     }
-    let warmup = warm_up(h, &mut session, w, op_name, threads)?;
+    let warmup = warm_up(h, &mut session, w, (op_name, threads), pacing)?;
     let mut runs = Vec::new();
     let mut merged = Merged::new();
     // Set when every connection was lost: the run so far is kept, then the run fails.
@@ -135,13 +135,14 @@ pub(super) fn open(
     Ok((session, point_loops, connect))
 }
 
-/// The point's warm-up, when the run has one.
+/// The point's warm-up, when the run has one (an open loop's rate ramps up over its first
+/// half: `steps::warmup_plan`).
 fn warm_up(
     h: &mut Harness,
     session: &mut Session,
     w: &dyn Workload,
-    op_name: &str,
-    threads: usize,
+    (op_name, threads): (&str, usize),
+    pacing: Pacing,
 ) -> Result<Option<PhaseSummary>> {
     let cfg = h.cfg;
     if cfg.warmup_s <= 0.0 {
@@ -149,24 +150,15 @@ fn warm_up(
     }
     let info =
         PhaseInfo::new(PhaseKind::Warmup, op_name, threads, (0, cfg.runs)).planned(cfg.warmup());
-    let wu = h.live.clone().phase(
-        session,
-        &info,
-        w,
-        cfg.warmup(),
-        None,
-        cfg.report_interval(),
-        |_| {},
-    )?;
-    if let Some(why) = wu.lost_all {
+    let plan = steps::warmup_plan(cfg, threads, pacing);
+    let wu = h
+        .live
+        .clone()
+        .phase_plan(session, &info, w, &plan, |_| {})?;
+    if let Some(why) = &wu.lost_all {
         return Err(Error::run(format!("{why} (in the warm-up)")));
     }
-    Ok(Some(PhaseSummary {
-        ops: wu.ops,
-        elapsed_s: wu.elapsed.as_secs_f64(),
-        ops_per_s: wu.ops as f64 / wu.elapsed.as_secs_f64().max(1e-9),
-        errors: wu.errors.total(),
-    }))
+    Ok(Some(steps::warmup_summary(&wu, &plan)))
 }
 
 /// The point of `runs` (without its connect figures): their aggregate and, after the last
@@ -270,19 +262,12 @@ pub(super) fn measured_run(
     let mut repl: Vec<(f64, Vec<ReplicationSample>)> = Vec::new();
     let admin = &mut h.admin;
     let batch0 = ring::batch_totals();
-    let res = live.phase(
-        session,
-        &info,
-        w,
-        ask.duration,
-        ask.events,
-        cfg.report_interval(),
-        |s| {
-            if sample_nodes {
-                repl.push((s.t_s, admin.replication(rt)));
-            }
-        },
-    )?;
+    let plan = steps::run_plan(cfg, threads, ask.duration, ask.events);
+    let res = live.phase_plan(session, &info, w, &plan, |s| {
+        if sample_nodes {
+            repl.push((s.t_s, admin.replication(rt)));
+        }
+    })?;
     let batch = ring::batch_totals().since(&batch0);
     note_batch(h, (op_name, threads, r), ask.loops, batch);
     if sample_nodes {
@@ -335,11 +320,13 @@ pub(super) fn measured_run(
     if cfg.fleet.is_some() {
         keep_histograms(&mut rec, &res, &kinds);
     }
+    steps::add_to_record(&mut rec, &res);
     rec.intervals = name_interval_kinds(res.intervals, w, &kinds);
     for line in w.derive(threads, &mut rec) {
         eprintln!("{line}");
     }
     say_run((op_name, threads, ask.run), &rec);
+    steps::say(&rec);
     Ok(Some((rec, lost_all)))
 }
 

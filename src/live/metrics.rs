@@ -33,7 +33,7 @@ pub const BOUNDS_US: [u64; 42] = [
 /// The OpenMetrics content type (Prometheus asks for it first and parses it).
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
-/// Counters of one (operation, thread count, phase).
+/// Counters of one (operation, thread count, phase, load step).
 #[derive(Debug, Clone)]
 struct Series {
     ops: u64,
@@ -62,7 +62,12 @@ pub struct Current {
     pub operation: String,
     pub threads: usize,
     pub run: u32,
+    /// The load step (from 1) of a run with steps; 0 without.
+    pub step: u32,
 }
+
+/// Which series an interval adds to: operation, thread count, phase and load step (0: none).
+type Key = (String, usize, &'static str, u32);
 
 /// What the endpoint shows; written once per report interval.
 #[derive(Debug, Default)]
@@ -70,7 +75,7 @@ pub struct State {
     /// `enginebench_run_info` labels (no URL: a URL may hold a password).
     pub info: Vec<(&'static str, String)>,
     pub current: Current,
-    series: BTreeMap<(String, usize, &'static str), Series>,
+    series: BTreeMap<Key, Series>,
     pub client_cpu_s: f64,
     /// Rows loaded and planned, per table.
     load: BTreeMap<String, (u64, u64)>,
@@ -81,17 +86,17 @@ pub struct State {
 }
 
 impl State {
-    /// One finished interval of `current`'s kind of phase.
+    /// One finished interval of `current`'s kind of phase (of its load step, if any).
     pub fn interval(
         &mut self,
-        key: (&str, usize, &'static str),
+        key: (&str, usize, &'static str, u32),
         ops: u64,
         errors: &ErrorCounts,
         hist: &LatencyHist,
     ) {
         let s = self
             .series
-            .entry((key.0.to_string(), key.1, key.2))
+            .entry((key.0.to_string(), key.1, key.2, key.3))
             .or_default();
         s.ops += ops;
         s.errors.merge(errors);
@@ -120,39 +125,48 @@ impl State {
     /// The OpenMetrics text of the state (ends with `# EOF`).
     pub fn render(&self) -> String {
         let mut o = String::with_capacity(4096);
+        self.render_phase(&mut o);
+        self.render_series(&mut o);
+        self.render_rest(&mut o);
+        o.push_str("# EOF\n");
+        o
+    }
+
+    /// What runs, and the phase running now.
+    fn render_phase(&self, o: &mut String) {
         family(
-            &mut o,
+            o,
             "enginebench_run",
             "info",
             "What runs: workload, DBMS, tool version.",
         );
         let _ = writeln!(o, "enginebench_run_info{} 1", labels(&self.info));
         family(
-            &mut o,
+            o,
             "enginebench_phase",
             "info",
-            "The phase running now (load, warmup, run, idle), its operation, thread count and run number.",
+            "The phase running now (load, warmup, run, idle), its operation, thread count and run number (and load step, in a run with steps).",
         );
         let c = &self.current;
-        let _ = writeln!(
-            o,
-            "enginebench_phase_info{} 1",
-            labels(&[
-                ("phase", c.phase.to_string()),
-                ("operation", c.operation.clone()),
-                ("threads", c.threads.to_string()),
-                ("run", c.run.to_string()),
-            ])
-        );
+        let mut l = vec![
+            ("phase", c.phase.to_string()),
+            ("operation", c.operation.clone()),
+            ("threads", c.threads.to_string()),
+            ("run", c.run.to_string()),
+        ];
+        if c.step > 0 {
+            l.push(("step", c.step.to_string()));
+        }
+        let _ = writeln!(o, "enginebench_phase_info{} 1", labels(&l));
         family(
-            &mut o,
+            o,
             "enginebench_threads",
             "gauge",
-            "Connections of the phase running now.",
+            "Connections of the phase running now (working in the current load step).",
         );
         let _ = writeln!(o, "enginebench_threads {}", c.threads);
         family(
-            &mut o,
+            o,
             "enginebench_client_cpu_seconds",
             "counter",
             "CPU time of the whole client process (user + system), at the last report interval.",
@@ -162,18 +176,15 @@ impl State {
             "enginebench_client_cpu_seconds_total {}",
             num(self.client_cpu_s)
         );
-        let key_labels = |(op, threads, phase): &(String, usize, &'static str)| {
-            vec![
-                ("operation", op.clone()),
-                ("threads", threads.to_string()),
-                ("phase", phase.to_string()),
-            ]
-        };
+    }
+
+    /// Operations, errors and latencies per operation, thread count, phase (and step).
+    fn render_series(&self, o: &mut String) {
         family(
-            &mut o,
+            o,
             "enginebench_operations",
             "counter",
-            "Operations that succeeded, per operation, thread count and phase.",
+            "Operations that succeeded, per operation, thread count and phase (and load step).",
         );
         for (k, s) in &self.series {
             let _ = writeln!(
@@ -184,10 +195,10 @@ impl State {
             );
         }
         family(
-            &mut o,
+            o,
             "enginebench_errors",
             "counter",
-            "Operations that failed, per operation, thread count, phase and error class.",
+            "Operations that failed, per operation, thread count, phase (and load step) and error class.",
         );
         for (k, s) in &self.series {
             for class in ErrorClass::ALL {
@@ -200,7 +211,7 @@ impl State {
             }
         }
         family(
-            &mut o,
+            o,
             "enginebench_latency_seconds",
             "histogram",
             "Latency of successful operations (service time), in fixed buckets.",
@@ -226,8 +237,12 @@ impl State {
                 num(s.sum_us / 1e6)
             );
         }
+    }
+
+    /// The load's rows and the server's counters.
+    fn render_rest(&self, o: &mut String) {
         family(
-            &mut o,
+            o,
             "enginebench_load_rows",
             "counter",
             "Rows loaded so far, per table.",
@@ -240,7 +255,7 @@ impl State {
             );
         }
         family(
-            &mut o,
+            o,
             "enginebench_load_rows_planned",
             "gauge",
             "Rows the load of each table will insert.",
@@ -253,7 +268,7 @@ impl State {
             );
         }
         family(
-            &mut o,
+            o,
             "enginebench_server_counter",
             "gauge",
             "Growth of the server's status counters over the measured runs so far (read between runs).",
@@ -266,9 +281,20 @@ impl State {
                 num(*v)
             );
         }
-        o.push_str("# EOF\n");
-        o
     }
+}
+
+/// A series' labels: operation, threads, phase, and the load step in a run with steps.
+fn key_labels((op, threads, phase, step): &Key) -> Vec<(&'static str, String)> {
+    let mut l = vec![
+        ("operation", op.clone()),
+        ("threads", threads.to_string()),
+        ("phase", phase.to_string()),
+    ];
+    if *step > 0 {
+        l.push(("step", step.to_string()));
+    }
+    l
 }
 
 fn family(o: &mut String, name: &str, kind: &str, help: &str) {
@@ -521,6 +547,7 @@ mod tests {
             operation: "op\"x".into(),
             threads: 4,
             run: 1,
+            step: 0,
         };
         let mut h = LatencyHist::new();
         for us in [1, 7, 8, 10, 11, 150, 151, 20_000_000] {
@@ -528,8 +555,8 @@ mod tests {
         }
         let mut errors = ErrorCounts::default();
         errors.add(ErrorClass::Deadlock);
-        st.interval(("op\"x", 4, "run"), 8, &errors, &h);
-        st.interval(("op\"x", 4, "run"), 8, &errors, &h);
+        st.interval(("op\"x", 4, "run", 0), 8, &errors, &h);
+        st.interval(("op\"x", 4, "run", 0), 8, &errors, &h);
         let text = st.render();
         assert!(text.ends_with("# EOF\n"), "{text}");
         // Label values are escaped.
@@ -564,6 +591,33 @@ mod tests {
         assert!(text.contains("class=\"deadlock\""));
         let sum = get("enginebench_latency_seconds_sum");
         assert!((sum - 2.0 * 20_000_338.0 / 1e6).abs() < 0.1 * sum, "{sum}");
+    }
+
+    #[test]
+    fn a_run_with_steps_has_a_series_per_step() {
+        let mut st = State {
+            current: Current {
+                phase: "run",
+                operation: "q".into(),
+                threads: 8,
+                run: 1,
+                step: 2,
+            },
+            ..State::default()
+        };
+        let mut h = LatencyHist::new();
+        h.record_us(100);
+        st.interval(("q", 8, "run", 1), 5, &ErrorCounts::default(), &h);
+        st.interval(("q", 8, "run", 2), 7, &ErrorCounts::default(), &h);
+        let text = st.render();
+        assert!(
+            text.contains(
+                r#"enginebench_operations_total{operation="q",threads="8",phase="run",step="1"} 5"#
+            ),
+            "{text}"
+        );
+        assert!(text.contains(r#"phase="run",step="2"} 7"#), "{text}");
+        assert!(text.contains(r#"run="1",step="2"} 1"#), "{text}");
     }
 
     #[test]

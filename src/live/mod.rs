@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::measure::{CpuTimes, LatencyHist, LatencySummary};
-use crate::runner::{IntervalSample, KindTick, PhaseResult, Session};
+use crate::runner::{IntervalSample, KindTick, LoadStep, PhasePlan, PhaseResult, Session};
 
 /// What a phase is, as the live outputs name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,6 +94,9 @@ pub struct Settings {
     /// Interval lines on stderr (`--report-interval`).
     pub live_report: bool,
     pub interval: Duration,
+    /// The run has load steps (`--threads N@T,...`, `--rate R@T,...`): its measured runs go
+    /// through `Live::phase_plan`, and a phase of a workload's own is refused.
+    pub stepped: bool,
 }
 
 /// What the live outputs ask of the workload during a phase: its operation kinds and its
@@ -117,6 +120,7 @@ struct Inner {
     interval: Duration,
     metrics: Option<metrics::Endpoint>,
     bar: Mutex<Option<indicatif::ProgressBar>>,
+    stepped: bool,
 }
 
 impl std::fmt::Debug for Live {
@@ -150,6 +154,7 @@ impl Live {
             interval: Duration::from_secs(1),
             metrics,
             bar: Mutex::new(None),
+            stepped: false,
         }))
     }
 
@@ -187,6 +192,7 @@ impl Live {
             interval: set.interval,
             metrics,
             bar: Mutex::new(None),
+            stepped: set.stepped,
         };
         inner.interval = inner.interval.max(Duration::from_millis(100));
         Ok(Live(Arc::new(inner)))
@@ -212,12 +218,31 @@ impl Live {
         duration: Duration,
         events: Option<u64>,
         interval: Duration,
+        on_interval: impl FnMut(&IntervalSample),
+    ) -> Result<PhaseResult> {
+        if self.0.stepped {
+            return Err(Error::usage(format!(
+                "load steps (--threads N@T,... / --rate R@T,...) run in the sweep's measured runs; {} is a phase of the workload's own: give one --threads / --rate",
+                info.operation
+            )));
+        }
+        let plan = PhasePlan::simple(duration, events, interval);
+        self.phase_plan(session, info, w, &plan, on_interval)
+    }
+
+    /// One phase of `session` run to `plan` (its load steps are labelled in every output).
+    pub fn phase_plan(
+        &self,
+        session: &mut Session,
+        info: &PhaseInfo,
+        w: &(impl Figures + ?Sized),
+        plan: &PhasePlan,
         mut on_interval: impl FnMut(&IntervalSample),
     ) -> Result<PhaseResult> {
         self.phase_start(info);
         let kinds = w.phase_kinds();
-        let res = session.phase_with_hists(duration, events, interval, |s, hist| {
-            self.interval(info, s, hist, w, &kinds);
+        let res = session.phase_plan(plan, |s, hist| {
+            self.interval(info, s, hist, w, (&kinds[..], &plan.steps[..]));
             on_interval(s);
         });
         self.phase_end(info);
@@ -234,6 +259,7 @@ impl Live {
                 operation: info.operation.clone(),
                 threads: info.threads,
                 run: info.run,
+                step: 0,
             };
             m.touch();
         }
@@ -291,16 +317,21 @@ impl Live {
         s: &IntervalSample,
         hist: &LatencyHist,
         w: &(impl Figures + ?Sized),
-        kinds: &[&'static str],
+        (kinds, steps): (&[&'static str], &[LoadStep]),
     ) {
         let t_s = info.offset_s + s.t_s;
+        let step = s.step.unwrap_or(0);
         if let Some(mut m) = self.metrics() {
             m.interval(
-                (&info.operation, info.threads, info.kind.name()),
+                (&info.operation, info.threads, info.kind.name(), step),
                 s.ops,
                 &s.error_classes,
                 hist,
             );
+            if let (true, Some(st)) = (info.shown, steps.get((step as usize).wrapping_sub(1))) {
+                m.current.step = step;
+                m.current.threads = st.threads;
+            }
             m.client_cpu_s = CpuTimes::now().total_s();
         }
         if self.0.jsonl {
@@ -320,6 +351,7 @@ impl Live {
                 threads: info.threads,
                 run: info.run,
                 phase: info.kind.name(),
+                step: s.step,
                 t_s,
                 len_s: s.len_s,
                 ops: s.ops,
@@ -333,11 +365,12 @@ impl Live {
         }
         let report = (self.0.live_report && info.kind == PhaseKind::Run).then(|| {
             format!(
-                "[ {:>6.1}s ] {} thds: {} run {}  ops/s: {:.1}  p95: {} us  err/s: {:.1}",
+                "[ {:>6.1}s ] {} thds: {} run {}{}  ops/s: {:.1}  p95: {} us  err/s: {:.1}",
                 t_s,
                 info.operation,
                 info.threads,
                 info.run,
+                s.step.map(|k| format!(" step {k}")).unwrap_or_default(),
                 s.ops_per_s,
                 s.latency_us.p95_us,
                 s.errors as f64 / s.len_s.max(1e-9)
@@ -376,6 +409,7 @@ impl Live {
                 operation: table.to_string(),
                 threads: connections,
                 run: 0,
+                step: 0,
             };
             m.load(table, 0, rows);
         }
@@ -466,6 +500,9 @@ struct IntervalLine<'a> {
     threads: usize,
     run: u32,
     phase: &'static str,
+    /// The load step (from 1) of a run with steps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    step: Option<u32>,
     t_s: f64,
     len_s: f64,
     ops: u64,

@@ -79,6 +79,8 @@ pub fn render_with_preface(
     throughput(&mut h, &rs);
     latency(&mut h, &rs);
     time_series(&mut h, &rs, owners);
+    load_steps(&mut h, &rs);
+    per_transaction(&mut h, &rs);
     super::html_kinds::section(&mut h, &rs);
     super::html_nodes::section(&mut h, &rs);
     for o in owners {
@@ -336,6 +338,7 @@ fn time_series(h: &mut String, rs: &[Labeled], owners: Owners) {
                     points: merged_rates(run, MAX_TIME_POINTS),
                 })
                 .collect();
+            series.extend(step_markers(p));
             for o in owners {
                 series.extend(o.markers(r.doc, p));
             }
@@ -351,6 +354,106 @@ fn time_series(h: &mut String, rs: &[Labeled], owners: Owners) {
         }
     }
     h.push_str("</div>");
+}
+
+/// For a run with load steps: each step's start as a vertical line, as high as the point's
+/// highest interval rate, named after the step's load (the first run's steps: every run of a
+/// point has the same).
+fn step_markers(p: &super::Point) -> Vec<Series> {
+    let Some(run) = p.runs.iter().find(|r| !r.steps.is_empty()) else {
+        return Vec::new();
+    };
+    let top = p
+        .runs
+        .iter()
+        .flat_map(|r| &r.intervals)
+        .map(|i| i.ops_per_s)
+        .fold(0.0, f64::max);
+    run.steps
+        .iter()
+        .map(|s| Series {
+            name: step_name(s),
+            points: vec![(s.start_s, 0.0), (s.start_s, top)],
+        })
+        .collect()
+}
+
+/// "step 2: 16 thds, 2000 ops/s".
+fn step_name(s: &super::StepRecord) -> String {
+    match s.target_ops_per_s {
+        Some(r) => format!("step {}: {} thds, {r:.0} ops/s", s.step, s.threads),
+        None => format!("step {}: {} thds", s.step, s.threads),
+    }
+}
+
+/// Each run's load steps: what each step asked for and what it achieved.
+fn load_steps(h: &mut String, rs: &[Labeled]) {
+    let has = |r: &Labeled| {
+        (r.doc.points.iter())
+            .flat_map(|p| &p.runs)
+            .any(|x| !x.steps.is_empty())
+    };
+    if !rs.iter().any(has) {
+        return;
+    }
+    h.push_str("<h3 id=load-steps>Load steps</h3><p class=note>Per measured run and step: the connections working and the target rate (open loop), the operations started (open loop: due) in the step per second of it, service-time percentiles, the open loop's response time p99 and the starts never made (backlog), errors. The steps are marked on the throughput-over-time charts above.</p><table><tr><th class=l>result</th><th class=l>operation</th><th>run</th><th>step</th><th>start s</th><th>threads</th><th>target ops/s</th><th>ops/s</th><th>p50 µs</th><th>p99 µs</th><th>response p99 µs</th><th>backlog</th><th>errors</th></tr>");
+    for r in rs {
+        for p in &r.doc.points {
+            for run in &p.runs {
+                for st in &run.steps {
+                    let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+                    let _ = write!(
+                        h,
+                        "<tr><td class=l>{}</td><td class=l>{}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                        escape(&r.label),
+                        escape(&p.operation),
+                        run.run,
+                        st.step,
+                        st.start_s,
+                        st.threads,
+                        opt(st.target_ops_per_s.map(|t| format!("{t:.0}"))),
+                        st.ops_per_s,
+                        st.latency_us.p50_us,
+                        st.latency_us.p99_us,
+                        opt(st.response_us.map(|x| x.p99_us.to_string())),
+                        opt(st.backlog_ops.map(|x| x.to_string())),
+                        st.errors,
+                    );
+                }
+            }
+        }
+    }
+    h.push_str("</table>");
+}
+
+/// `--connect per-transaction`: each run's connections and their set-up time.
+fn per_transaction(h: &mut String, rs: &[Labeled]) {
+    let runs: Vec<_> = rs
+        .iter()
+        .flat_map(|r| r.doc.points.iter().map(move |p| (r, p)))
+        .flat_map(|(r, p)| p.runs.iter().map(move |x| (r, p, x)))
+        .filter_map(|(r, p, x)| Some((r, p, x, x.connect_per_transaction.as_ref()?)))
+        .collect();
+    if runs.is_empty() {
+        return;
+    }
+    h.push_str("<h3 id=per-transaction>Connections per transaction</h3><p class=note>--connect per-transaction: every operation connected and set its session up (the workload's prepares and settings) first; that set-up is inside the operation's latency, and shown here on its own (docs/connections.md).</p><table><tr><th class=l>result</th><th class=l>operation</th><th>threads</th><th>run</th><th>connections</th><th>set-up p50 µs</th><th>set-up p99 µs</th><th>set-up mean µs</th><th>share of the mean latency</th></tr>");
+    for (r, p, x, c) in runs {
+        let _ = write!(
+            h,
+            "<tr><td class=l>{}</td><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{:.0} %</td></tr>",
+            escape(&r.label),
+            escape(&p.operation),
+            p.threads,
+            x.run,
+            c.connections,
+            c.setup_us.p50_us,
+            c.setup_us.p99_us,
+            c.setup_us.mean_us,
+            c.setup_share * 100.0
+        );
+    }
+    h.push_str("</table>");
 }
 
 /// Points drawn per run in "Throughput over time" at most: a run of more intervals is drawn

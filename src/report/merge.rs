@@ -257,6 +257,11 @@ fn merge_point(
             elapsed_s: a.elapsed_s.max(b.elapsed_s),
             ops_per_s: a.ops_per_s + b.ops_per_s,
             errors: a.errors + b.errors,
+            ramp_s: a.ramp_s.or(b.ramp_s),
+            backlog_ops: match (a.backlog_ops, b.backlog_ops) {
+                (None, None) => None,
+                (x, y) => Some(x.unwrap_or(0) + y.unwrap_or(0)),
+            },
         });
     p.connect = here
         .iter()

@@ -254,6 +254,52 @@ pub struct PhaseSummary {
     pub elapsed_s: f64,
     pub ops_per_s: f64,
     pub errors: u64,
+    /// Open loop: how long the rate rose from 0 to the first rate at the warm-up's start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp_s: Option<f64>,
+    /// Open loop: starts due in the warm-up that never started when it ended. They are not
+    /// carried into the measured runs: each run's schedule starts afresh (and every
+    /// operation of the warm-up has finished before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backlog_ops: Option<u64>,
+}
+
+/// One load step of a measured run (`--threads N@T,...`, `--rate R@T,...`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    /// From 1.
+    pub step: u32,
+    /// Seconds from the run's start to the step's start, and the step's length.
+    pub start_s: f64,
+    pub duration_s: f64,
+    /// Connections working in the step.
+    pub threads: usize,
+    /// Open loop: the step's target rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_ops_per_s: Option<f64>,
+    /// Operations that succeeded, started (open loop: due) in the step, and per second of it.
+    pub ops: u64,
+    pub ops_per_s: f64,
+    pub errors: u64,
+    pub latency_us: LatencySummary,
+    /// Open loop: response time, starts due in the step and those never started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_us: Option<LatencySummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intended_ops: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backlog_ops: Option<u64>,
+}
+
+/// `--connect per-transaction` over a run: the connections opened (one per operation that
+/// got one) and each one's set-up (connect and the workload's setup on it: prepares,
+/// settings), which is inside every operation's latency too.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TxConnectRecord {
+    pub connections: u64,
+    pub setup_us: LatencySummary,
+    /// Mean set-up over the mean latency of the run's operations.
+    pub setup_share: f64,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -340,6 +386,12 @@ pub struct RunRecord {
     /// Parts of the run that one workload owns, keyed by the workload's name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub sections: BTreeMap<String, Value>,
+    /// Load steps (`--threads N@T,...`, `--rate R@T,...`): each step's figures.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepRecord>,
+    /// `--connect per-transaction`: the connections and their set-up times.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_per_transaction: Option<TxConnectRecord>,
 }
 
 /// One node of a multi-host target over a run: its connections' operations, errors and

@@ -107,7 +107,62 @@ pub fn render(doc: &ResultDoc, pick: Pick, owners: Owners) -> String {
             out.push('\n');
         }
     }
+    out.push_str(&steps_and_connections(doc));
     out.push_str(&sections);
+    out
+}
+
+/// Under the table: each run's load steps (`--threads N@T,...`, `--rate R@T,...`) and its
+/// connections' set-up (`--connect per-transaction`), for the runs that have them.
+fn steps_and_connections(doc: &ResultDoc) -> String {
+    let mut out = String::new();
+    for p in &doc.points {
+        for r in &p.runs {
+            if let Some(c) = &r.connect_per_transaction {
+                out.push_str(&format!(
+                    "{} at {} threads, run {}: connect per transaction: {} connection(s), set-up p50 {} us, p99 {} us, mean {:.0} us ({:.0}% of the mean latency)\n",
+                    p.operation,
+                    p.threads,
+                    r.run,
+                    c.connections,
+                    c.setup_us.p50_us,
+                    c.setup_us.p99_us,
+                    c.setup_us.mean_us,
+                    c.setup_share * 100.0
+                ));
+            }
+            if r.steps.is_empty() {
+                continue;
+            }
+            out.push_str(&format!(
+                "{} run {}, load steps:\n  {:>4} {:>8} {:>7} {:>10} {:>10} {:>9} {:>9} {:>8}\n",
+                p.operation,
+                r.run,
+                "step",
+                "start s",
+                "threads",
+                "target/s",
+                "ops/s",
+                "p50 us",
+                "p99 us",
+                "errors"
+            ));
+            for st in &r.steps {
+                out.push_str(&format!(
+                    "  {:>4} {:>8.0} {:>7} {:>10} {:>10.1} {:>9} {:>9} {:>8}\n",
+                    st.step,
+                    st.start_s,
+                    st.threads,
+                    st.target_ops_per_s
+                        .map_or("-".to_string(), |t| format!("{t:.0}")),
+                    st.ops_per_s,
+                    st.latency_us.p50_us,
+                    st.latency_us.p99_us,
+                    st.errors
+                ));
+            }
+        }
+    }
     out
 }
 

@@ -191,6 +191,48 @@ pub async fn open<D: Driver>(
     }
 }
 
+/// How workers use connections (`--connect`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConnectMode {
+    /// One connection per worker for the whole session (opened before the phases).
+    #[default]
+    PerRun,
+    /// A new connection for each operation (pgbench -C, sysbench's reconnect mode): connect,
+    /// the driver's setup (its prepares and settings), the operation, then a goodbye the
+    /// server sees (`Conn::close`). The set-up counts in the operation's latency and is
+    /// measured on its own too (`PhaseResult::per_transaction`).
+    PerTransaction,
+}
+
+impl ConnectMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            ConnectMode::PerRun => "per-run",
+            ConnectMode::PerTransaction => "per-transaction",
+        }
+    }
+
+    pub fn is_per_run(&self) -> bool {
+        *self == ConnectMode::PerRun
+    }
+}
+
+/// `--connect per-transaction`: a new connection for one operation, with the driver's setup
+/// on it, each bounded by `--query-timeout`. A connection whose setup failed is closed.
+pub async fn open_for_op<D: Driver>(
+    target: &TargetSpec,
+    driver: &mut D,
+    faults: &Faults,
+) -> DbResult<Conn> {
+    let mut c = faults.timed(Conn::connect(target)).await?;
+    if let Err(e) = faults.timed(driver.setup(&mut c)).await {
+        let _ = c.close().await;
+        return Err(e);
+    }
+    Ok(c)
+}
+
 /// How a session's connections were opened (for the result: `Point::connect`).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ConnectStats {

@@ -22,6 +22,8 @@ pub struct Faults {
     /// How long a session keeps retrying connections the server refuses for now (listen
     /// queue full, no free connection slot) before it gives up (`--connect-timeout`).
     pub connect_timeout: Duration,
+    /// One connection per worker, or a new one per operation (`--connect`).
+    pub connect: super::connect::ConnectMode,
 }
 
 impl Default for Faults {
@@ -30,6 +32,7 @@ impl Default for Faults {
             query_timeout: None,
             reconnect: false,
             connect_timeout: super::connect::DEFAULT_TIMEOUT,
+            connect: super::connect::ConnectMode::PerRun,
         }
     }
 }

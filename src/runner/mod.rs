@@ -17,6 +17,7 @@ pub mod faults;
 pub mod pacing;
 mod recorder;
 mod session;
+pub mod steps;
 mod worker;
 
 use std::cell::RefCell;
@@ -34,13 +35,14 @@ use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist, LatencySummary};
 
-pub use connect::ConnectStats;
+pub use connect::{ConnectMode, ConnectStats};
 pub use faults::Faults;
 pub use pacing::{Arrivals, Pacing, ScheduleStats};
 use pacing::{Schedule, LATE};
 use recorder::{LoopRecorder, PhaseHists, Slot};
 pub use session::{Session, StopHandle};
-use worker::{run_worker, set_sched_batch, sleep_until};
+pub use steps::{LoadStep, PhasePlan};
+use worker::{run_worker, set_sched_batch, sleep_until, WorkerArgs};
 
 /// What a workload does on one connection. Created inside the worker's thread, so it need
 /// not be `Send`.
@@ -208,9 +210,10 @@ enum Command {
         id: u64,
         start: Instant,
         deadline: Instant,
-        interval: Duration,
         /// `--events N`: operations left to start in this phase, over all workers.
         budget: Option<Arc<AtomicI64>>,
+        /// The interval and the load's steps.
+        plan: Arc<PhasePlan>,
     },
     Stop,
 }
@@ -266,6 +269,44 @@ struct WorkerStats {
     reconnect_failures: u64,
     /// The node of a multi-host target this worker is connected to.
     node: Option<usize>,
+    /// Per load step of the phase (empty without steps).
+    steps: Vec<StepTick>,
+    /// `--connect per-transaction`: connections opened (one per operation that got one).
+    connects: u64,
+}
+
+/// One worker's counts in one load step; add across workers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct StepTick {
+    ops: u64,
+    errors: u64,
+    /// Open loop: starts due in the step (started + backlog), and those never started.
+    intended: u64,
+    backlog: u64,
+}
+
+/// One load step of a phase over all workers.
+#[derive(Debug, Clone)]
+pub struct StepStats {
+    pub step: LoadStep,
+    /// Seconds from the phase's start to the step's start.
+    pub start_s: f64,
+    pub ops: u64,
+    pub errors: u64,
+    /// Service time of the step's operations.
+    pub hist: LatencyHist,
+    /// Open loop: response time, and the schedule's starts due and never started.
+    pub response: Option<LatencyHist>,
+    pub intended: u64,
+    pub backlog: u64,
+}
+
+/// `--connect per-transaction` over a phase: connections opened and each one's set-up time
+/// (connect and the driver's setup; inside each operation's latency too).
+#[derive(Debug, Clone)]
+pub struct TxConnect {
+    pub opened: u64,
+    pub setup: LatencyHist,
 }
 
 /// Operations of one kind in one interval (indexed like `Workload::kinds()`).
@@ -319,6 +360,9 @@ pub struct IntervalSample {
     /// Length of the interval (the last one of a phase may be shorter).
     #[serde(skip)]
     pub len_s: f64,
+    /// The load step (from 1) the interval's middle falls in, for a run with steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<u32>,
 }
 
 /// What one phase measured.
@@ -353,6 +397,10 @@ pub struct PhaseResult {
     pub lost_all: Option<String>,
     /// Per node of a multi-host target, in the URL's order (empty for one node).
     pub by_node: Vec<NodeStats>,
+    /// Per load step (empty without steps).
+    pub by_step: Vec<StepStats>,
+    /// `--connect per-transaction` only: connections opened and their set-up times.
+    pub per_transaction: Option<TxConnect>,
 }
 
 #[cfg(test)]

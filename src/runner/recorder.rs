@@ -40,6 +40,20 @@ pub(super) struct LoopRecorder {
     /// Per node of a multi-host target (empty for one node).
     by_node: Vec<LatencyHist>,
     intervals: BTreeMap<u32, LatencyHist>,
+    /// `--connect per-transaction`: each operation's set-up (connect and the driver's setup).
+    connect: LatencyHist,
+    /// Per load step (empty without steps): service and response times.
+    by_step: Vec<LatencyHist>,
+    by_step_response: Vec<LatencyHist>,
+}
+
+/// Where an operation is recorded: its interval, kind, node and load step.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Place {
+    pub idx: u32,
+    pub kind: u8,
+    pub node: Option<usize>,
+    pub step: Option<usize>,
 }
 
 /// What the last worker of a loop to finish a phase hands over.
@@ -48,6 +62,9 @@ pub(super) struct PhaseHists {
     pub response: LatencyHist,
     pub by_kind: Vec<LatencyHist>,
     pub by_node: Vec<LatencyHist>,
+    pub connect: LatencyHist,
+    pub by_step: Vec<LatencyHist>,
+    pub by_step_response: Vec<LatencyHist>,
 }
 
 impl LoopRecorder {
@@ -63,6 +80,9 @@ impl LoopRecorder {
             by_kind: Vec::new(),
             by_node: Vec::new(),
             intervals: BTreeMap::new(),
+            connect: LatencyHist::new(),
+            by_step: Vec::new(),
+            by_step_response: Vec::new(),
         }
     }
 
@@ -84,6 +104,9 @@ impl LoopRecorder {
         self.by_kind.clear();
         self.by_node.clear();
         self.intervals.clear();
+        self.connect.reset();
+        self.by_step.clear();
+        self.by_step_response.clear();
     }
 
     /// A worker connected (or failed to): only connected workers take part in phases.
@@ -92,16 +115,21 @@ impl LoopRecorder {
     }
 
     /// One successful operation that ended in interval `idx`, on node `node` of a multi-host
-    /// target (None: one node, nothing kept per node).
+    /// target (None: one node, nothing kept per node), in load step `step` (None: no steps).
     #[inline]
-    pub fn record(
-        &mut self,
-        idx: u32,
-        kind: u8,
-        node: Option<usize>,
-        us: u64,
-        response_us: Option<u64>,
-    ) {
+    pub fn record(&mut self, at: Place, us: u64, response_us: Option<u64>) {
+        let Place {
+            idx,
+            kind,
+            node,
+            step,
+        } = at;
+        if let Some(i) = step {
+            grown(&mut self.by_step, i).record_us(us);
+            if let Some(r) = response_us {
+                grown(&mut self.by_step_response, i).record_us(r);
+            }
+        }
         self.hist.record_us(us);
         grown(&mut self.by_kind, kind as usize).record_us(us);
         if let Some(n) = node {
@@ -123,6 +151,11 @@ impl LoopRecorder {
             .get_mut(&idx)
             .expect("inserted above")
             .record_us(us);
+    }
+
+    /// `--connect per-transaction`: one operation's set-up time.
+    pub fn record_connect(&mut self, us: u64) {
+        self.connect.record_us(us);
     }
 
     /// Worker `slot` moves to interval `idx` (`u32::MAX`: it finished the phase). Returns the
@@ -152,6 +185,9 @@ impl LoopRecorder {
             response: self.response.take().unwrap_or_default(),
             by_kind: std::mem::take(&mut self.by_kind),
             by_node: std::mem::take(&mut self.by_node),
+            connect: std::mem::take(&mut self.connect),
+            by_step: std::mem::take(&mut self.by_step),
+            by_step_response: std::mem::take(&mut self.by_step_response),
         })
     }
 }
@@ -172,15 +208,51 @@ mod tests {
     fn intervals_are_handed_over_once_every_worker_has_left_them() {
         let mut r = LoopRecorder::new(2);
         r.start_phase(1);
-        r.record(0, 0, None, 10, None);
-        r.record(0, 0, Some(1), 20, None);
-        r.record(1, 0, None, 30, None);
+        r.record(
+            Place {
+                idx: 0,
+                kind: 0,
+                node: None,
+                step: None,
+            },
+            10,
+            None,
+        );
+        r.record(
+            Place {
+                idx: 0,
+                kind: 0,
+                node: Some(1),
+                step: None,
+            },
+            20,
+            None,
+        );
+        r.record(
+            Place {
+                idx: 1,
+                kind: 0,
+                node: None,
+                step: None,
+            },
+            30,
+            None,
+        );
         // Worker 0 moves on; worker 1 is still in interval 0: nothing can be handed over.
         assert!(r.move_to(0, 1).is_empty());
         let out = r.move_to(1, 2);
         assert_eq!(out.len(), 1);
         assert_eq!((out[0].0, out[0].1.count()), (0, 2));
-        r.record(2, 0, None, 40, None);
+        r.record(
+            Place {
+                idx: 2,
+                kind: 0,
+                node: None,
+                step: None,
+            },
+            40,
+            None,
+        );
         assert_eq!(r.move_to(0, u32::MAX).len(), 1); // interval 1 (worker 1 is at 2)
         let rest = r.move_to(1, u32::MAX);
         assert_eq!(rest.len(), 1);
@@ -199,7 +271,16 @@ mod tests {
     fn a_lost_worker_takes_no_part_in_later_phases() {
         let mut r = LoopRecorder::new(3);
         r.start_phase(1);
-        r.record(0, 1, None, 5, Some(7));
+        r.record(
+            Place {
+                idx: 0,
+                kind: 1,
+                node: None,
+                step: None,
+            },
+            5,
+            Some(7),
+        );
         r.move_to(0, u32::MAX);
         r.move_to(1, u32::MAX);
         r.move_to(2, u32::MAX);
@@ -210,7 +291,16 @@ mod tests {
         assert_eq!(h.response.count(), 1);
         // Phase 2: two workers; the second start of the phase does not reset it again.
         r.start_phase(2);
-        r.record(0, 0, None, 5, None);
+        r.record(
+            Place {
+                idx: 0,
+                kind: 0,
+                node: None,
+                step: None,
+            },
+            5,
+            None,
+        );
         r.start_phase(2);
         assert_eq!(r.move_to(0, 1).len(), 0, "worker 2 is still in interval 0");
         assert_eq!(r.move_to(2, 1).len(), 1);

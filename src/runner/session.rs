@@ -8,6 +8,8 @@ use crate::db::ring;
 /// Connected workers, ready to run phases.
 pub struct Session {
     pacing: Pacing,
+    /// One connection per worker, or one per operation (`--connect`).
+    connect_mode: ConnectMode,
     cmd: watch::Sender<Command>,
     rx: mpsc::Receiver<Msg>,
     handles: Vec<std::thread::JoinHandle<()>>,
@@ -111,8 +113,11 @@ impl Session {
                     }
                     // The lean clients' batched I/O path: this loop's io_uring, driven when
                     // tokio would sleep (db::ring). A loop where it cannot start takes epoll.
+                    // Batched waits count on every connection of the loop waiting for a
+                    // reply; per transaction they come and go (connecting, closing).
                     let policy = ring::Policy {
-                        batch: pacing == Pacing::ClosedLoop,
+                        batch: pacing == Pacing::ClosedLoop
+                            && faults.connect == ConnectMode::PerRun,
                     };
                     let lr = ring::LoopRuntime::new(
                         use_ring.then_some(policy),
@@ -130,18 +135,18 @@ impl Session {
                         let node = multi.then_some(node);
                         let place = (rec.clone(), slot);
                         let opening = window.clone();
-                        workers.push(local.spawn_local(run_worker(
-                            (w, node),
-                            n,
+                        workers.push(local.spawn_local(run_worker(WorkerArgs {
+                            id: (w, node),
+                            workers: n,
                             pacing,
                             faults,
                             target,
                             driver,
-                            cmd_rx,
+                            cmd: cmd_rx,
                             tx,
                             place,
-                            opening,
-                        )));
+                            window: opening,
+                        })));
                     }
                     let (_, stats) = lr.run(async move {
                         for w in workers {
@@ -162,6 +167,7 @@ impl Session {
         drop(tx);
         let mut session = Session {
             pacing: cfg.pacing,
+            connect_mode: cfg.faults.connect,
             cmd,
             rx,
             handles,
@@ -271,6 +277,17 @@ impl Session {
         duration: Duration,
         events: Option<u64>,
         interval: Duration,
+        on_interval: impl FnMut(&IntervalSample, &LatencyHist),
+    ) -> Result<PhaseResult> {
+        self.phase_plan(&PhasePlan::simple(duration, events, interval), on_interval)
+    }
+
+    /// One phase of `plan`: its length (or `events` operations over all workers, whichever
+    /// comes first), per-interval samples, and the load's steps (their figures are in
+    /// `PhaseResult::by_step`); `on_interval` as in `phase_with_hists`.
+    pub fn phase_plan(
+        &mut self,
+        plan: &PhasePlan,
         mut on_interval: impl FnMut(&IntervalSample, &LatencyHist),
     ) -> Result<PhaseResult> {
         let live = self.alive();
@@ -281,9 +298,35 @@ impl Session {
         self.next_phase += 1;
         let cpu0 = CpuTimes::now();
         let start = Instant::now();
-        let interval = interval.max(Duration::from_millis(10));
-        // A stoppable session's phase always has a budget (unbounded without --events): the
-        // stop handle ends the phase by emptying it.
+        let mut plan = plan.clone();
+        plan.interval = plan.interval.max(Duration::from_millis(10));
+        let plan = Arc::new(plan);
+        let budget = self.phase_budget(plan.events);
+        let _ = self.cmd.send(Command::Phase {
+            id,
+            start,
+            deadline: start + plan.duration,
+            budget,
+            plan: plan.clone(),
+        });
+        let mut c = Collector::new(self, start, plan);
+        while c.done < live {
+            let msg = match self.rx.recv_timeout(Duration::from_millis(200)) {
+                Ok(m) => m,
+                Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            };
+            c.take(msg, &mut self.alive, &mut on_interval);
+        }
+        if let Some(st) = &self.stop {
+            st.lock().unwrap_or_else(|e| e.into_inner()).budget = None;
+        }
+        Ok(c.result(self, cpu0, &mut on_interval))
+    }
+
+    /// The phase's operation budget: `--events`, or an unbounded one a stop handle can empty
+    /// (a session that never asked for a handle has none).
+    fn phase_budget(&mut self, events: Option<u64>) -> Option<Arc<AtomicI64>> {
         let budget = match (events, &self.stop) {
             (Some(n), _) => Some(Arc::new(AtomicI64::new(n.min(i64::MAX as u64) as i64))),
             (None, Some(_)) => Some(Arc::new(AtomicI64::new(i64::MAX))),
@@ -296,217 +339,7 @@ impl Session {
             }
             st.budget = Some(b.clone());
         }
-        let _ = self.cmd.send(Command::Phase {
-            id,
-            start,
-            deadline: start + duration,
-            interval,
-            budget,
-        });
-
-        // Latest interval index each worker has reported; u32::MAX once it has finished.
-        let mut latest: Vec<u32> = self
-            .alive
-            .iter()
-            .map(|a| if *a { 0 } else { u32::MAX })
-            .collect();
-        let mut pending: BTreeMap<u32, Tick> = Default::default();
-        let mut next_final: u32 = 0;
-        let mut intervals = Vec::new();
-        let mut total = WorkerStats {
-            ops: 0,
-            rows: 0,
-            statements: 0,
-            errors: ErrorCounts::default(),
-            hists: Some(PhaseHists {
-                hist: LatencyHist::new(),
-                response: LatencyHist::new(),
-                by_kind: Vec::new(),
-                by_node: Vec::new(),
-            }),
-            schedule: ScheduleStats::default(),
-            end: start,
-            error_samples: Vec::new(),
-            lost: None,
-            by_kind: Vec::new(),
-            kind_errors: Vec::new(),
-            counters: Vec::new(),
-            reconnects: 0,
-            reconnect_failures: 0,
-            node: None,
-        };
-        let mut by_node: Vec<NodeStats> = self
-            .nodes
-            .iter()
-            .map(|label| NodeStats {
-                label: label.clone(),
-                connections: 0,
-                ops: 0,
-                errors: ErrorCounts::default(),
-                hist: LatencyHist::new(),
-                workers_lost: 0,
-                reconnects: 0,
-            })
-            .collect();
-        let mut done = 0;
-        let mut lost = 0;
-        let interval_s = interval.as_secs_f64();
-        let mut finalize = |upto: u32,
-                            end: Option<Instant>,
-                            pending: &mut BTreeMap<u32, Tick>,
-                            next_final: &mut u32,
-                            intervals: &mut Vec<IntervalSample>| {
-            while *next_final < upto {
-                let idx = *next_final;
-                *next_final += 1;
-                let tick = pending.remove(&idx).unwrap_or_default();
-                let (ops, errors) = (tick.ops, tick.errors);
-                let mut t_s = (idx + 1) as f64 * interval_s;
-                let mut len_s = interval_s;
-                if let Some(end) = end {
-                    let end_s = end.duration_since(start).as_secs_f64();
-                    if end_s < t_s {
-                        len_s = (end_s - idx as f64 * interval_s).max(1e-6);
-                        t_s = end_s;
-                    }
-                }
-                let s = IntervalSample {
-                    t_s,
-                    ops,
-                    errors,
-                    ops_per_s: ops as f64 / len_s,
-                    latency_us: tick.hist.summary(),
-                    by_kind: BTreeMap::new(),
-                    figures: BTreeMap::new(),
-                    kind_ticks: tick.kinds,
-                    error_classes: tick.error_classes,
-                    len_s,
-                };
-                on_interval(&s, &tick.hist);
-                intervals.push(s);
-            }
-        };
-        while done < live {
-            let msg = match self.rx.recv_timeout(Duration::from_millis(200)) {
-                Ok(m) => m,
-                Err(mpsc::RecvTimeoutError::Timeout) => continue,
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            };
-            match msg {
-                Msg::Interval {
-                    worker,
-                    idx,
-                    ops,
-                    errors,
-                    error_classes,
-                    hists,
-                    kinds,
-                } => {
-                    for (i, h) in hists {
-                        pending.entry(i).or_default().hist.add(&h);
-                    }
-                    let e = pending.entry(idx).or_default();
-                    e.ops += ops;
-                    e.errors += errors;
-                    e.error_classes.merge(&error_classes);
-                    add_ticks(&mut e.kinds, &kinds);
-                    latest[worker] = latest[worker].max(idx);
-                }
-                Msg::PhaseDone { worker, mut stats } => {
-                    latest[worker] = u32::MAX;
-                    let node = stats.node.and_then(|i| by_node.get_mut(i));
-                    if let Some(nd) = node {
-                        nd.connections += 1;
-                        nd.ops += stats.ops;
-                        nd.errors.merge(&stats.errors);
-                        nd.reconnects += stats.reconnects;
-                        nd.workers_lost += stats.lost.is_some() as usize;
-                    }
-                    if let Some(error) = stats.lost.take() {
-                        self.alive[worker] = false;
-                        lost += 1;
-                        total.lost = Some(error);
-                    }
-                    merge_stats(&mut total, *stats);
-                    done += 1;
-                }
-                Msg::Ready { .. } | Msg::ConnectFailed { .. } => {}
-            }
-            let min_latest = latest.iter().copied().min().unwrap_or(u32::MAX);
-            if min_latest != u32::MAX && min_latest > next_final {
-                finalize(
-                    min_latest,
-                    None,
-                    &mut pending,
-                    &mut next_final,
-                    &mut intervals,
-                );
-            }
-        }
-        if let Some(st) = &self.stop {
-            st.lock().unwrap_or_else(|e| e.into_inner()).budget = None;
-        }
-        let elapsed = total.end.duration_since(start);
-        let hists = total.hists.take().expect("the collector's own");
-        let mut by_kind = Vec::new();
-        for (k, t) in total.by_kind.iter().enumerate() {
-            let ks = kind_slot(&mut by_kind, k as u8);
-            ks.ops = t.ops;
-            ks.rolled_back = t.rolled_back;
-        }
-        for (k, e) in total.kind_errors.iter().enumerate() {
-            kind_slot(&mut by_kind, k as u8).errors = *e;
-        }
-        for (k, h) in hists.by_kind.iter().enumerate() {
-            kind_slot(&mut by_kind, k as u8).hist.add(h);
-        }
-        for (nd, h) in by_node.iter_mut().zip(&hists.by_node) {
-            nd.hist.add(h);
-        }
-        let last = pending
-            .keys()
-            .next_back()
-            .map(|k| k + 1)
-            .unwrap_or(next_final);
-        finalize(
-            last,
-            Some(total.end),
-            &mut pending,
-            &mut next_final,
-            &mut intervals,
-        );
-        let client_cpu = CpuTimes::now().since(cpu0);
-        let lost_all = (lost > 0 && self.alive() == 0).then(|| {
-            let why = total.lost.map(|e| e.message).unwrap_or_default();
-            format!("every connection to the target was lost during the run: {why}")
-        });
-        Ok(PhaseResult {
-            ops: total.ops,
-            rows: total.rows,
-            statements: total.statements,
-            errors: total.errors,
-            hist: hists.hist,
-            open_loop: match self.pacing {
-                Pacing::ClosedLoop => None,
-                Pacing::FixedRate { .. } => Some((hists.response, total.schedule)),
-            },
-            elapsed,
-            client_cpu,
-            intervals,
-            workers_lost: lost,
-            error_samples: total.error_samples,
-            interrupted: interrupt::signal().is_some(),
-            by_kind,
-            counters: total
-                .counters
-                .iter()
-                .map(|(k, v)| (k.to_string(), *v))
-                .collect(),
-            reconnects: total.reconnects,
-            reconnect_failures: total.reconnect_failures,
-            lost_all,
-            by_node,
-        })
+        budget
     }
 
     /// Stop every worker and join the client threads.
@@ -538,7 +371,21 @@ fn merge_stats(total: &mut WorkerStats, s: WorkerStats) {
         for (i, nh) in h.by_node.iter().enumerate() {
             recorder::grown(&mut t.by_node, i).add(nh);
         }
+        t.connect.add(&h.connect);
+        for (i, sh) in h.by_step.iter().enumerate() {
+            recorder::grown(&mut t.by_step, i).add(sh);
+        }
+        for (i, sh) in h.by_step_response.iter().enumerate() {
+            recorder::grown(&mut t.by_step_response, i).add(sh);
+        }
     }
+    for (a, b) in total.steps.iter_mut().zip(&s.steps) {
+        a.ops += b.ops;
+        a.errors += b.errors;
+        a.intended += b.intended;
+        a.backlog += b.backlog;
+    }
+    total.connects += s.connects;
     total.schedule.merge(&s.schedule);
     total.end = total.end.max(s.end);
     add_ticks(&mut total.by_kind, &s.by_kind);
@@ -560,5 +407,271 @@ fn merge_stats(total: &mut WorkerStats, s: WorkerStats) {
         if total.error_samples.len() < ERROR_SAMPLES && !total.error_samples.contains(&e) {
             total.error_samples.push(e);
         }
+    }
+}
+
+/// What the session collects during one phase: the workers' interval counts (an interval is
+/// finished once every worker has moved past it) and their totals.
+struct Collector {
+    start: Instant,
+    plan: Arc<PhasePlan>,
+    /// Latest interval index each worker has reported; u32::MAX once it has finished.
+    latest: Vec<u32>,
+    pending: BTreeMap<u32, Tick>,
+    next_final: u32,
+    intervals: Vec<IntervalSample>,
+    total: WorkerStats,
+    by_node: Vec<NodeStats>,
+    done: usize,
+    lost: usize,
+}
+
+impl Collector {
+    fn new(s: &Session, start: Instant, plan: Arc<PhasePlan>) -> Self {
+        let total = WorkerStats {
+            ops: 0,
+            rows: 0,
+            statements: 0,
+            errors: ErrorCounts::default(),
+            hists: Some(PhaseHists {
+                hist: LatencyHist::new(),
+                response: LatencyHist::new(),
+                by_kind: Vec::new(),
+                by_node: Vec::new(),
+                connect: LatencyHist::new(),
+                by_step: Vec::new(),
+                by_step_response: Vec::new(),
+            }),
+            schedule: ScheduleStats::default(),
+            end: start,
+            error_samples: Vec::new(),
+            lost: None,
+            by_kind: Vec::new(),
+            kind_errors: Vec::new(),
+            counters: Vec::new(),
+            reconnects: 0,
+            reconnect_failures: 0,
+            node: None,
+            steps: vec![StepTick::default(); plan.steps.len()],
+            connects: 0,
+        };
+        Collector {
+            start,
+            latest: s
+                .alive
+                .iter()
+                .map(|a| if *a { 0 } else { u32::MAX })
+                .collect(),
+            pending: BTreeMap::new(),
+            next_final: 0,
+            intervals: Vec::new(),
+            total,
+            by_node: s
+                .nodes
+                .iter()
+                .map(|label| NodeStats {
+                    label: label.clone(),
+                    connections: 0,
+                    ops: 0,
+                    errors: ErrorCounts::default(),
+                    hist: LatencyHist::new(),
+                    workers_lost: 0,
+                    reconnects: 0,
+                })
+                .collect(),
+            done: 0,
+            lost: 0,
+            plan,
+        }
+    }
+
+    /// One worker's message.
+    fn take(
+        &mut self,
+        msg: Msg,
+        alive: &mut [bool],
+        on_interval: &mut impl FnMut(&IntervalSample, &LatencyHist),
+    ) {
+        match msg {
+            Msg::Interval {
+                worker,
+                idx,
+                ops,
+                errors,
+                error_classes,
+                hists,
+                kinds,
+            } => {
+                for (i, h) in hists {
+                    self.pending.entry(i).or_default().hist.add(&h);
+                }
+                let e = self.pending.entry(idx).or_default();
+                e.ops += ops;
+                e.errors += errors;
+                e.error_classes.merge(&error_classes);
+                add_ticks(&mut e.kinds, &kinds);
+                self.latest[worker] = self.latest[worker].max(idx);
+            }
+            Msg::PhaseDone { worker, mut stats } => {
+                self.latest[worker] = u32::MAX;
+                if let Some(nd) = stats.node.and_then(|i| self.by_node.get_mut(i)) {
+                    nd.connections += 1;
+                    nd.ops += stats.ops;
+                    nd.errors.merge(&stats.errors);
+                    nd.reconnects += stats.reconnects;
+                    nd.workers_lost += stats.lost.is_some() as usize;
+                }
+                if let Some(error) = stats.lost.take() {
+                    alive[worker] = false;
+                    self.lost += 1;
+                    self.total.lost = Some(error);
+                }
+                merge_stats(&mut self.total, *stats);
+                self.done += 1;
+            }
+            Msg::Ready { .. } | Msg::ConnectFailed { .. } => {}
+        }
+        let min_latest = self.latest.iter().copied().min().unwrap_or(u32::MAX);
+        if min_latest != u32::MAX && min_latest > self.next_final {
+            self.finalize(min_latest, None, on_interval);
+        }
+    }
+
+    /// Finish the intervals before `upto` (the last one ends at `end` when given).
+    fn finalize(
+        &mut self,
+        upto: u32,
+        end: Option<Instant>,
+        on_interval: &mut impl FnMut(&IntervalSample, &LatencyHist),
+    ) {
+        let interval_s = self.plan.interval.as_secs_f64();
+        while self.next_final < upto {
+            let idx = self.next_final;
+            self.next_final += 1;
+            let tick = self.pending.remove(&idx).unwrap_or_default();
+            let (ops, errors) = (tick.ops, tick.errors);
+            let mut t_s = (idx + 1) as f64 * interval_s;
+            let mut len_s = interval_s;
+            if let Some(end) = end {
+                let end_s = end.duration_since(self.start).as_secs_f64();
+                if end_s < t_s {
+                    len_s = (end_s - idx as f64 * interval_s).max(1e-6);
+                    t_s = end_s;
+                }
+            }
+            let step = (!self.plan.steps.is_empty())
+                .then(|| self.plan.step_at(t_s - len_s / 2.0) as u32 + 1);
+            let s = IntervalSample {
+                t_s,
+                ops,
+                errors,
+                ops_per_s: ops as f64 / len_s,
+                latency_us: tick.hist.summary(),
+                by_kind: BTreeMap::new(),
+                figures: BTreeMap::new(),
+                kind_ticks: tick.kinds,
+                error_classes: tick.error_classes,
+                len_s,
+                step,
+            };
+            on_interval(&s, &tick.hist);
+            self.intervals.push(s);
+        }
+    }
+
+    /// What the phase measured, once every worker has finished it.
+    fn result(
+        mut self,
+        s: &Session,
+        cpu0: CpuTimes,
+        on_interval: &mut impl FnMut(&IntervalSample, &LatencyHist),
+    ) -> PhaseResult {
+        let elapsed = self.total.end.duration_since(self.start);
+        let hists = self.total.hists.take().expect("the collector's own");
+        let mut by_kind = Vec::new();
+        for (k, t) in self.total.by_kind.iter().enumerate() {
+            let ks = kind_slot(&mut by_kind, k as u8);
+            ks.ops = t.ops;
+            ks.rolled_back = t.rolled_back;
+        }
+        for (k, e) in self.total.kind_errors.iter().enumerate() {
+            kind_slot(&mut by_kind, k as u8).errors = *e;
+        }
+        for (k, h) in hists.by_kind.iter().enumerate() {
+            kind_slot(&mut by_kind, k as u8).hist.add(h);
+        }
+        for (nd, h) in self.by_node.iter_mut().zip(&hists.by_node) {
+            nd.hist.add(h);
+        }
+        let last = self
+            .pending
+            .keys()
+            .next_back()
+            .map(|k| k + 1)
+            .unwrap_or(self.next_final);
+        self.finalize(last, Some(self.total.end), on_interval);
+        let client_cpu = CpuTimes::now().since(cpu0);
+        let lost_all = (self.lost > 0 && s.alive() == 0).then(|| {
+            let why = self
+                .total
+                .lost
+                .take()
+                .map(|e| e.message)
+                .unwrap_or_default();
+            format!("every connection to the target was lost during the run: {why}")
+        });
+        let open = matches!(s.pacing, Pacing::FixedRate { .. });
+        let by_step = self.step_stats(&hists, open);
+        let t = self.total;
+        PhaseResult {
+            ops: t.ops,
+            rows: t.rows,
+            statements: t.statements,
+            errors: t.errors,
+            hist: hists.hist,
+            open_loop: open.then_some((hists.response, t.schedule)),
+            elapsed,
+            client_cpu,
+            intervals: self.intervals,
+            workers_lost: self.lost,
+            error_samples: t.error_samples,
+            interrupted: interrupt::signal().is_some(),
+            by_kind,
+            counters: t
+                .counters
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect(),
+            reconnects: t.reconnects,
+            reconnect_failures: t.reconnect_failures,
+            lost_all,
+            by_node: self.by_node,
+            by_step,
+            per_transaction: (s.connect_mode == ConnectMode::PerTransaction).then_some(TxConnect {
+                opened: t.connects,
+                setup: hists.connect,
+            }),
+        }
+    }
+
+    /// Each load step's counts and latencies.
+    fn step_stats(&self, hists: &PhaseHists, open: bool) -> Vec<StepStats> {
+        let starts = self.plan.step_starts();
+        let hist_of = |v: &Vec<LatencyHist>, i: usize| v.get(i).cloned().unwrap_or_default();
+        (self.plan.steps.iter().enumerate())
+            .map(|(i, step)| {
+                let t = self.total.steps.get(i).copied().unwrap_or_default();
+                StepStats {
+                    step: *step,
+                    start_s: starts[i],
+                    ops: t.ops,
+                    errors: t.errors,
+                    hist: hist_of(&hists.by_step, i),
+                    response: open.then(|| hist_of(&hists.by_step_response, i)),
+                    intended: t.intended,
+                    backlog: t.backlog,
+                }
+            })
+            .collect()
     }
 }
