@@ -444,10 +444,11 @@ async fn pipelined(
     }
 }
 
-fn connect(url: &str, mode: StatementMode) -> Conn {
+/// A connection in `mode` (inside the loop that uses it: a connection belongs to its loop).
+async fn connect(url: &str, mode: StatementMode) -> Conn {
     let mut s = spec(url);
     s.statements = mode;
-    block(async { Conn::connect(&s).await.unwrap() })
+    Conn::connect(&s).await.unwrap()
 }
 
 #[test]
@@ -461,11 +462,11 @@ fn mariadb_text_parameters_round_trip_exactly() {
     for driver in ["wire", "mysql_async"] {
         let url = with_opt(&url, &format!("driver={driver}"));
         for mode in [StatementMode::Prepared, StatementMode::Text] {
-            let mut c = connect(&url, mode);
             let what = format!("{driver} {}", mode.name());
-            block(round_trip(&mut c, &what));
-            // A session whose string literals take no backslash escapes.
+            // A session whose string literals take no backslash escapes, after one that does.
             block(async {
+                let mut c = connect(&url, mode).await;
+                round_trip(&mut c, &what).await;
                 c.execute("SET SESSION sql_mode = CONCAT(@@sql_mode, ',NO_BACKSLASH_ESCAPES')")
                     .await
                     .unwrap();
@@ -488,11 +489,11 @@ fn postgres_text_parameters_round_trip_exactly() {
             StatementMode::Text,
             StatementMode::Extended,
         ] {
-            let mut c = connect(&url, mode);
             let what = format!("{driver} {}", mode.name());
-            block(round_trip(&mut c, &what));
-            // Backslashes are escapes in plain literals of such a session.
+            // Backslashes are escapes in plain literals of the second session.
             block(async {
+                let mut c = connect(&url, mode).await;
+                round_trip(&mut c, &what).await;
                 c.execute("SET standard_conforming_strings = off")
                     .await
                     .unwrap();
@@ -501,6 +502,7 @@ fn postgres_text_parameters_round_trip_exactly() {
             // pgbench -M simple would refuse nothing here; a NUL cannot be PostgreSQL text.
             if mode == StatementMode::Text {
                 block(async {
+                    let mut c = connect(&url, mode).await;
                     let id = c.prepare("SELECT ?").await.unwrap();
                     let e = c
                         .exec_rows(id, &[Value::Text("a\0b".into())])
@@ -552,8 +554,17 @@ fn transactions_run_in_text_mode() {
             ];
             args.extend(common);
             let doc = run_json(dir.path(), &args, io);
-            let (ops, errors) = ops_and_errors(&doc);
-            assert!(ops > 0 && errors == 0, "oltp_read_write text {io}: {doc}");
+            let r = &doc["points"][0]["runs"][0];
+            assert!(r["ops"].as_u64().unwrap() > 0, "oltp_read_write text {io}");
+            // Deadlocks between the two connections are retried; nothing else may fail.
+            let errors = r["errors"].as_object().unwrap();
+            assert!(
+                errors
+                    .keys()
+                    .all(|k| k == "deadlock" || k == "lock_wait_timeout"),
+                "oltp_read_write text {io}: {}",
+                r["error_samples"]
+            );
         }
         // TPC-C: autocommit off, statements sent ahead of COMMIT, batched reads; its
         // consistency conditions hold afterwards.
@@ -662,6 +673,8 @@ fn sqlite_runs_text_statements_and_refuses_extended() {
     );
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
-    let mut c = connect(&url, StatementMode::Text);
-    block(round_trip(&mut c, "sqlite text"));
+    block(async {
+        let mut c = connect(&url, StatementMode::Text).await;
+        round_trip(&mut c, "sqlite text").await;
+    });
 }
