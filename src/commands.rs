@@ -381,6 +381,9 @@ pub fn compare(a: &CompareArgs, reg: &Registry) -> Result<ExitCode> {
         .map(|(b, c)| gate::Outcome::of(b, &rows, c));
     // On stderr: the table, Markdown and JSON on stdout stay as they are. Two different
     // servers may differ in hundreds: the first few say enough.
+    for line in report::differences::config_lines(&da, &db) {
+        eprintln!("client differs: {line}");
+    }
     let differ = report::differences::node_setting_lines(&da, &db);
     for line in differ.iter().take(20) {
         eprintln!("node setting differs: {line}");

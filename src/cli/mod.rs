@@ -477,6 +477,12 @@ pub struct TargetArgs {
     /// --mysql-storage-engine is an alias.
     #[arg(long, value_name = "NAME", alias = "mysql-storage-engine")]
     pub engine: Option<String>,
+
+    /// How the workload's statements travel, as sysbench's --db-ps-mode and pgbench's -M:
+    /// text is --db-ps-mode=disable and -M simple, extended is -M extended. Loading keeps its
+    /// --load-method (docs/method.md).
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = crate::db::StatementMode::Prepared)]
+    pub statements: crate::db::StatementMode,
 }
 
 /// How data is generated and loaded, for every workload.

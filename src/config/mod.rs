@@ -85,6 +85,10 @@ pub struct RunConfig {
     pub step_threads: bool,
     pub load_connections: usize,
     pub load_method: crate::load::LoadMethod,
+    /// `--statements`: how the workload's statements travel (absent: prepared, as in every
+    /// result made before the option).
+    #[serde(skip_serializing_if = "crate::db::StatementMode::is_prepared")]
+    pub statements: crate::db::StatementMode,
     /// `--table-options` of every benchmark table (empty: none).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub table_options: String,
@@ -246,6 +250,9 @@ pub fn resolve_target(t: &TargetArgs) -> Result<TargetSpec> {
         std::env::var(var).ok()
     })
     .map_err(|e| Error::usage(format!("--target: {e}")))?;
+    let mut spec = spec;
+    spec.statements = t.statements;
+    spec.statements.check(spec.dbms).map_err(Error::usage)?;
     if t.engine.is_some() && spec.dbms != Dbms::Mysql {
         return Err(Error::usage(format!(
             "--engine applies to MySQL/MariaDB targets only; {} has no storage-engine choice",
@@ -608,6 +615,7 @@ impl RunConfig {
             None if spec.dbms == Dbms::Postgres => 2,
             None => 1,
         };
+        let statements = spec.statements;
         Ok(RunConfig {
             workload: resolved.name,
             target: spec.display.clone(),
@@ -633,6 +641,7 @@ impl RunConfig {
             step_threads: thread_steps.is_some(),
             load_connections: a.data.load_connections,
             load_method: a.data.load_method,
+            statements,
             table_options: a.data.table_options.trim().to_string(),
             results_dir: a.results_dir.clone(),
             server,

@@ -77,11 +77,13 @@ pub mod postgres;
 pub mod ring;
 pub(crate) mod sock;
 pub mod sqlite;
+pub mod text;
 pub mod tls;
 pub mod url;
 
 use serde::Serialize;
 
+pub use text::StatementMode;
 pub use url::{TargetSpec, DEFAULT_TARGET};
 
 /// Which kind of server a target is.

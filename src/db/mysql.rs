@@ -6,6 +6,7 @@ use mysql_async::prelude::Queryable;
 use mysql_async::{Opts, OptsBuilder, Params, Statement};
 
 use super::mysqlwire::{ConnectError, WireConn};
+use super::text::{Quoting, StatementMode, TextStmt};
 use super::tls::SslMode;
 use super::url::MysqlDriver;
 use super::{DbError, DbResult, ErrorClass, StmtId, TargetSpec, Value};
@@ -18,6 +19,9 @@ pub enum MysqlConn {
 
 impl MysqlConn {
     pub async fn connect(spec: &TargetSpec) -> DbResult<Self> {
+        spec.statements
+            .check(super::Dbms::Mysql)
+            .map_err(|e| DbError::new(ErrorClass::Other, e))?;
         match spec.ssl_mode {
             SslMode::Disable => {}
             // TLS goes through mysql_async; the lean client stays plain (src/db/tls.rs).
@@ -54,6 +58,12 @@ forward_to_client!(MysqlConn, Async);
 pub struct AsyncConn {
     conn: mysql_async::Conn,
     stmts: Vec<Statement>,
+    /// Text mode (`--statements text`): the statements' SQL, sent as text queries with the
+    /// parameters written in (`db::text`); `stmts` then stays empty.
+    texts: Option<Vec<TextStmt>>,
+    /// Text mode: the session's sql_mode has NO_BACKSLASH_ESCAPES (read at connect, and again
+    /// after a statement run through `execute` that names sql_mode).
+    no_backslash_escapes: bool,
 }
 
 /// Statement parameters for mysql_async (it takes them by value, so a new vector each time).
@@ -127,22 +137,69 @@ impl AsyncConn {
             };
             DbError::new(class, format!("{e}{hint}"))
         })?;
-        Ok(Self {
+        let text = spec.statements == StatementMode::Text;
+        let mut c = Self {
             conn,
             stmts: Vec::new(),
-        })
+            texts: text.then(Vec::new),
+            no_backslash_escapes: false,
+        };
+        if text {
+            c.read_sql_mode().await?;
+        }
+        Ok(c)
+    }
+
+    /// Whether the session's string literals take backslash escapes (text mode's quoting).
+    async fn read_sql_mode(&mut self) -> DbResult<()> {
+        let v: Option<i64> = self
+            .conn
+            .query_first("SELECT @@SESSION.sql_mode LIKE '%NO_BACKSLASH_ESCAPES%'")
+            .await
+            .map_err(err)?;
+        self.no_backslash_escapes = v == Some(1);
+        Ok(())
+    }
+
+    /// Text mode: statement `id` with `params` written in.
+    fn text_sql(&self, id: StmtId, params: &[Value]) -> DbResult<Option<String>> {
+        let Some(texts) = &self.texts else {
+            return Ok(None);
+        };
+        let st = texts
+            .get(id.0)
+            .ok_or_else(|| DbError::new(ErrorClass::Other, "unknown statement"))?;
+        let q = Quoting::Mysql {
+            backslash: !self.no_backslash_escapes,
+        };
+        st.render_string(q, params).map(Some)
     }
 
     pub async fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
+        if let Some(texts) = &mut self.texts {
+            texts.push(TextStmt::new(sql, super::Dbms::Mysql));
+            return Ok(StmtId(texts.len() - 1));
+        }
         let s = self.conn.prep(sql).await.map_err(err)?;
         self.stmts.push(s);
         Ok(StmtId(self.stmts.len() - 1))
     }
 
     pub async fn exec_rows(&mut self, id: StmtId, params: &[Value]) -> DbResult<u64> {
+        let mut n = 0u64;
+        if let Some(sql) = self.text_sql(id, params)? {
+            let mut result = self.conn.query_iter(sql).await.map_err(err)?;
+            result
+                .for_each(|row| {
+                    std::hint::black_box(&row);
+                    n += 1
+                })
+                .await
+                .map_err(err)?;
+            return Ok(n);
+        }
         let p = bind(params);
         let stmt = &self.stmts[id.0];
-        let mut n = 0u64;
         let mut result = self.conn.exec_iter(stmt, p).await.map_err(err)?;
         result
             .for_each(|row| {
@@ -161,8 +218,13 @@ impl AsyncConn {
         params: &[Value],
         out: &mut Vec<Option<String>>,
     ) -> DbResult<u64> {
-        let stmt = &self.stmts[id.0];
-        let rows: Vec<mysql_async::Row> = self.conn.exec(stmt, bind(params)).await.map_err(err)?;
+        let rows: Vec<mysql_async::Row> = match self.text_sql(id, params)? {
+            Some(sql) => self.conn.query(sql).await.map_err(err)?,
+            None => {
+                let stmt = &self.stmts[id.0];
+                self.conn.exec(stmt, bind(params)).await.map_err(err)?
+            }
+        };
         let n = rows.len() as u64;
         for row in rows {
             out.extend(row.unwrap().into_iter().map(|v| match v {
@@ -181,35 +243,41 @@ impl AsyncConn {
         params: &[Value],
         out: &mut Vec<Option<i64>>,
     ) -> DbResult<u64> {
-        let p = bind(params);
-        let stmt = &self.stmts[id.0];
         let mut n = 0u64;
         let mut bad = false;
-        let mut result = self.conn.exec_iter(stmt, p).await.map_err(err)?;
-        result
-            .for_each(|row| {
-                for v in row.unwrap_raw() {
-                    out.push(match v {
-                        None | Some(mysql_async::Value::NULL) => None,
-                        Some(mysql_async::Value::Int(i)) => Some(i),
-                        Some(mysql_async::Value::UInt(u)) => Some(u as i64),
-                        Some(mysql_async::Value::Bytes(b)) => {
-                            let parsed = std::str::from_utf8(&b)
-                                .ok()
-                                .and_then(|s| s.trim().parse::<i64>().ok());
-                            bad |= parsed.is_none();
-                            parsed
-                        }
-                        Some(_) => {
-                            bad = true;
-                            None
-                        }
-                    });
-                }
-                n += 1
-            })
-            .await
-            .map_err(err)?;
+        let mut on_row = |row: mysql_async::Row| {
+            for v in row.unwrap_raw() {
+                out.push(match v {
+                    None | Some(mysql_async::Value::NULL) => None,
+                    Some(mysql_async::Value::Int(i)) => Some(i),
+                    Some(mysql_async::Value::UInt(u)) => Some(u as i64),
+                    Some(mysql_async::Value::Bytes(b)) => {
+                        let parsed = std::str::from_utf8(&b)
+                            .ok()
+                            .and_then(|s| s.trim().parse::<i64>().ok());
+                        bad |= parsed.is_none();
+                        parsed
+                    }
+                    Some(_) => {
+                        bad = true;
+                        None
+                    }
+                });
+            }
+            n += 1
+        };
+        match self.text_sql(id, params)? {
+            // Text rows: every value arrives as bytes.
+            Some(sql) => {
+                let mut result = self.conn.query_iter(sql).await.map_err(err)?;
+                result.for_each(&mut on_row).await.map_err(err)?;
+            }
+            None => {
+                let stmt = &self.stmts[id.0];
+                let mut result = self.conn.exec_iter(stmt, bind(params)).await.map_err(err)?;
+                result.for_each(&mut on_row).await.map_err(err)?;
+            }
+        }
         if bad {
             return Err(DbError::new(
                 ErrorClass::Other,
@@ -220,7 +288,11 @@ impl AsyncConn {
     }
 
     pub async fn execute(&mut self, sql: &str) -> DbResult<()> {
-        self.conn.query_drop(sql).await.map_err(err)
+        self.conn.query_drop(sql).await.map_err(err)?;
+        if self.texts.is_some() && sql.to_ascii_lowercase().contains("sql_mode") {
+            self.read_sql_mode().await?;
+        }
+        Ok(())
     }
 
     /// End the session with COM_QUIT and wait until it is closed: a mysql_async connection

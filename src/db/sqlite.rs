@@ -9,12 +9,16 @@
 
 use rusqlite::{types::ToSqlOutput, types::ValueRef, Connection, ErrorCode};
 
+use super::text::{Quoting, StatementMode, TextStmt};
 use super::{DbError, DbResult, ErrorClass, StmtId, TargetSpec, Value};
 
 pub struct SqliteConn {
     conn: Connection,
     /// Statement texts by id; rusqlite's statement cache holds the prepared forms.
     stmts: Vec<String>,
+    /// Text mode (`--statements text`): the statements cut at their placeholders, compiled
+    /// anew from their text with the parameters written in on every execution.
+    texts: Option<Vec<TextStmt>>,
 }
 
 fn err(e: rusqlite::Error) -> DbError {
@@ -94,30 +98,63 @@ impl SqliteConn {
         }
         conn.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY;")
             .map_err(err)?;
+        spec.statements
+            .check(super::Dbms::Sqlite)
+            .map_err(|e| DbError::new(ErrorClass::Other, e))?;
         Ok(Self {
             conn,
             stmts: Vec::new(),
+            texts: (spec.statements == StatementMode::Text).then(Vec::new),
         })
     }
 
+    /// Run statement `id` with `params` and hand its rows and column count to `f`: the cached
+    /// prepared statement, or in text mode the SQL with the parameters written in, compiled
+    /// for this execution only.
+    fn with_rows<T>(
+        &mut self,
+        id: StmtId,
+        params: &[Value],
+        f: impl FnOnce(&mut rusqlite::Rows<'_>, usize) -> DbResult<T>,
+    ) -> DbResult<T> {
+        if let Some(texts) = &self.texts {
+            let st = texts
+                .get(id.0)
+                .ok_or_else(|| DbError::new(ErrorClass::Other, "unknown statement"))?;
+            let sql = st.render_string(Quoting::Sqlite, params)?;
+            let mut stmt = self.conn.prepare(&sql).map_err(err)?;
+            let cols = stmt.column_count();
+            let mut rows = stmt.query([]).map_err(err)?;
+            return f(&mut rows, cols);
+        }
+        let mut stmt = self.conn.prepare_cached(&self.stmts[id.0]).map_err(err)?;
+        let cols = stmt.column_count();
+        let mut rows = stmt
+            .query(rusqlite::params_from_iter(params.iter()))
+            .map_err(err)?;
+        f(&mut rows, cols)
+    }
+
     pub fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
+        if let Some(texts) = &mut self.texts {
+            texts.push(TextStmt::new(sql, super::Dbms::Sqlite));
+            return Ok(StmtId(texts.len() - 1));
+        }
         self.conn.prepare_cached(sql).map_err(err)?;
         self.stmts.push(sql.to_string());
         Ok(StmtId(self.stmts.len() - 1))
     }
 
     pub fn exec_rows(&mut self, id: StmtId, params: &[Value]) -> DbResult<u64> {
-        let mut stmt = self.conn.prepare_cached(&self.stmts[id.0]).map_err(err)?;
-        let mut rows = stmt
-            .query(rusqlite::params_from_iter(params.iter()))
-            .map_err(err)?;
-        let mut n = 0u64;
-        while let Some(row) = rows.next().map_err(err)? {
-            // Touch the first column so that the value is really produced for the client.
-            std::hint::black_box(row.get_ref(0).map_err(err)?);
-            n += 1;
-        }
-        Ok(n)
+        self.with_rows(id, params, |rows, _| {
+            let mut n = 0u64;
+            while let Some(row) = rows.next().map_err(err)? {
+                // Touch the first column so that the value is really produced for the client.
+                std::hint::black_box(row.get_ref(0).map_err(err)?);
+                n += 1;
+            }
+            Ok(n)
+        })
     }
 
     pub fn exec_ints(
@@ -126,31 +163,28 @@ impl SqliteConn {
         params: &[Value],
         out: &mut Vec<Option<i64>>,
     ) -> DbResult<u64> {
-        let mut stmt = self.conn.prepare_cached(&self.stmts[id.0]).map_err(err)?;
-        let cols = stmt.column_count();
-        let mut rows = stmt
-            .query(rusqlite::params_from_iter(params.iter()))
-            .map_err(err)?;
-        let mut n = 0u64;
-        while let Some(row) = rows.next().map_err(err)? {
-            for i in 0..cols {
-                out.push(match row.get_ref(i).map_err(err)? {
-                    ValueRef::Null => None,
-                    ValueRef::Integer(v) => Some(v),
-                    ValueRef::Real(v) => Some(v.round() as i64),
-                    ValueRef::Text(t) | ValueRef::Blob(t) => Some(
-                        std::str::from_utf8(t)
-                            .ok()
-                            .and_then(|s| s.trim().parse().ok())
-                            .ok_or_else(|| {
-                                DbError::new(ErrorClass::Other, "expected an integer column")
-                            })?,
-                    ),
-                });
+        self.with_rows(id, params, |rows, cols| {
+            let mut n = 0u64;
+            while let Some(row) = rows.next().map_err(err)? {
+                for i in 0..cols {
+                    out.push(match row.get_ref(i).map_err(err)? {
+                        ValueRef::Null => None,
+                        ValueRef::Integer(v) => Some(v),
+                        ValueRef::Real(v) => Some(v.round() as i64),
+                        ValueRef::Text(t) | ValueRef::Blob(t) => Some(
+                            std::str::from_utf8(t)
+                                .ok()
+                                .and_then(|s| s.trim().parse().ok())
+                                .ok_or_else(|| {
+                                    DbError::new(ErrorClass::Other, "expected an integer column")
+                                })?,
+                        ),
+                    });
+                }
+                n += 1;
             }
-            n += 1;
-        }
-        Ok(n)
+            Ok(n)
+        })
     }
 
     /// Every column of every row as text (integers and reals in their decimal form).
@@ -160,26 +194,23 @@ impl SqliteConn {
         params: &[Value],
         out: &mut Vec<Option<String>>,
     ) -> DbResult<u64> {
-        let mut stmt = self.conn.prepare_cached(&self.stmts[id.0]).map_err(err)?;
-        let cols = stmt.column_count();
-        let mut rows = stmt
-            .query(rusqlite::params_from_iter(params.iter()))
-            .map_err(err)?;
-        let mut n = 0u64;
-        while let Some(row) = rows.next().map_err(err)? {
-            for i in 0..cols {
-                out.push(match row.get_ref(i).map_err(err)? {
-                    ValueRef::Null => None,
-                    ValueRef::Integer(v) => Some(v.to_string()),
-                    ValueRef::Real(v) => Some(v.to_string()),
-                    ValueRef::Text(t) | ValueRef::Blob(t) => {
-                        Some(String::from_utf8_lossy(t).into_owned())
-                    }
-                });
+        self.with_rows(id, params, |rows, cols| {
+            let mut n = 0u64;
+            while let Some(row) = rows.next().map_err(err)? {
+                for i in 0..cols {
+                    out.push(match row.get_ref(i).map_err(err)? {
+                        ValueRef::Null => None,
+                        ValueRef::Integer(v) => Some(v.to_string()),
+                        ValueRef::Real(v) => Some(v.to_string()),
+                        ValueRef::Text(t) | ValueRef::Blob(t) => {
+                            Some(String::from_utf8_lossy(t).into_owned())
+                        }
+                    });
+                }
+                n += 1;
             }
-            n += 1;
-        }
-        Ok(n)
+            Ok(n)
+        })
     }
 
     pub fn execute(&mut self, sql: &str) -> DbResult<()> {

@@ -384,7 +384,9 @@ pub fn run(
                 }
             );
             // A cluster's URL names every node: connections spread over them.
+            let statements = cfg.target_spec.statements;
             cfg.target_spec = TargetSpec::parse(&sv.url, |_| None).map_err(Error::usage)?;
+            cfg.target_spec.statements = statements;
             cfg.target = sv.url.clone();
             Some(sv)
         }

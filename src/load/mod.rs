@@ -308,6 +308,8 @@ async fn load_worker(
     // The lean MySQL client does not speak LOAD DATA LOCAL INFILE: streamed loads go through
     // mysql_async (loader connections are separate from the measured ones).
     let mut t = target.clone();
+    // The loader keeps its own methods whatever `--statements` says.
+    t.statements = crate::db::StatementMode::Prepared;
     if method == LoadMethod::Stream && target.dbms == Dbms::Mysql {
         t.mysql_driver = crate::db::url::MysqlDriver::MysqlAsync;
     }
@@ -520,6 +522,7 @@ pub fn load_tables(
 async fn loader_conn(target: &TargetSpec, opts: &LoadOptions) -> Result<Option<Conn>> {
     // The lean MySQL client does not speak LOAD DATA LOCAL INFILE (see `load_worker`).
     let mut t = target.clone();
+    t.statements = crate::db::StatementMode::Prepared;
     if target.dbms == Dbms::Mysql {
         t.mysql_driver = crate::db::url::MysqlDriver::MysqlAsync;
     }

@@ -1,9 +1,70 @@
-//! The lines `compare` prints beside its table: the node settings that
-//! differ between the two results, the server functions whose share changed, and what the
-//! batched client did on each side. None of them is judged; they say where to look.
+//! The lines `compare` prints beside its table: how the client sent its statements when that
+//! differs, the node settings that differ between the two results, the server functions whose
+//! share changed, and what the batched client did on each side. None of them is judged; they
+//! say where to look.
 
 use super::compare::find;
 use super::{Point, ResultDoc};
+
+/// How the client talked to the server, where a result records it: the config's options with
+/// the value a result without them had (it predates the option, or ran with its default), then
+/// the target URL's client options (`?begin=`, `?pipeline=`) and the client that ran.
+const CLIENT_OPTIONS: &[(&str, &str)] = &[("statements", "prepared")];
+const URL_OPTIONS: &[(&str, &str)] = &[("begin", "pipelined"), ("pipeline", "on")];
+
+/// The client options in which the two results differ, one line each ("statements A=prepared
+/// B=text"); nothing for two SQLite results, which have no client.
+pub fn config_lines(a: &ResultDoc, b: &ResultDoc) -> Vec<String> {
+    let cfg = |d: &ResultDoc, k: &str, default: &str| -> String {
+        match d.config.get(k) {
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(v) if !v.is_null() => v.to_string(),
+            _ => default.to_string(),
+        }
+    };
+    let url = |d: &ResultDoc, k: &str, default: &str| -> String {
+        let target = d
+            .config
+            .get("target")
+            .and_then(|t| t.as_str())
+            .unwrap_or("");
+        url::Url::parse(target)
+            .ok()
+            .and_then(|u| {
+                u.query_pairs()
+                    .find(|(q, _)| q == k)
+                    .map(|(_, v)| v.into_owned())
+            })
+            .unwrap_or_else(|| default.to_string())
+    };
+    let client = |d: &ResultDoc, what: fn(&super::ClientInfo) -> &str| -> String {
+        d.client
+            .as_ref()
+            .map_or("-".into(), |c| what(c).to_string())
+    };
+    let mut pairs: Vec<(String, String, String)> = Vec::new();
+    for &(k, default) in CLIENT_OPTIONS {
+        pairs.push((k.into(), cfg(a, k, default), cfg(b, k, default)));
+    }
+    for &(k, default) in URL_OPTIONS {
+        pairs.push((format!("?{k}="), url(a, k, default), url(b, k, default)));
+    }
+    pairs.push((
+        "client".into(),
+        client(a, |c| c.driver.as_str()),
+        client(b, |c| c.driver.as_str()),
+    ));
+    pairs.push((
+        "client I/O".into(),
+        client(a, |c| c.io.as_str()),
+        client(b, |c| c.io.as_str()),
+    ));
+    pairs
+        .into_iter()
+        .filter(|(_, va, vb)| va != vb)
+        .map(|(k, va, vb)| format!("{k} A={va} B={vb}"))
+        .collect()
+}
 
 /// Settings in which the two results' nodes of the same index differ (both results of
 /// several nodes: `target.nodes`), one line each: a node's value is its `settings_differ` entry,
@@ -175,5 +236,34 @@ mod tests {
         );
         // A one-node result: nothing to line up.
         assert!(node_setting_lines(&a, &doc()).is_empty());
+    }
+
+    #[test]
+    fn client_options_that_differ() {
+        let with = |statements: Option<&str>, target: &str| {
+            let mut d = doc();
+            d.config = serde_json::json!({ "target": target });
+            if let Some(s) = statements {
+                d.config["statements"] = s.into();
+            }
+            d
+        };
+        let pg = "postgres://u@h/db";
+        // A result without the option ran prepared (its default, and every older result).
+        assert!(config_lines(&with(None, pg), &with(None, pg)).is_empty());
+        assert_eq!(
+            config_lines(&with(None, pg), &with(Some("text"), pg)),
+            vec!["statements A=prepared B=text"]
+        );
+        assert_eq!(
+            config_lines(
+                &with(Some("extended"), pg),
+                &with(None, "postgres://u@h/db?begin=separate&pipeline=on")
+            ),
+            vec![
+                "statements A=extended B=prepared",
+                "?begin= A=pipelined B=separate"
+            ]
+        );
     }
 }

@@ -36,6 +36,7 @@ mod server_cpu;
 mod servers;
 mod spider;
 mod sqlbench;
+mod statements;
 mod textgen;
 mod tls;
 mod tpcc;

@@ -27,6 +27,9 @@ impl WireConn {
             server_version: String::new(),
             pipeline_statements: spec.pipeline_statements,
             autocommit: true,
+            mode: spec.statements,
+            texts: Vec::new(),
+            no_backslash_escapes: false,
         };
         c.handshake(spec).await?;
         Ok(c)
@@ -128,7 +131,11 @@ impl WireConn {
             let p = self.packet().await?;
             let pk = &self.r.buf[p];
             match pk.first() {
-                Some(0x00) => return Ok(()),
+                Some(0x00) => {
+                    self.no_backslash_escapes =
+                        ok_status(pk) & SERVER_STATUS_NO_BACKSLASH_ESCAPES != 0;
+                    return Ok(());
+                }
                 Some(0xFF) => {
                     let mut e = server_error(pk);
                     if e.class == ErrorClass::AccessDenied {

@@ -12,11 +12,13 @@
 mod handshake;
 mod packet;
 mod rows;
+mod stmt;
 
 use super::sock::{self, Sock};
 use super::{DbError, DbResult, ErrorClass, TargetSpec, Value};
 use packet::{lenenc_int, lenenc_str, put_lenenc_str, Reader};
 use rows::*;
+use stmt::row_text;
 
 // Capability flags (MySQL protocol, "Capabilities Flags").
 const CLIENT_LONG_PASSWORD: u32 = 1; // also MariaDB's CLIENT_MYSQL: no extended capabilities
@@ -39,6 +41,7 @@ const MARIADB_CACHE_METADATA: u32 = 1 << (36 - 32);
 const SERVER_MORE_RESULTS_EXISTS: u16 = 0x0008;
 const SERVER_STATUS_IN_TRANS: u16 = 0x0001;
 const SERVER_STATUS_AUTOCOMMIT: u16 = 0x0002;
+const SERVER_STATUS_NO_BACKSLASH_ESCAPES: u16 = 0x0200;
 
 const COM_QUIT: u8 = 0x01;
 const COM_QUERY: u8 = 0x03;
@@ -108,6 +111,13 @@ pub struct WireConn {
     pub pipeline_statements: bool,
     /// The session's autocommit as the server's last status flags said.
     autocommit: bool,
+    /// `--statements`: prepared on the server, or text (`stmt.rs`).
+    mode: crate::db::StatementMode,
+    /// Text mode's statements (the SQL cut at its placeholders), by index.
+    texts: Vec<crate::db::text::TextStmt>,
+    /// The session's sql_mode has NO_BACKSLASH_ESCAPES, as the server's last status flags said
+    /// (text mode's literals then escape no backslash).
+    no_backslash_escapes: bool,
 }
 
 fn lost(e: impl std::fmt::Display) -> DbError {
@@ -321,11 +331,9 @@ impl WireConn {
     /// with it and again with the next execution, since a failed execution may leave the
     /// server without them and nobody reads this one's reply in time to know.
     pub fn defer_exec(&mut self, idx: usize, params: &[Value]) -> DbResult<()> {
-        if let Some(st) = self.stmts.get_mut(idx) {
-            st.bound.clear();
-        }
+        self.unbind(idx);
         self.write_execute(idx, params)?;
-        self.stmts[idx].bound.clear();
+        self.unbind(idx);
         let len = self.wbuf.len() - 4;
         if len >= MAX_PAYLOAD {
             return Err(DbError::new(
@@ -354,14 +362,12 @@ impl WireConn {
         // leaves the queue as it was.
         let mark = self.deferred.len();
         for &(idx, params) in calls {
-            if let Some(st) = self.stmts.get_mut(idx) {
-                st.bound.clear();
-            }
+            self.unbind(idx);
             if let Err(e) = self.write_execute(idx, params) {
                 self.deferred.truncate(mark);
                 return Err(e);
             }
-            self.stmts[idx].bound.clear();
+            self.unbind(idx);
             let len = self.wbuf.len() - 4;
             if len >= MAX_PAYLOAD {
                 self.deferred.truncate(mark);
@@ -382,10 +388,11 @@ impl WireConn {
         let mut bad = false;
         for &(idx, _) in calls {
             let mut rows = 0;
+            let stmt = self.replying(idx);
             let r = self
-                .read_one(Some(idx), &mut |cols, row| {
+                .read_one(stmt, &mut |cols, row| {
                     rows += 1;
-                    for v in decode_binary_row(cols, row) {
+                    for v in row_text(stmt.is_some(), cols, row) {
                         out.push(v.and_then(|s| {
                             let p = s.trim().parse::<i64>().ok();
                             bad |= p.is_none();
@@ -428,136 +435,13 @@ impl WireConn {
         self.cache_metadata
     }
 
-    pub async fn prepare(&mut self, sql: &str) -> DbResult<usize> {
-        self.settle().await?;
-        let w = self.begin(0);
-        w.push(COM_STMT_PREPARE);
-        w.extend_from_slice(sql.as_bytes());
-        self.send().await?;
-        let p = self.packet().await?;
-        let pk = &self.r.buf[p];
-        match pk.first() {
-            Some(0x00) if pk.len() >= 12 => {}
-            Some(0xFF) => return Err(server_error(pk)),
-            _ => return Err(proto("prepare response")),
-        }
-        let mut r = Reader::new(pk);
-        r.skip(1);
-        let id = r.u32();
-        let ncols = r.u16();
-        let nparams = r.u16();
-        // Parameter definitions (not needed here), then the result's columns; each block
-        // ended by EOF.
-        if nparams > 0 {
-            for _ in 0..nparams {
-                self.packet().await?;
-            }
-            self.expect_eof().await?;
-        }
-        let mut cols = Vec::with_capacity(ncols as usize);
-        if ncols > 0 {
-            for _ in 0..ncols {
-                let p = self.packet().await?;
-                cols.push(parse_column(&self.r.buf[p]));
-            }
-            self.expect_eof().await?;
-        }
-        self.stmts.push(Stmt {
-            id,
-            params: nparams,
-            cols,
-            bound: Vec::new(),
-        });
-        Ok(self.stmts.len() - 1)
-    }
-
-    async fn expect_eof(&mut self) -> DbResult<u16> {
-        let p = self.packet().await?;
-        let pk = &self.r.buf[p];
-        if pk.first() == Some(&0xFE) && pk.len() < 9 {
-            Ok(eof_status(pk))
-        } else if pk.first() == Some(&0xFF) {
-            Err(server_error(pk))
-        } else {
-            Err(proto("expected EOF"))
-        }
-    }
-
-    fn write_execute(&mut self, idx: usize, params: &[Value]) -> DbResult<()> {
-        let Some(st) = self.stmts.get(idx) else {
-            return Err(DbError::new(
-                ErrorClass::Other,
-                "unknown prepared statement",
-            ));
-        };
-        if params.len() != st.params as usize {
-            return Err(DbError::new(
-                ErrorClass::Other,
-                format!(
-                    "statement takes {} parameters, {} given",
-                    st.params,
-                    params.len()
-                ),
-            ));
-        }
-        let id = st.id;
-        // Types as the server last saw them for this statement: then none are sent again.
-        let same_types = st.bound.len() == params.len()
-            && st
-                .bound
-                .iter()
-                .zip(params)
-                .all(|(t, v)| *t == param_type(v));
-        if !same_types {
-            let st = &mut self.stmts[idx];
-            st.bound.clear();
-            st.bound.extend(params.iter().map(param_type));
-        }
-        let w = self.begin(0);
-        w.push(COM_STMT_EXECUTE);
-        w.extend_from_slice(&id.to_le_bytes());
-        w.push(0); // CURSOR_TYPE_NO_CURSOR
-        w.extend_from_slice(&1u32.to_le_bytes()); // iteration count
-        if !params.is_empty() {
-            let nb = params.len().div_ceil(8);
-            let at = w.len();
-            w.resize(at + nb, 0);
-            for (i, v) in params.iter().enumerate() {
-                if matches!(v, Value::Null) {
-                    w[at + i / 8] |= 1 << (i % 8);
-                }
-            }
-            if same_types {
-                w.push(0); // new-params-bound: the server keeps the types of the last execution
-            } else {
-                w.push(1); // new-params-bound: types follow
-                for v in params {
-                    w.extend_from_slice(&[param_type(v), 0]);
-                }
-            }
-            for v in params {
-                match v {
-                    Value::Null => {}
-                    Value::Int(i) => w.extend_from_slice(&i.to_le_bytes()),
-                    Value::Text(t) => put_lenenc_str(w, t.as_bytes()),
-                    Value::Date { y, m, d } => {
-                        w.push(4);
-                        w.extend_from_slice(&(*y as u16).to_le_bytes());
-                        w.push(*m);
-                        w.push(*d);
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// Execute a prepared statement and walk every row of its results; returns the row count.
     pub async fn exec_rows(&mut self, idx: usize, params: &[Value]) -> DbResult<u64> {
         self.write_execute(idx, params)?;
         self.send().await?;
         let mut rows = 0;
-        self.read_results(Some(idx), |_, _| rows += 1).await?;
+        self.read_results(self.replying(idx), |_, _| rows += 1)
+            .await?;
         Ok(rows)
     }
 
@@ -573,9 +457,10 @@ impl WireConn {
         self.send().await?;
         let mut rows = 0;
         let mut bad = false;
-        self.read_results(Some(idx), |cols, row| {
+        let stmt = self.replying(idx);
+        self.read_results(stmt, |cols, row| {
             rows += 1;
-            for v in decode_binary_row(cols, row) {
+            for v in row_text(stmt.is_some(), cols, row) {
                 out.push(v.and_then(|s| {
                     let p = s.trim().parse::<i64>().ok();
                     bad |= p.is_none();
@@ -603,8 +488,9 @@ impl WireConn {
         self.write_execute(idx, params)?;
         self.send().await?;
         let mut out = Vec::new();
-        self.read_results(Some(idx), |cols, row| {
-            out.push(decode_binary_row(cols, row))
+        let stmt = self.replying(idx);
+        self.read_results(stmt, |cols, row| {
+            out.push(row_text(stmt.is_some(), cols, row))
         })
         .await?;
         Ok(out)
@@ -712,6 +598,7 @@ impl WireConn {
             self.stream
                 .in_transaction(status & SERVER_STATUS_IN_TRANS != 0);
             self.autocommit = status & SERVER_STATUS_AUTOCOMMIT != 0;
+            self.no_backslash_escapes = status & SERVER_STATUS_NO_BACKSLASH_ESCAPES != 0;
             if status & SERVER_MORE_RESULTS_EXISTS == 0 {
                 return Ok(());
             }
@@ -799,6 +686,9 @@ mod tests {
             server_version: String::new(),
             pipeline_statements: false,
             autocommit: true,
+            mode: crate::db::StatementMode::Prepared,
+            texts: Vec::new(),
+            no_backslash_escapes: false,
         };
         assert_eq!(crate::db::ring::sessions_in_transaction(), Some(0));
         c.defer("BEGIN");

@@ -25,11 +25,14 @@
 //! `tokio-postgres`.
 
 pub mod msg;
+mod unprepared;
 
 use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256, SCRAM_SHA_256};
 
 use super::sock::{self, Sock};
-use super::{numbered_placeholders, DbError, DbResult, ErrorClass, TargetSpec, Value};
+use super::{
+    numbered_placeholders, DbError, DbResult, ErrorClass, StatementMode, TargetSpec, Value,
+};
 use msg::Reader;
 
 /// Why a wire connection could not be made: a real failure, or something this client does
@@ -77,6 +80,13 @@ pub struct PgWireConn {
     pub pipeline_statements: bool,
     /// `server_version` as the server reported it at startup.
     pub server_version: String,
+    /// `--statements`: named prepared statements, or none (`unprepared.rs`).
+    mode: crate::db::StatementMode,
+    /// Text and extended modes' statements (the SQL cut at its placeholders), by index.
+    texts: Vec<crate::db::text::TextStmt>,
+    /// Extended mode: each statement's SQL with `$1..$n`, parsed as the unnamed statement on
+    /// every execution.
+    unnamed: Vec<String>,
 }
 
 fn lost(e: impl std::fmt::Display) -> DbError {
@@ -141,6 +151,9 @@ impl PgWireConn {
             pipeline_begin: spec.pipeline_begin,
             pipeline_statements: spec.pipeline_statements,
             server_version: String::new(),
+            mode: spec.statements,
+            texts: Vec::new(),
+            unnamed: Vec::new(),
         };
         c.startup(spec).await?;
         Ok(c)
@@ -366,6 +379,9 @@ impl PgWireConn {
         if self.deferred.len() > MAX_DEFERRED {
             self.settle().await?;
         }
+        if self.mode != StatementMode::Prepared {
+            return self.defer_unprepared(idx, params);
+        }
         let name = checked(&self.stmts, idx, params)?;
         let d = &mut self.deferred;
         msg::bind(d, name, params);
@@ -379,6 +395,10 @@ impl PgWireConn {
     /// prepared statements of this connection (prepared on first use, before anything is
     /// queued), as in pgbench's pipeline mode with `-M prepared`: no Parse per transaction.
     pub async fn begin_in_pipe(&mut self, sql: &str) -> DbResult<()> {
+        if self.mode != StatementMode::Prepared {
+            self.begin_unprepared(sql);
+            return Ok(());
+        }
         let b = self.utility(sql).await?;
         self.utility("COMMIT").await?;
         let d = &mut self.deferred;
@@ -457,8 +477,12 @@ impl PgWireConn {
         first
     }
 
-    /// Prepare a statement written with `?` placeholders; returns its index.
+    /// Prepare a statement written with `?` placeholders; returns its index. In text and
+    /// extended modes nothing is sent: the SQL is kept for its executions.
     pub async fn prepare(&mut self, sql: &str) -> DbResult<usize> {
+        if self.mode != StatementMode::Prepared {
+            return Ok(self.keep_unprepared(sql));
+        }
         self.settle().await?;
         let name = format!("s{}", self.stmts.len());
         self.wbuf.clear();
@@ -490,6 +514,10 @@ impl PgWireConn {
     /// Bind + Execute + Sync of statement `idx`, in `wbuf`, then one write.
     async fn send_execute(&mut self, idx: usize, params: &[Value]) -> DbResult<()> {
         self.wbuf.clear();
+        if self.mode != StatementMode::Prepared {
+            self.write_unprepared(idx, params)?;
+            return self.flush().await;
+        }
         let name = checked(&self.stmts, idx, params)?;
         msg::bind(&mut self.wbuf, name, params);
         msg::execute(&mut self.wbuf);
@@ -745,6 +773,9 @@ mod tests {
             pipeline_begin: true,
             pipeline_statements: true,
             server_version: String::new(),
+            mode: StatementMode::Prepared,
+            texts: Vec::new(),
+            unnamed: Vec::new(),
         };
         assert_eq!(crate::db::ring::sessions_in_transaction(), Some(0));
         c.defer("BEGIN");

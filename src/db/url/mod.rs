@@ -13,6 +13,7 @@ use query::QueryOptions;
 
 use std::path::PathBuf;
 
+use super::text::StatementMode;
 use super::tls::SslMode;
 use super::Dbms;
 
@@ -59,6 +60,8 @@ pub struct TargetSpec {
     /// `?read=replicas` (PostgreSQL, several hosts: the first is the primary): read-only
     /// operations go to the other hosts, everything else to the first.
     pub read: ReadRoute,
+    /// `--statements` (not a URL option): how the connections send a workload's statements.
+    pub statements: StatementMode,
 }
 
 /// Where a multi-host target's connections go.
@@ -175,6 +178,7 @@ impl TargetSpec {
             nodes: Vec::new(),
             spider: Vec::new(),
             read: ReadRoute::Spread,
+            statements: StatementMode::Prepared,
         }
     }
 
@@ -321,6 +325,7 @@ impl TargetSpec {
             nodes,
             spider,
             read,
+            statements: StatementMode::Prepared,
         })
     }
 
