@@ -115,7 +115,7 @@ step "cargo test exited with $rc"
 if [[ $# -eq 0 && $rc -eq 0 ]]; then
     step "running the lean clients' tests on the epoll path (EB_CLIENT_IO=epoll)"
     EB_CLIENT_IO=epoll cargo test --release "${locked[@]}" --test it -- \
-        mysqlwire:: pgwire:: client_io:: oltp:: open_loop:: faults::server_restart \
+        mysqlwire:: pgwire:: client_io:: statements:: oltp:: open_loop:: faults::server_restart \
         faults::stopped_server || rc=$?
     step "epoll pass exited with $rc"
 fi
