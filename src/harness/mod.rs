@@ -4,6 +4,7 @@
 //! point, and turns the outcome into the result's status and the exit code. No workload writes
 //! result files itself, and nothing here knows any workload.
 
+mod client;
 mod phase;
 mod steps;
 mod sweep;
@@ -24,9 +25,7 @@ use crate::live::Live;
 use crate::load::{LoadMethod, LoadOptions, LoadStats};
 use crate::measure::host::HostFacts;
 use crate::measure::{disturbed_above, proc, HostSample};
-use crate::report::{
-    self, ClientInfo, NodeInfo, ResultDoc, ServerInfo, Status, TargetInfo, ToolInfo,
-};
+use crate::report::{self, NodeInfo, ResultDoc, ServerInfo, Status, TargetInfo, ToolInfo};
 use crate::runner::admin::Admin;
 use crate::server::{capture, cluster::Cluster, Server};
 
@@ -34,6 +33,7 @@ use crate::server::{capture, cluster::Cluster, Server};
 // (save, conn, sweep) are the harness's.
 pub use crate::contract::Harness;
 
+use client::{client_info, client_note, note_loops};
 pub use sweep::{record, record_counted, server_process};
 
 // A connection for a command, opened as a workload opens one of its own (the contract's).
@@ -654,64 +654,6 @@ fn say_method(a: &RunArgs, cfg: &RunConfig, workload: &dyn Workload) {
     } else if a.threads.is_none() && a.duration.is_none() && a.warmup.is_none() && a.runs.is_none()
     {
         eprintln!("quick method: a small table and short runs for a first look (use --method classic for the report's method)");
-    }
-}
-
-/// Which client the connections use: the lean one falls back to the general driver silently,
-/// so the result says which one ran.
-fn client_note(admin: &Conn) -> Option<String> {
-    let (dbms, driver) = match admin {
-        Conn::Mysql(m) => ("MySQL", m.driver()),
-        Conn::Postgres(p) => ("PostgreSQL", p.driver()),
-        _ => return None,
-    };
-    Some(format!(
-        "{dbms} client: {driver} (connections use the same client as this admin connection)."
-    ))
-}
-
-/// The client's driver and I/O path; a fallback from io_uring is also said on stderr.
-fn client_info(admin: &Conn) -> Option<ClientInfo> {
-    let driver = match admin {
-        Conn::Mysql(m) => m.driver(),
-        Conn::Postgres(p) => p.driver(),
-        _ => return None,
-    };
-    let requested = crate::db::ring::choice().name().to_string();
-    let (io, fallback) = match crate::db::ring::path() {
-        _ if driver != "wire" => ("epoll", None),
-        Ok(true) => ("io_uring", None),
-        Ok(false) => ("epoll", None),
-        Err(why) => {
-            eprintln!("enginebench: the client uses epoll: {why}");
-            ("epoll", Some(why))
-        }
-    };
-    Some(ClientInfo {
-        driver: driver.to_string(),
-        io: io.to_string(),
-        requested,
-        fallback,
-        loops: None,
-        batch: Vec::new(),
-    })
-}
-
-/// The lean client's loops so far by path: a loop whose own ring could not start took epoll
-/// (said on stderr as it started); `io` says io_uring only while some loop used it.
-fn note_loops(c: &mut ClientInfo, p: crate::db::ring::LoopPaths) {
-    if c.driver != "wire" || p.io_uring + p.epoll == 0 {
-        return;
-    }
-    c.loops = Some(report::LoopCounts {
-        io_uring: p.io_uring,
-        epoll: p.epoll,
-    });
-    if p.io_uring == 0 {
-        c.io = "epoll".into();
-    }
-    if c.fallback.is_none() {
-        c.fallback = p.fallback;
     }
 }
 
