@@ -381,6 +381,166 @@ pub fn fleet_shard(
 }
 
 /// The fleet flags of `run`, checked (no I/O).
+/// `--client-threads`, or its default for the DBMS.
+fn client_threads(a: &RunArgs, dbms: Dbms) -> Result<usize> {
+    // PostgreSQL: with one loop for 16 connections the backends (processes) waited for
+    // the client about a sixth of the time; two loops reached 1.05x sysbench's point-select
+    // QPS against 0.88x (BENCHMARKS.md, 2026-11-25). MariaDB's threads did not (a second
+    // loop cost 15 % more client CPU per query and no QPS).
+    let n = match a.client_threads {
+        Some(0) => return Err(Error::usage("--client-threads: must be at least 1")),
+        Some(n) => n,
+        None if dbms == Dbms::Postgres => 2,
+        None => 1,
+    };
+    Ok(n)
+}
+
+/// A measured run's length: at least 100ms, or 0 (no limit) with `--events`.
+fn check_duration(
+    a: &RunArgs,
+    duration: Duration,
+    events: Option<u64>,
+    previews: bool,
+) -> Result<()> {
+    // sysbench: --time 0 is "no time limit", which only makes sense with --events.
+    if duration.is_zero() && events.is_none() && !previews {
+        if a.duration.is_some() {
+            return Err(Error::usage(
+                "--duration 0 (no time limit) needs --events N to end each run",
+            ));
+        }
+    } else if !duration.is_zero() && duration < Duration::from_millis(100) {
+        return Err(Error::usage(
+            "--duration: a measured run must last at least 100ms",
+        ));
+    }
+    Ok(())
+}
+
+/// The server side of a run: a private server (`--server`), the target (until the server
+/// runs, a placeholder URL of its DBMS), `--pin`, `--profile-server` and `--server-pid`.
+struct ServerSide {
+    server: Option<crate::server::ServerSpec>,
+    spec: TargetSpec,
+    pin: Option<Pin>,
+    profile_hz: Option<u32>,
+}
+
+fn server_side(a: &RunArgs) -> Result<ServerSide> {
+    let sa = &a.server;
+    let server = match &sa.server {
+        Some(s) => Some(crate::server::ServerSpec::parse(
+            s,
+            &sa.server_opt,
+            sa.datadir.as_deref(),
+            sa.keep_datadir,
+        )?),
+        None => None,
+    };
+    let spec = match &server {
+        // The real URL is known once the server runs; this one has the right DBMS.
+        Some(sv) => {
+            let mut t = a.target.clone();
+            t.target = Some(sv.kind.placeholder_url().into());
+            resolve_target(&t)?
+        }
+        None => resolve_target(&a.target)?,
+    };
+    let pin = match &sa.pin {
+        Some(p) => Some(Pin::parse(p)?),
+        None => None,
+    };
+    if pin.as_ref().is_some_and(|p| p.server_cpus.is_some())
+        && server.is_none()
+        && sa.server_pid.is_none()
+    {
+        return Err(Error::usage(
+            "--pin server=...: needs --server (a private server) or --server-pid PID",
+        ));
+    }
+    let profile_hz = match sa.profile_server {
+        Some(hz) if !(1..=10_000).contains(&hz) => {
+            return Err(Error::usage(format!(
+                "--profile-server={hz}: the sampling rate must be 1 to 10000 per second"
+            )))
+        }
+        hz => hz,
+    };
+    if let Some(pid) = sa.server_pid {
+        if !crate::measure::proc::alive(pid) {
+            return Err(Error::usage(format!("--server-pid: no process {pid}")));
+        }
+    }
+    Ok(ServerSide {
+        server,
+        spec,
+        pin,
+        profile_hz,
+    })
+}
+
+/// The run's checks and time limits: `--percentile`, `--disturbed-above`, the connect and
+/// query timeouts, `--metrics-addr` and the live report's interval.
+struct Limits {
+    extra_percentiles: Vec<f64>,
+    connect_timeout: Duration,
+    query_timeout: Option<f64>,
+    report_interval: Duration,
+    live: bool,
+}
+
+fn limits(a: &RunArgs) -> Result<Limits> {
+    let mut extra_percentiles = Vec::new();
+    if let Some(p) = a.percentile {
+        if !(p > 0.0 && p <= 100.0) {
+            return Err(Error::usage(format!(
+                "--percentile {p}: must be above 0 and at most 100"
+            )));
+        }
+        // sysbench's 0 disables its percentile; 100 is the max, always reported.
+        if !crate::measure::hist::PERCENTILES.contains(&p) && p < 100.0 {
+            extra_percentiles.push(p);
+        }
+    }
+    if !a.disturbed_above.is_finite() {
+        return Err(Error::usage(
+            "--disturbed-above: give a number of CPUs, e.g. 0.1",
+        ));
+    }
+    let connect_timeout = flag("--connect-timeout", parse::duration(&a.connect_timeout))?;
+    if connect_timeout < Duration::from_millis(100) {
+        return Err(Error::usage("--connect-timeout: must be at least 100ms"));
+    }
+    let query_timeout = match &a.query_timeout {
+        Some(s) => {
+            let t = flag("--query-timeout", parse::duration(s))?;
+            if t < Duration::from_millis(10) {
+                return Err(Error::usage("--query-timeout: must be at least 10ms"));
+            }
+            Some(t.as_secs_f64())
+        }
+        None => None,
+    };
+    if let Some(addr) = &a.metrics_addr {
+        crate::live::metrics::check_addr(addr)?;
+    }
+    let (report_interval, live) = match &a.report_interval {
+        Some(s) => (flag("--report-interval", parse::duration(s))?, true),
+        None => (Duration::from_secs(1), false),
+    };
+    if report_interval < Duration::from_millis(100) {
+        return Err(Error::usage("--report-interval: must be at least 100ms"));
+    }
+    Ok(Limits {
+        extra_percentiles,
+        connect_timeout,
+        query_timeout,
+        report_interval,
+        live,
+    })
+}
+
 fn fleet(a: &RunArgs, m: &clap::ArgMatches) -> Result<Option<crate::fleet::Fleet>> {
     use crate::fleet;
     let Some(shard) = fleet_shard(&a.fleet, m, &[("--start-at", a.start_at.is_some())])? else {
@@ -430,49 +590,12 @@ impl RunConfig {
         workload: impl FnOnce(&mut ResolveCx, &TargetSpec) -> Result<Resolved>,
     ) -> Result<Self> {
         let sa = &a.server;
-        let server = match &sa.server {
-            Some(s) => Some(crate::server::ServerSpec::parse(
-                s,
-                &sa.server_opt,
-                sa.datadir.as_deref(),
-                sa.keep_datadir,
-            )?),
-            None => None,
-        };
-        let spec = match &server {
-            // The real URL is known once the server runs; this one has the right DBMS.
-            Some(sv) => {
-                let mut t = a.target.clone();
-                t.target = Some(sv.kind.placeholder_url().into());
-                resolve_target(&t)?
-            }
-            None => resolve_target(&a.target)?,
-        };
-        let pin = match &sa.pin {
-            Some(p) => Some(Pin::parse(p)?),
-            None => None,
-        };
-        if pin.as_ref().is_some_and(|p| p.server_cpus.is_some())
-            && server.is_none()
-            && sa.server_pid.is_none()
-        {
-            return Err(Error::usage(
-                "--pin server=...: needs --server (a private server) or --server-pid PID",
-            ));
-        }
-        let profile_hz = match sa.profile_server {
-            Some(hz) if !(1..=10_000).contains(&hz) => {
-                return Err(Error::usage(format!(
-                    "--profile-server={hz}: the sampling rate must be 1 to 10000 per second"
-                )))
-            }
-            hz => hz,
-        };
-        if let Some(pid) = sa.server_pid {
-            if !crate::measure::proc::alive(pid) {
-                return Err(Error::usage(format!("--server-pid: no process {pid}")));
-            }
-        }
+        let ServerSide {
+            server,
+            spec,
+            pin,
+            profile_hz,
+        } = server_side(a)?;
         let p = preset(a.method);
         let (threads, thread_steps) = threads(a, p.threads)?;
         let warmup = match &a.warmup {
@@ -552,69 +675,15 @@ impl RunConfig {
             fixed_rate,
         )
         .map_err(Error::usage)?;
-        // sysbench: --time 0 is "no time limit", which only makes sense with --events.
-        if duration.is_zero() && events.is_none() && !resolved.previews {
-            if a.duration.is_some() {
-                return Err(Error::usage(
-                    "--duration 0 (no time limit) needs --events N to end each run",
-                ));
-            }
-        } else if !duration.is_zero() && duration < Duration::from_millis(100) {
-            return Err(Error::usage(
-                "--duration: a measured run must last at least 100ms",
-            ));
-        }
-        let mut extra_percentiles = Vec::new();
-        if let Some(p) = a.percentile {
-            if !(p > 0.0 && p <= 100.0) {
-                return Err(Error::usage(format!(
-                    "--percentile {p}: must be above 0 and at most 100"
-                )));
-            }
-            // sysbench's 0 disables its percentile; 100 is the max, always reported.
-            if !crate::measure::hist::PERCENTILES.contains(&p) && p < 100.0 {
-                extra_percentiles.push(p);
-            }
-        }
-        if !a.disturbed_above.is_finite() {
-            return Err(Error::usage(
-                "--disturbed-above: give a number of CPUs, e.g. 0.1",
-            ));
-        }
-        let connect_timeout = flag("--connect-timeout", parse::duration(&a.connect_timeout))?;
-        if connect_timeout < Duration::from_millis(100) {
-            return Err(Error::usage("--connect-timeout: must be at least 100ms"));
-        }
-        let query_timeout = match &a.query_timeout {
-            Some(s) => {
-                let t = flag("--query-timeout", parse::duration(s))?;
-                if t < Duration::from_millis(10) {
-                    return Err(Error::usage("--query-timeout: must be at least 10ms"));
-                }
-                Some(t.as_secs_f64())
-            }
-            None => None,
-        };
-        if let Some(addr) = &a.metrics_addr {
-            crate::live::metrics::check_addr(addr)?;
-        }
-        let (report_interval, live) = match &a.report_interval {
-            Some(s) => (flag("--report-interval", parse::duration(s))?, true),
-            None => (Duration::from_secs(1), false),
-        };
-        if report_interval < Duration::from_millis(100) {
-            return Err(Error::usage("--report-interval: must be at least 100ms"));
-        }
-        // PostgreSQL: with one loop for 16 connections the backends (processes) waited for
-        // the client about a sixth of the time; two loops reached 1.05x sysbench's point-select
-        // QPS against 0.88x (BENCHMARKS.md, 2026-11-25). MariaDB's threads did not (a second
-        // loop cost 15 % more client CPU per query and no QPS).
-        let client_threads = match a.client_threads {
-            Some(0) => return Err(Error::usage("--client-threads: must be at least 1")),
-            Some(n) => n,
-            None if spec.dbms == Dbms::Postgres => 2,
-            None => 1,
-        };
+        check_duration(a, duration, events, resolved.previews)?;
+        let Limits {
+            extra_percentiles,
+            connect_timeout,
+            query_timeout,
+            report_interval,
+            live,
+        } = limits(a)?;
+        let client_threads = client_threads(a, spec.dbms)?;
         let statements = spec.statements;
         Ok(RunConfig {
             workload: resolved.name,

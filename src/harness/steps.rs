@@ -95,6 +95,8 @@ pub(super) fn add_to_record(rec: &mut RunRecord, res: &PhaseResult) {
                 response_us: s.response.as_ref().map(|h| h.summary()),
                 intended_ops: s.response.as_ref().map(|_| s.intended),
                 backlog_ops: s.response.as_ref().map(|_| s.backlog),
+                histogram_hdr_v2: Some(s.hist.encode()),
+                response_hdr_v2: s.response.as_ref().map(|h| h.encode()),
             }
         })
         .collect();
@@ -102,6 +104,7 @@ pub(super) fn add_to_record(rec: &mut RunRecord, res: &PhaseResult) {
         connections: t.opened,
         setup_us: t.setup.summary(),
         setup_share: t.setup.mean_us() / res.hist.mean_us().max(1e-9),
+        setup_hdr_v2: Some(t.setup.encode()),
     });
 }
 

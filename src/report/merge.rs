@@ -206,7 +206,7 @@ pub fn merge(mut inputs: Vec<Input>) -> Result<ResultDoc> {
         )
     });
     out.notes.push(format!(
-        "A merge of {} shard result(s) of fleet run {id0} ({} shards): operations, errors and client CPU are summed; latency histograms are added (exact percentiles); server settings (every node's), status counters and the server process are the lowest shard's, read over its runs (the shards' runs start together); intervals are added by index; an interval's and a kind's percentiles are the highest of the shards' (they keep no histogram).",
+        "A merge of {} shard result(s) of fleet run {id0} ({} shards): operations, errors and client CPU are summed; latency histograms are added (exact percentiles); server settings (every node's), status counters and the server process are the lowest shard's, read over its runs (the shards' runs start together); intervals are added by index, load steps by step (exact percentiles from their histograms) and per-transaction connections with their set-up histograms; an interval's and a kind's percentiles are the highest of the shards' (they keep no histogram).",
         docs.len(),
         s0.count
     ));
@@ -443,6 +443,8 @@ fn merge_run(
     m.percentiles_us = hist.percentiles_us(extra);
     (m.response_us, m.response_hdr_v2) = response(&here);
     m.intervals = merge_intervals(&here);
+    m.steps = merge_steps(&here);
+    m.connect_per_transaction = merge_connects(&here, &hist);
     m.histogram_hdr_v2 = hist.encode();
     let starts: Vec<f64> = here.iter().filter_map(|r| r.started_at_unix_s).collect();
     let skew = match (
@@ -511,6 +513,86 @@ fn merge_nodes(runs: &[&RunRecord]) -> Vec<NodeRecord> {
         o.histogram_hdr_v2 = None;
     }
     out
+}
+
+/// The shards' load steps added by step (they ran the same steps at once, each its share of
+/// the connections or the rate): connections, rates and counts summed; percentiles from the
+/// added histograms, or the highest of the shards' where a shard kept none.
+fn merge_steps(runs: &[&RunRecord]) -> Vec<StepRecord> {
+    let n = runs.iter().map(|r| r.steps.len()).max().unwrap_or(0);
+    (0..n)
+        .map(|i| {
+            let parts: Vec<&StepRecord> = runs.iter().filter_map(|r| r.steps.get(i)).collect();
+            let mut s = parts[0].clone();
+            for p in &parts[1..] {
+                s.start_s = s.start_s.min(p.start_s);
+                s.threads += p.threads;
+                s.target_ops_per_s = add_opt(s.target_ops_per_s, p.target_ops_per_s);
+                s.ops += p.ops;
+                s.ops_per_s += p.ops_per_s;
+                s.errors += p.errors;
+                s.intended_ops = add_opt(s.intended_ops, p.intended_ops);
+                s.backlog_ops = add_opt(s.backlog_ops, p.backlog_ops);
+            }
+            match added(parts.iter().map(|p| p.histogram_hdr_v2.as_ref())) {
+                Some(h) => {
+                    s.latency_us = h.summary();
+                    s.histogram_hdr_v2 = Some(h.encode());
+                }
+                None => {
+                    s.latency_us = worst(parts.iter().map(|p| &p.latency_us)).unwrap_or_default();
+                    s.histogram_hdr_v2 = None;
+                }
+            }
+            let open: Vec<&&StepRecord> =
+                parts.iter().filter(|p| p.response_us.is_some()).collect();
+            match added(open.iter().map(|p| p.response_hdr_v2.as_ref())) {
+                Some(h) if !open.is_empty() => {
+                    s.response_us = Some(h.summary());
+                    s.response_hdr_v2 = Some(h.encode());
+                }
+                _ => {
+                    s.response_us = worst(open.iter().filter_map(|p| p.response_us.as_ref()));
+                    s.response_hdr_v2 = None;
+                }
+            }
+            s
+        })
+        .collect()
+}
+
+/// `--connect per-transaction` over the shards: connections summed, set-up times from the
+/// added histograms (the highest of each percentile where a shard kept none), the share
+/// over the merged run's mean latency.
+fn merge_connects(runs: &[&RunRecord], all: &LatencyHist) -> Option<TxConnectRecord> {
+    let parts: Vec<&TxConnectRecord> = runs
+        .iter()
+        .filter_map(|r| r.connect_per_transaction.as_ref())
+        .collect();
+    let first = parts.first()?;
+    let connections = parts.iter().map(|p| p.connections).sum();
+    Some(match added(parts.iter().map(|p| p.setup_hdr_v2.as_ref())) {
+        Some(h) => TxConnectRecord {
+            connections,
+            setup_us: h.summary(),
+            setup_share: h.mean_us() / all.mean_us().max(1e-9),
+            setup_hdr_v2: Some(h.encode()),
+        },
+        None => TxConnectRecord {
+            connections,
+            setup_us: worst(parts.iter().map(|p| &p.setup_us)).unwrap_or_default(),
+            setup_share: first.setup_share,
+            setup_hdr_v2: None,
+        },
+    })
+}
+
+fn add_opt<T: std::ops::Add<Output = T>>(a: Option<T>, b: Option<T>) -> Option<T> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a + b),
+        (a, None) => a,
+        (None, b) => b,
+    }
 }
 
 /// The shards' interval series added by index (they started together).
@@ -584,6 +666,29 @@ mod tests {
             )]),
             response_us: Some(h.summary()),
             response_hdr_v2: Some(h.encode()),
+            // One load step of the whole run, open loop, with the histograms behind it; and
+            // a connection per operation, its set-up the same values.
+            steps: vec![StepRecord {
+                step: 1,
+                duration_s: 1.0,
+                threads: 2,
+                target_ops_per_s: Some(100.0),
+                ops: values.len() as u64,
+                ops_per_s: values.len() as f64,
+                latency_us: h.summary(),
+                response_us: Some(h.summary()),
+                intended_ops: Some(values.len() as u64 + 1),
+                backlog_ops: Some(1),
+                histogram_hdr_v2: Some(h.encode()),
+                response_hdr_v2: Some(h.encode()),
+                ..StepRecord::default()
+            }],
+            connect_per_transaction: Some(TxConnectRecord {
+                connections: values.len() as u64,
+                setup_us: h.summary(),
+                setup_share: 1.0,
+                setup_hdr_v2: Some(h.encode()),
+            }),
             client_cpu: ClientCpu {
                 user_s: 0.5,
                 voluntary_cs: Some(10 * index as u64),
@@ -653,6 +758,12 @@ mod tests {
             ("kind", run.by_kind["k"].latency_us),
             ("response", run.response_us.unwrap()),
             ("point response", m.points[0].aggregate.response_us.unwrap()),
+            ("step", run.steps[0].latency_us),
+            ("step response", run.steps[0].response_us.unwrap()),
+            (
+                "connection set-up",
+                run.connect_per_transaction.as_ref().unwrap().setup_us,
+            ),
         ] {
             assert_eq!(
                 (got.p50_us, got.p99_us),
@@ -660,6 +771,16 @@ mod tests {
                 "{what}"
             );
         }
+        // A step's connections, rate and counts add over the shards.
+        let step = &run.steps[0];
+        assert_eq!(step.threads, 4);
+        assert_eq!(step.target_ops_per_s, Some(200.0));
+        assert_eq!(step.ops, (a.len() + b.len()) as u64);
+        assert_eq!(step.intended_ops, Some((a.len() + b.len()) as u64 + 2));
+        assert_eq!(step.backlog_ops, Some(2));
+        let tx = run.connect_per_transaction.as_ref().unwrap();
+        assert_eq!(tx.connections, (a.len() + b.len()) as u64);
+        assert!((tx.setup_share - 1.0).abs() < 1e-9, "{}", tx.setup_share);
         // The merged record does not carry the per-node and per-kind histograms on.
         assert!(run.by_node[0].histogram_hdr_v2.is_none());
         assert!(run.by_kind["k"].histogram_hdr_v2.is_none());

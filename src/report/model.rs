@@ -289,6 +289,12 @@ pub struct StepRecord {
     pub intended_ops: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backlog_ops: Option<u64>,
+    /// The step's latency histogram (HDR, V2 log encoding), and the open loop's response-time
+    /// one: a fleet's merge adds the shards' steps with them, exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram_hdr_v2: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_hdr_v2: Option<String>,
 }
 
 /// `--connect per-transaction` over a run: the connections opened (one per operation that
@@ -300,6 +306,9 @@ pub struct TxConnectRecord {
     pub setup_us: LatencySummary,
     /// Mean set-up over the mean latency of the run's operations.
     pub setup_share: f64,
+    /// The set-up times' histogram (HDR, V2 log encoding), so that a merge adds them exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup_hdr_v2: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

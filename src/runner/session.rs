@@ -62,17 +62,7 @@ impl Session {
         F: Fn(usize) -> D + Send + Sync + 'static,
     {
         let n = cfg.threads;
-        if target.dbms != Dbms::Sqlite {
-            // Every connection is a descriptor: check before opening hundreds only to fail.
-            let (soft, _) = connect::fd_limit();
-            if n as u64 + connect::FD_HEADROOM > soft {
-                return Err(Error::usage(format!(
-                    "{n} connections to {} cannot open: {}",
-                    target.display,
-                    connect::Limit::OpenFiles.advice(target, n)
-                )));
-            }
-        }
+        fd_room(target, n)?;
         let connect_start = Instant::now();
         let window = Arc::new(tokio::sync::Semaphore::new(connect::WINDOW));
         let loops = if target.dbms == Dbms::Sqlite {
@@ -165,7 +155,7 @@ impl Session {
             handles.push(h);
         }
         drop(tx);
-        let mut session = Session {
+        let session = Session {
             pacing: cfg.pacing,
             connect_mode: cfg.faults.connect,
             cmd,
@@ -183,11 +173,23 @@ impl Session {
                 Vec::new()
             },
         };
+        session.await_connected(target, cfg, connect_start)
+    }
+
+    /// Waits until every worker has connected or given up; the first failure ends the
+    /// session and is the error (which connection, to where, how many opened, what to do).
+    fn await_connected(
+        mut self,
+        target: &TargetSpec,
+        cfg: &SessionConfig,
+        connect_start: Instant,
+    ) -> Result<Session> {
+        let n = self.alive.len();
         let mut answered = 0;
         let mut retries = 0;
         let mut failure: Option<(usize, DbError)> = None;
         while answered < n {
-            match session.rx.recv() {
+            match self.rx.recv() {
                 Ok(Msg::Ready { retries: r }) => {
                     answered += 1;
                     retries += r;
@@ -199,21 +201,21 @@ impl Session {
                 }) => {
                     answered += 1;
                     retries += r;
-                    session.alive[worker] = false;
+                    self.alive[worker] = false;
                     failure.get_or_insert((worker, error));
                 }
                 Ok(_) => {}
                 Err(_) => break,
             }
         }
-        session.connect = ConnectStats {
+        self.connect = ConnectStats {
             connections: n,
             retries,
             elapsed: connect_start.elapsed(),
         };
         if let Some((worker, error)) = failure {
-            session.stop();
-            let opened = session.alive.iter().filter(|a| **a).count();
+            self.stop();
+            let opened = self.alive.iter().filter(|a| **a).count();
             let hint = match connect::Limit::of(&error) {
                 Some(l) => format!(" — {}", l.advice(target, n)),
                 None => String::new(),
@@ -221,7 +223,7 @@ impl Session {
             let tried = if retries > 0 {
                 format!(
                     ", {retries} refused attempt(s) retried over {:.1} s",
-                    session.connect.elapsed.as_secs_f64()
+                    self.connect.elapsed.as_secs_f64()
                 )
             } else {
                 String::new()
@@ -239,7 +241,7 @@ impl Session {
                 target.scrub(&error.message)
             )));
         }
-        Ok(session)
+        Ok(self)
     }
 
     /// How the connections were opened: how many, refused attempts retried, how long.
@@ -674,4 +676,20 @@ impl Collector {
             })
             .collect()
     }
+}
+
+/// Every connection is a descriptor: checked before opening hundreds only to fail.
+fn fd_room(target: &TargetSpec, n: usize) -> Result<()> {
+    if target.dbms == Dbms::Sqlite {
+        return Ok(());
+    }
+    let (soft, _) = connect::fd_limit();
+    if n as u64 + connect::FD_HEADROOM > soft {
+        return Err(Error::usage(format!(
+            "{n} connections to {} cannot open: {}",
+            target.display,
+            connect::Limit::OpenFiles.advice(target, n)
+        )));
+    }
+    Ok(())
 }

@@ -149,6 +149,13 @@ fn sqlite_thread_steps_and_a_sweep_stay_apart() {
         "{steps:?}"
     );
     assert!(steps[0].get("target_ops_per_s").is_none());
+    // Each step keeps its histogram (a fleet's merge adds steps with it): it holds the step's
+    // operations.
+    for s in steps {
+        let h = enginebench::measure::LatencyHist::decode(s["histogram_hdr_v2"].as_str().unwrap())
+            .unwrap();
+        assert_eq!(Some(h.count()), s["ops"].as_u64(), "{s}");
+    }
 
     let sweep = micro_read_sqlite(
         dir.path(),
