@@ -6,7 +6,8 @@
 # Usage: bench/vs-pgbench.sh SERVERS_DIR
 #   SERVERS_DIR  a folder with servers started by scripts/db-servers.sh (its env.sh is read)
 # Environment (optional): EB_BIN (default target/release/enginebench), EB_ROUNDS (3),
-#   EB_SCALE (10), EB_CLIENTS (4), EB_TIME (10 s per run), EB_OUT (output folder).
+#   EB_SCALE (10), EB_CLIENTS (4), EB_TIME (25 s per run), EB_WINDOW (measuring window,
+#   "START LEN" in seconds after each tool starts; default "5 12"), EB_OUT (output folder).
 #   EB_PG_DRIVER (enginebench's PostgreSQL client: wire, the default, or tokio_postgres).
 #   EB_TOOLS: the tools of a round, in order (default "pgbench-prepared enginebench
 #   pgbench-simple enginebench-nobatch"). Also: enginebench-nopipe (enginebench with
@@ -18,13 +19,13 @@
 #   (`--statements text|extended`, to set beside pgbench -M simple and -M extended; with
 #   ?pipeline=off&begin=separate, one statement per round trip as pgbench's built-in script).
 #
-# Measured per run: transactions per second as each tool reports it (pgbench: "tps ...
-# without initial connection time"; enginebench: ops_per_s of the run) and client CPU per
-# transaction (pgbench: user+sys of the whole process from /usr/bin/time over its run,
-# connection set-up included; enginebench: client_cpu.us_per_op over the run window).
-# enginebench runs twice per round: with its default SCHED_BATCH client thread and with
-# --no-sched-batch (on a heavily loaded host SCHED_BATCH delays every wake-up of the client,
-# and this workload waits on 7 round trips and a commit flush per transaction).
+# Measured per run, from outside both tools over the same window (EB_WINDOW "START LEN" seconds
+# after the tool starts, so connecting and start-up are outside it): transactions = the rows
+# added to the tool's pgbench_history (one per committed transaction in both tools), client CPU
+# = utime+stime of the tool's process (/proc/PID/stat, every thread), server CPU = the
+# postmaster's and its processes' (/proc); per second of the window's real length (the time
+# between the two reads) and per transaction. The tool's own tps over its whole run is kept
+# beside it (tool_tps) as a check.
 # pgbench runs with -n and -j 1 (one client thread, as enginebench's one event loop); instead,
 # before every run of either tool the script does what pgbench does without -n (TRUNCATE
 # pgbench_history, VACUUM pgbench_branches and pgbench_tellers) on that tool's database, then
@@ -39,7 +40,9 @@ bin=${EB_BIN:-$repo/target/release/enginebench}
 rounds=${EB_ROUNDS:-3}
 scale=${EB_SCALE:-10}
 clients=${EB_CLIENTS:-4}
-time_s=${EB_TIME:-10}
+time_s=${EB_TIME:-25}
+read -r win_start win_len <<<"${EB_WINDOW:-5 12}"
+(( win_start + win_len < time_s )) || { echo "vs-pgbench.sh: EB_WINDOW must end before EB_TIME" >&2; exit 1; }
 out=${EB_OUT:-$repo/enginebench-results/vs-pgbench-$(date -u +%Y%m%dT%H%M%S)}
 mkdir -p "$out"
 sock=$srv/pgsock
@@ -68,7 +71,17 @@ END;
 \endpipeline
 SQL
 
-printf 'round\ttool\ttps\tclient_us_per_tx\tload1\n' >"$out/runs.tsv"
+hz=$(getconf CLK_TCK)
+srv_pid=$EB_TEST_PG_PID
+proc_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+server_ticks() {
+  local t=0 p
+  for p in $srv_pid $(pgrep -P "$srv_pid"); do t=$((t + $(proc_ticks "$p"))); done
+  echo $t
+}
+history_rows() { psql_ -d "$1" -c "SELECT count(*) FROM pgbench_history"; }
+
+printf 'round\ttool\ttps\tclient_us_per_tx\tserver_us_per_tx\ttool_tps\tload1\n' >"$out/runs.tsv"
 for r in $(seq 1 "$rounds"); do
   for tool in ${EB_TOOLS:-pgbench-prepared enginebench pgbench-simple enginebench-nobatch}; do
     # Every run starts from the same state: what pgbench does before a run without -n (empty
@@ -85,12 +98,8 @@ for r in $(seq 1 "$rounds"); do
           mode=prepared
           script=(-s "$scale" -f "$out/tpcb-pipeline.sql")
         fi
-        /usr/bin/time -f '%U %S' -o "$out/time.txt" \
-          pgbench -h "$sock" -p "$port" -U postgres -n -j 1 -c "$clients" -T "$time_s" -M "$mode" "${script[@]}" pgb \
-          >"$out/$tool-$r.log" 2>&1
-        tps=$(grep -E '^tps = ' "$out/$tool-$r.log" | grep -v including | sed -E 's/tps = ([0-9.]+).*/\1/' | head -1)
-        tx=$(grep -E 'number of transactions actually processed' "$out/$tool-$r.log" | sed -E 's/.*: ([0-9]+).*/\1/')
-        cpu=$(awk -v tx="$tx" '{ printf "%.1f", ($1 + $2) * 1e6 / tx }' "$out/time.txt")
+        pgbench -h "$sock" -p "$port" -U postgres -n -j 1 -c "$clients" -T "$time_s" -M "$mode" "${script[@]}" pgb \
+          >"$out/$tool-$r.log" 2>&1 &
         ;;
       enginebench*)
         extra=()
@@ -104,11 +113,25 @@ for r in $(seq 1 "$rounds"); do
         fi
         "$bin" run tpcb --target "$url" --var "scale=$scale" --threads "$clients" --warmup 0 \
           --duration "${time_s}s" --runs 1 --format json --results-dir "$out/eb" "${extra[@]}" \
-          >"$out/$tool-$r.json" 2>"$out/$tool-$r.log"
-        read -r tps cpu < <(python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['points'][0]['runs'][0]; print('%.1f %.1f' % (r['ops_per_s'], r['client_cpu']['us_per_op']))" "$out/$tool-$r.json")
+          >"$out/$tool-$r.json" 2>"$out/$tool-$r.log" &
         ;;
     esac
-    printf '%s\t%s\t%s\t%s\t%s\n' "$r" "$tool" "$tps" "$cpu" "$load" | tee -a "$out/runs.tsv"
+    pid=$!
+    sleep "$win_start"
+    q0=$(history_rows "$db"); c0=$(proc_ticks $pid); s0=$(server_ticks); t0=$(date +%s.%N)
+    sleep "$win_len"
+    q1=$(history_rows "$db"); c1=$(proc_ticks $pid); s1=$(server_ticks); t1=$(date +%s.%N)
+    kill -0 $pid 2>/dev/null || { echo "vs-pgbench.sh: $tool run $r ended before the window did: raise EB_TIME" >&2; exit 1; }
+    wait $pid || { echo "vs-pgbench.sh: $tool run $r failed: see $out/$tool-$r.log" >&2; exit 1; }
+    if [[ $tool == pgbench-* ]]; then
+      tool_tps=$(grep -E '^tps = ' "$out/$tool-$r.log" | grep -v including | sed -E 's/tps = ([0-9.]+).*/\1/' | head -1)
+    else
+      tool_tps=$(python3 -c "import json,sys; print('%.1f' % json.load(open(sys.argv[1]))['points'][0]['runs'][0]['ops_per_s'])" "$out/$tool-$r.json")
+    fi
+    awk -v r="$r" -v tool="$tool" -v q=$((q1 - q0)) -v c=$((c1 - c0)) -v s=$((s1 - s0)) -v hz="$hz" \
+      -v len="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" -v tt="$tool_tps" -v ld="$load" 'BEGIN {
+        printf "%s\t%s\t%.1f\t%.1f\t%.1f\t%s\t%s\n", r, tool, q / len, c / hz * 1e6 / q, s / hz * 1e6 / q, tt, ld }' |
+      tee -a "$out/runs.tsv"
   done
 done
 
@@ -117,12 +140,17 @@ import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter='\t'))
 med = lambda tool, k: statistics.median(float(r[k]) for r in rows if r['tool'] == tool)
 tools = [t for t in ['pgbench-prepared', 'pgbench-simple', 'pgbench-pipeline', 'pgbench-extended', 'enginebench', 'enginebench-nobatch', 'enginebench-nopipe', 'enginebench-serial', 'enginebench-text', 'enginebench-extended'] if any(r['tool'] == t for r in rows)]
-print('| tool | tps (median) | client µs/tx (median) | ÷ pgbench -M prepared: tps | CPU/tx | ÷ pgbench -M simple: tps | CPU/tx |')
+print('| tool | tps (median) | client µs/tx | server µs/tx | ÷ pgbench -M prepared: tps, client, server | ÷ pgbench -M simple | ÷ pgbench pipeline |')
 print('|---|---|---|---|---|---|---|')
+def ratios(t, b):
+    if b not in tools:
+        return '-'
+    # Medians of the per-round ratios (the two runs of a round are back to back).
+    per = lambda k: statistics.median(float(x[k]) / float(y[k]) for x in rows if x['tool'] == t for y in rows if y['tool'] == b and y['round'] == x['round'])
+    return f"{per('tps'):.2f}, {per('client_us_per_tx'):.2f}, {per('server_us_per_tx'):.2f}"
 for t in tools:
-    tps, cpu = med(t, 'tps'), med(t, 'client_us_per_tx')
-    r = lambda b: f"{tps / med(b, 'tps'):.2f} | {cpu / med(b, 'client_us_per_tx'):.2f}" if b in tools else "- | -"
-    print(f'| {t} | {tps:.0f} | {cpu:.1f} | {r("pgbench-prepared")} | {r("pgbench-simple")} |')
+    print(f"| {t} | {med(t, 'tps'):.0f} | {med(t, 'client_us_per_tx'):.1f} | {med(t, 'server_us_per_tx'):.1f} | {ratios(t, 'pgbench-prepared')} | {ratios(t, 'pgbench-simple')} | {ratios(t, 'pgbench-pipeline')} |")
+print('\nRatios: medians of per-round ratios (tps, client CPU per transaction, server CPU per transaction).')
 print(f"\nload average (1 min) during runs: {min(float(r['load1']) for r in rows):.1f}-{max(float(r['load1']) for r in rows):.1f}")
 PY
 cat "$out/summary.md"

@@ -41,10 +41,13 @@
 #   EB_WORKLOAD    point_select (default), micro_point or read_write. micro_point runs
 #                  enginebench's micro-read READ_PK_POINT (SELECT name FROM normal WHERE
 #                  id = ?) instead of its oltp_point_select, as this script did before
-#                  2026-11-25. read_write (MariaDB only): sysbench
-#                  oltp_read_write against `enginebench run oltp_read_write`, 1 table of
-#                  EB_TABLE_SIZE rows each; queries are then Com_stmt_execute + Com_begin +
-#                  Com_commit (sysbench sends BEGIN and COMMIT as text, as enginebench does).
+#                  2026-11-25. read_write: sysbench oltp_read_write against
+#                  `enginebench run oltp_read_write`, 1 table of EB_TABLE_SIZE rows each.
+#                  MariaDB: queries are then Com_stmt_execute + Com_begin + Com_commit
+#                  (sysbench sends BEGIN and COMMIT as text, as enginebench does).
+#                  PostgreSQL: queries are 20 per committed transaction (xact_commit delta x
+#                  20: the 18 statements of oltp_read_write's default mix, BEGIN and COMMIT,
+#                  the same in both tools); a rolled-back transaction is not counted.
 #                  The setting: EB_WORKLOAD=read_write EB_THREADS=4.
 #   EB_BURN        CPU burner threads (default 0: none). With N > 0 the script starts N busy
 #                  loops in a session of their own (like another user's job on the machine),
@@ -96,7 +99,7 @@ case $dbms in mysql | pgsql) ;; *) die "unknown dbms '$dbms' (mysql or pgsql)" ;
 workload=${EB_WORKLOAD:-point_select}
 case $workload in
     point_select | micro_point) ;;
-    read_write) [[ $dbms == mysql ]] || die "EB_WORKLOAD=read_write: MariaDB only" ;;
+    read_write) ;;
     *) die "unknown EB_WORKLOAD '$workload' (point_select, micro_point or read_write)" ;;
 esac
 pairs=${EB_PAIRS:-3}
@@ -185,10 +188,16 @@ else
     sql() { psql -h "$pgdir" -p "$pgport" -U postgres -d "${2:-postgres}" -At -c "$1"; }
     sql "CREATE DATABASE sbtest" >/dev/null 2>&1 || true
     sql "CREATE DATABASE ebvs" >/dev/null 2>&1 || true
-    sb=(sysbench oltp_point_select --db-driver=pgsql --pgsql-host="$pgdir" --pgsql-port="$pgport"
+    sb_workload=oltp_$workload
+    [[ $workload == micro_point ]] && sb_workload=oltp_point_select
+    sb=(sysbench "$sb_workload" --db-driver=pgsql --pgsql-host="$pgdir" --pgsql-port="$pgport"
         --pgsql-user=postgres --pgsql-db=sbtest --tables=1 --table-size="$rows")
     eb_target="postgres://postgres@localhost:$pgport/ebvs?host=$pgdir${EB_PG_DRIVER:+&driver=$EB_PG_DRIVER}"
-    queries() { sql "SELECT sum(xact_commit) FROM pg_stat_database WHERE datname IN ('sbtest','ebvs')"; }
+    per_tx=1
+    [[ $workload == read_write ]] && per_tx=20
+    queries() {
+        echo $(($(sql "SELECT sum(xact_commit) FROM pg_stat_database WHERE datname IN ('sbtest','ebvs')") * per_tx))
+    }
     server_ticks() {
         local t=0 p
         for p in $srv_pid $(pgrep -P "$srv_pid"); do
