@@ -198,14 +198,7 @@ impl SqliteConn {
             let mut n = 0u64;
             while let Some(row) = rows.next().map_err(err)? {
                 for i in 0..cols {
-                    out.push(match row.get_ref(i).map_err(err)? {
-                        ValueRef::Null => None,
-                        ValueRef::Integer(v) => Some(v.to_string()),
-                        ValueRef::Real(v) => Some(v.to_string()),
-                        ValueRef::Text(t) | ValueRef::Blob(t) => {
-                            Some(String::from_utf8_lossy(t).into_owned())
-                        }
-                    });
+                    out.push(cell_text(row.get_ref(i).map_err(err)?));
                 }
                 n += 1;
             }
@@ -225,14 +218,7 @@ impl SqliteConn {
         while let Some(row) = rows.next().map_err(err)? {
             let mut r = Vec::with_capacity(cols);
             for i in 0..cols {
-                r.push(match row.get_ref(i).map_err(err)? {
-                    ValueRef::Null => None,
-                    ValueRef::Integer(v) => Some(v.to_string()),
-                    ValueRef::Real(v) => Some(v.to_string()),
-                    ValueRef::Text(t) | ValueRef::Blob(t) => {
-                        Some(String::from_utf8_lossy(t).into_owned())
-                    }
-                });
+                r.push(cell_text(row.get_ref(i).map_err(err)?));
             }
             out.push(r);
         }
@@ -260,5 +246,15 @@ impl SqliteConn {
             }
         }
         tx.commit().map_err(err)
+    }
+}
+
+/// A cell as text: integers and reals in their decimal form, NULL as None.
+fn cell_text(v: ValueRef<'_>) -> Option<String> {
+    match v {
+        ValueRef::Null => None,
+        ValueRef::Integer(v) => Some(v.to_string()),
+        ValueRef::Real(v) => Some(v.to_string()),
+        ValueRef::Text(t) | ValueRef::Blob(t) => Some(String::from_utf8_lossy(t).into_owned()),
     }
 }
