@@ -319,16 +319,7 @@ impl TokioPgConn {
         let (Some(st), Some(sql)) = (self.texts.get(id.0), self.unnamed.get(id.0)) else {
             return Err(DbError::new(ErrorClass::Other, "unknown statement"));
         };
-        if st.params() != params.len() {
-            return Err(DbError::new(
-                ErrorClass::Other,
-                format!(
-                    "statement takes {} parameters, {} given",
-                    st.params(),
-                    params.len()
-                ),
-            ));
-        }
+        st.check_params(params)?;
         let ty = &self.untyped;
         self.client
             .query_typed_raw(sql, params.iter().map(|v| (Untyped(v), ty.clone())))

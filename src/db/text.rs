@@ -101,6 +101,21 @@ impl TextStmt {
         self.holes.len()
     }
 
+    /// An error unless `params` fills the statement's placeholders exactly.
+    pub fn check_params(&self, params: &[Value]) -> DbResult<()> {
+        if params.len() == self.holes.len() {
+            return Ok(());
+        }
+        Err(DbError::new(
+            ErrorClass::Other,
+            format!(
+                "statement takes {} parameters, {} given",
+                self.holes.len(),
+                params.len()
+            ),
+        ))
+    }
+
     /// The SQL with `$1..$n` in place of its placeholders (PostgreSQL's Parse).
     pub fn numbered(&self) -> String {
         let b = &self.sql;
@@ -118,16 +133,7 @@ impl TextStmt {
 
     /// Append the statement with `params` written in as literals to `out`.
     pub fn render(&self, out: &mut Vec<u8>, q: Quoting, params: &[Value]) -> DbResult<()> {
-        if params.len() != self.holes.len() {
-            return Err(DbError::new(
-                ErrorClass::Other,
-                format!(
-                    "statement takes {} parameters, {} given",
-                    self.holes.len(),
-                    params.len()
-                ),
-            ));
-        }
+        self.check_params(params)?;
         let b = self.sql.as_bytes();
         let mut at = 0;
         for (&h, v) in self.holes.iter().zip(params) {

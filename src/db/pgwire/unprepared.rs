@@ -44,16 +44,7 @@ impl PgWireConn {
             msg::finish(w, at);
             return Ok(());
         }
-        if params.len() != st.params() {
-            return Err(DbError::new(
-                ErrorClass::Other,
-                format!(
-                    "statement takes {} parameters, {} given",
-                    st.params(),
-                    params.len()
-                ),
-            ));
-        }
+        st.check_params(params)?;
         msg::parse(w, "", &unnamed[idx]);
         msg::bind(w, "", params);
         msg::execute(w);
