@@ -140,6 +140,18 @@ impl DbError {
             kind: 0,
         }
     }
+
+    /// A statement executed with `given` parameters where it takes `takes`: refused before
+    /// anything is sent, so the connection stays in step (every client says it the same way).
+    pub fn check_param_count(takes: usize, given: usize) -> DbResult<()> {
+        if takes == given {
+            return Ok(());
+        }
+        Err(DbError::new(
+            ErrorClass::Other,
+            format!("statement takes {takes} parameters, {given} given"),
+        ))
+    }
 }
 
 impl std::fmt::Display for DbError {

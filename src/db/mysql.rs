@@ -66,6 +66,16 @@ pub struct AsyncConn {
     no_backslash_escapes: bool,
 }
 
+/// Prepared statement `id`, checked against `params` here: mysql_async takes a count that does
+/// not fit for a broken connection and closes it.
+fn checked<'s>(stmts: &'s [Statement], id: StmtId, params: &[Value]) -> DbResult<&'s Statement> {
+    let s = stmts
+        .get(id.0)
+        .ok_or_else(|| DbError::new(ErrorClass::Other, "unknown prepared statement"))?;
+    DbError::check_param_count(s.num_params() as usize, params.len())?;
+    Ok(s)
+}
+
 /// Statement parameters for mysql_async (it takes them by value, so a new vector each time).
 fn bind(params: &[Value]) -> Params {
     if params.is_empty() {
@@ -198,9 +208,8 @@ impl AsyncConn {
                 .map_err(err)?;
             return Ok(n);
         }
-        let p = bind(params);
-        let stmt = &self.stmts[id.0];
-        let mut result = self.conn.exec_iter(stmt, p).await.map_err(err)?;
+        let stmt = checked(&self.stmts, id, params)?;
+        let mut result = self.conn.exec_iter(stmt, bind(params)).await.map_err(err)?;
         result
             .for_each(|row| {
                 std::hint::black_box(&row);
@@ -221,7 +230,7 @@ impl AsyncConn {
         let rows: Vec<mysql_async::Row> = match self.text_sql(id, params)? {
             Some(sql) => self.conn.query(sql).await.map_err(err)?,
             None => {
-                let stmt = &self.stmts[id.0];
+                let stmt = checked(&self.stmts, id, params)?;
                 self.conn.exec(stmt, bind(params)).await.map_err(err)?
             }
         };
@@ -273,7 +282,7 @@ impl AsyncConn {
                 result.for_each(&mut on_row).await.map_err(err)?;
             }
             None => {
-                let stmt = &self.stmts[id.0];
+                let stmt = checked(&self.stmts, id, params)?;
                 let mut result = self.conn.exec_iter(stmt, bind(params)).await.map_err(err)?;
                 result.for_each(&mut on_row).await.map_err(err)?;
             }

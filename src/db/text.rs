@@ -103,17 +103,7 @@ impl TextStmt {
 
     /// An error unless `params` fills the statement's placeholders exactly.
     pub fn check_params(&self, params: &[Value]) -> DbResult<()> {
-        if params.len() == self.holes.len() {
-            return Ok(());
-        }
-        Err(DbError::new(
-            ErrorClass::Other,
-            format!(
-                "statement takes {} parameters, {} given",
-                self.holes.len(),
-                params.len()
-            ),
-        ))
+        DbError::check_param_count(self.holes.len(), params.len())
     }
 
     /// The SQL with `$1..$n` in place of its placeholders (PostgreSQL's Parse).

@@ -566,7 +566,9 @@ fn run_on(
         let notes = NodeInfo::mark_exited(&mut h.doc.target.nodes, &c.dead_nodes());
         h.doc.notes.extend(notes);
     }
-    finish(&mut h, outcome, a.format, &a.catalog, owners)
+    let done = finish(&mut h, outcome, a.format, &a.catalog, owners);
+    h.admin.close(&rt);
+    done
 }
 
 /// The loader's options, and the workload's tables prepared unless it loads during the run:

@@ -274,6 +274,22 @@ impl Admin {
         out
     }
 
+    /// End every connection with its goodbye (a mysql_async one that is only dropped sends
+    /// none, and the server counts it in `Aborted_clients`).
+    pub fn close(&mut self, rt: &Runtime) {
+        let conns: Vec<Conn> = self
+            .conn
+            .take()
+            .into_iter()
+            .chain(self.nodes.drain(..).flatten())
+            .collect();
+        rt.block_on(async {
+            for c in conns {
+                let _ = c.close().await;
+            }
+        });
+    }
+
     /// The connection itself, for workloads that drive their own loop; `None` once
     /// it was lost.
     pub fn conn_mut(&mut self) -> Option<&mut Conn> {

@@ -80,16 +80,7 @@ impl WireConn {
                 "unknown prepared statement",
             ));
         };
-        if params.len() != st.params as usize {
-            return Err(DbError::new(
-                ErrorClass::Other,
-                format!(
-                    "statement takes {} parameters, {} given",
-                    st.params,
-                    params.len()
-                ),
-            ));
-        }
+        DbError::check_param_count(st.params as usize, params.len())?;
         let id = st.id;
         // Types as the server last saw them for this statement: then none are sent again.
         let same_types = st.bound.len() == params.len()
