@@ -10,9 +10,10 @@ use crate::cli::{
     CatalogAction, CatalogCommandArgs, CompareArgs, FilterArgs, HistoryAction, HistoryArgs,
 };
 use crate::error::{Error, Result};
+use crate::model::{Point, ResultDoc};
 use crate::registry::Registry;
 use crate::report::compare::BetweenStart;
-use crate::report::{self, Owners, Point, ResultDoc};
+use crate::report::{self, Owners};
 
 /// `enginebench catalog path`.
 pub fn catalog(a: &CatalogCommandArgs) -> Result<ExitCode> {
@@ -441,8 +442,8 @@ pub fn trend(a: &crate::cli::ReportArgs, reg: &Registry) -> Result<ExitCode> {
 mod tests {
     use super::*;
     use crate::cli::{CatalogArgs, CompareFormat, FilterArgs};
+    use crate::model::{RunRecord, Status};
     use crate::report::compare::{compare_sides, SpreadFrom, Verdict};
-    use crate::report::{RunRecord, Status};
 
     /// A complete result of workload "w" started on `day`, its one point's three runs at
     /// `ops` ± 0.1 %.

@@ -18,6 +18,7 @@ pub mod interrupt;
 pub mod live;
 pub mod load;
 pub mod measure;
+pub mod model;
 pub mod registry;
 pub mod report;
 pub mod rng;

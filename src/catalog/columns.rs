@@ -272,7 +272,8 @@ pub(super) fn update_figure(name: &str) -> String {
 mod tests {
     use super::super::{Catalog, Filter, Location};
     use super::*;
-    use crate::report::{Point, ResultDoc, RunRecord, SectionOwner};
+    use crate::model::{Point, ResultDoc, RunRecord};
+    use crate::report::SectionOwner;
 
     struct Declares(&'static [&'static str]);
 

@@ -18,7 +18,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::report::{compare, Owners, ResultDoc, Status};
+use crate::model::{ResultDoc, Status};
+use crate::report::{compare, Owners};
 pub use columns::{Figures, HistoryRow};
 pub use query::{
     csv as history_csv, short_version, table as history_table, wide as history_wide, Filter,

@@ -22,7 +22,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::report::{Owners, ResultDoc};
+use crate::report::Owners;
+
+use crate::model::ResultDoc;
 
 /// Common options (`config`'s keys) that shape the work: a change makes another series.
 const WORK_CONFIG: &[&str] = &["table_size", "table_options", "pacing", "engine"];
@@ -274,7 +276,7 @@ pub fn short(v: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{ClientInfo, ResultDoc};
+    use crate::model::{ClientInfo, ResultDoc};
 
     fn doc(config: Value) -> ResultDoc {
         let mut d = ResultDoc {

@@ -501,8 +501,8 @@ pub struct LoadArgs {
     /// INFILE, PostgreSQL COPY FROM STDIN), or multi-row INSERTs prepared once per
     /// connection with the rows as binary parameters; SQLite always inserts. BENCHMARKS.md
     /// has the measurements behind the default.
-    #[arg(long, value_enum, default_value_t = crate::load::LoadMethod::Stream)]
-    pub load_method: crate::load::LoadMethod,
+    #[arg(long, value_enum, default_value_t = crate::model::LoadMethod::Stream)]
+    pub load_method: crate::model::LoadMethod,
 
     /// Table options appended to every benchmark table's CREATE TABLE, for every workload
     /// (MariaDB/MySQL), e.g. "ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8" or "PAGE_COMPRESSED=1":

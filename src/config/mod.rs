@@ -84,7 +84,7 @@ pub struct RunConfig {
     #[serde(skip)]
     pub step_threads: bool,
     pub load_connections: usize,
-    pub load_method: crate::load::LoadMethod,
+    pub load_method: crate::model::LoadMethod,
     /// `--statements`: how the workload's statements travel (absent: prepared, as in every
     /// result made before the option).
     #[serde(skip_serializing_if = "crate::db::StatementMode::is_prepared")]

@@ -20,11 +20,7 @@ use std::time::Duration;
 
 use futures_util::future::LocalBoxFuture;
 
-use crate::db::{Conn, TargetSpec};
-use crate::error::{Error, Result};
 use crate::load::LoadOptions;
-use crate::report::{RunRecord, SectionOwner};
-use crate::runner::{KindTick, Pacing, Session, SessionConfig};
 
 /// A kind of workload in the registry: what `list`, `--help` and the commands find by name.
 pub trait Entry: Sync {
@@ -76,8 +72,15 @@ pub struct Listing {
 // back, so they live in the config, a floor below.
 pub use crate::config::{Given, Purpose, ResolveCx, Shape};
 pub use run::{Counted, Harness, HostSample, Span, Tally};
-// What `prepare` returns: the loader's figures of each table it loaded.
-pub use crate::load::LoadStats;
+// A workload's whole interface in one place, so that a workload written outside enginebench
+// imports the contract alone: what the methods above take and return, what its drivers run on
+// (`Driver`, `Step`, the connection) and what its report sections read (the result model,
+// `SectionOwner`, `Labeled`).
+pub use crate::db::{Conn, DbError, DbResult, StmtId, TargetSpec, Value};
+pub use crate::error::{Error, Result};
+pub use crate::model::{KindTick, LoadStats, Point, ResultDoc, RunRecord};
+pub use crate::report::{labeled::Labeled, SectionOwner};
+pub use crate::runner::{Access, Driver, Pacing, Session, SessionConfig, Step};
 
 /// What `prepare` gets.
 pub struct PrepareCx<'a> {
@@ -166,8 +169,8 @@ pub trait Workload: Send + Sync + 'static {
     }
     /// Whether operation `op` only reads: a target with `?read=replicas` then sends its
     /// connections to the replicas (every other operation goes to the primary).
-    fn access(&self, _op: usize) -> crate::runner::Access {
-        crate::runner::Access::ReadWrite
+    fn access(&self, _op: usize) -> Access {
+        Access::ReadWrite
     }
     /// The length of operation `op` when the workload sets it (a workload file's phase).
     fn phase_duration(&self, _op: usize) -> Option<Duration> {

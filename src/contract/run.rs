@@ -15,7 +15,7 @@ use crate::config::RunConfig;
 use crate::live::Live;
 use crate::load::LoadOptions;
 pub use crate::measure::{Counted, HostSample, Tally};
-use crate::report::ResultDoc;
+use crate::model::ResultDoc;
 use crate::runner::admin::Admin;
 
 /// What a workload's run shape works with: the configuration, the admin connection, the

@@ -20,7 +20,8 @@ use std::time::Instant;
 use crate::db::url::Endpoint;
 use crate::db::{Conn, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
-use crate::load::{self, LoadOptions, LoadStats, RowSource};
+use crate::load::{self, LoadOptions, RowSource};
+use crate::model::LoadStats;
 
 use super::Workload;
 

@@ -2,7 +2,8 @@
 //! path its event loops took (a fallback from io_uring is recorded, not silent).
 
 use crate::db::Conn;
-use crate::report::{self, ClientInfo};
+use crate::model::ClientInfo;
+use crate::report;
 
 /// Which client the connections use: the lean one falls back to the general driver silently,
 /// so the result says which one ran.

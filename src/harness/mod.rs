@@ -22,10 +22,13 @@ use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Context, Error, Failure, Result};
 use crate::interrupt;
 use crate::live::Live;
-use crate::load::{LoadMethod, LoadOptions, LoadStats};
+use crate::load::LoadOptions;
 use crate::measure::host::HostFacts;
 use crate::measure::{disturbed_above, proc, HostSample};
-use crate::report::{self, NodeInfo, ResultDoc, ServerInfo, Status, TargetInfo, ToolInfo};
+use crate::model::{
+    LoadMethod, LoadStats, NodeInfo, ResultDoc, ServerInfo, Status, TargetInfo, ToolInfo,
+};
+use crate::report;
 use crate::runner::admin::Admin;
 use crate::server::{capture, cluster::Cluster, Server};
 
@@ -107,7 +110,7 @@ impl<W: Workload + ?Sized> crate::live::Figures for W {
     fn phase_kinds(&self) -> Vec<&'static str> {
         self.kinds()
     }
-    fn figures(&self, kinds: &[crate::runner::KindTick], len_s: f64) -> Vec<(String, f64)> {
+    fn figures(&self, kinds: &[crate::model::KindTick], len_s: f64) -> Vec<(String, f64)> {
         self.interval_figures(kinds, len_s)
     }
 }

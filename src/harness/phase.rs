@@ -11,7 +11,7 @@ use crate::contract::{Counted, HostSample, Span, Tally};
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::measure::{delta, LatencyHist};
-use crate::report::{Aggregate, Point, RunRecord};
+use crate::model::{Aggregate, Point, RunRecord};
 
 impl<'a> Harness<'a> {
     /// One measured run of operation `op` of the run's workload at `threads` connections for

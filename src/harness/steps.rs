@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::Harness;
 use crate::config::RunConfig;
-use crate::report::{PhaseSummary, RunRecord, StepRecord, TxConnectRecord};
+use crate::model::{PhaseSummary, RunRecord, StepRecord, TxConnectRecord};
 use crate::runner::{LoadStep, Pacing, PhasePlan, PhaseResult};
 
 /// The plan of a measured run at `threads` connections: the run's steps (each point's own

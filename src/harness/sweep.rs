@@ -15,13 +15,11 @@ use crate::measure::profile;
 use crate::measure::{
     delta, disturbed_above, host_cpu, Counted, ErrorCounts, LatencyHist, DISTURBED_CPUS,
 };
-use crate::report::{
-    Aggregate, BatchRun, ClientCpu, KindRecord, LoopCounts, NodeRecord, OpenLoop, PhaseSummary,
-    Point, ReplicationRecord, ReplicationSample, RunRecord, ServerProcess,
+use crate::model::{
+    Aggregate, BatchRun, ClientCpu, IntervalSample, KindRecord, KindTick, LoopCounts, NodeRecord,
+    OpenLoop, PhaseSummary, Point, ReplicationRecord, ReplicationSample, RunRecord, ServerProcess,
 };
-use crate::runner::{
-    ConnectStats, IntervalSample, KindTick, Pacing, PhaseResult, Session, SessionConfig,
-};
+use crate::runner::{ConnectStats, Pacing, PhaseResult, Session, SessionConfig};
 
 /// Every (operation, thread count) point of `w` on the shared runner: a warm-up, then the
 /// measured runs, each recorded with the server's counters and CPU over exactly that run;

@@ -21,7 +21,8 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::measure::{CpuTimes, LatencyHist, LatencySummary};
-use crate::runner::{IntervalSample, KindTick, LoadStep, PhasePlan, PhaseResult, Session};
+use crate::model::{IntervalSample, KindTick};
+use crate::runner::{LoadStep, PhasePlan, PhaseResult, Session};
 
 /// What a phase is, as the live outputs name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -66,7 +66,7 @@ pub fn tables(rs: &[Labeled]) -> Vec<Table> {
                 )
             };
             // Results from before the client's switches were counted have none.
-            let sleeps = super::model::median_of_some(
+            let sleeps = crate::model::median_of_some(
                 p.runs.iter().map(|x| x.client_cpu.voluntary_cs_per_op),
             );
             cpu.rows.push(vec![

@@ -6,9 +6,9 @@
 use std::fmt::Write;
 
 use super::labeled::{full_intervals, Labeled};
-use super::model::{Point, RunRecord};
 use super::svg::{auto_scale, escape, Chart, Scale, Series};
 use super::tables::{Cell, Table};
+use crate::model::{Point, RunRecord};
 
 /// Points drawn per line at most: longer runs are drawn with consecutive intervals merged
 /// (operations and time added, so a merged point's rate is exact for its span).
@@ -30,7 +30,7 @@ fn median_run(p: &Point) -> Option<&RunRecord> {
 
 /// One line per kind: (end of span s, ops/s of the kind over the span).
 fn per_kind_series(run: &RunRecord) -> Vec<Series> {
-    let mut spans: Vec<(f64, f64, &crate::runner::IntervalSample)> = Vec::new();
+    let mut spans: Vec<(f64, f64, &crate::model::IntervalSample)> = Vec::new();
     let mut prev = 0.0;
     for i in &run.intervals {
         spans.push((prev, i.t_s, i));

@@ -49,7 +49,7 @@ pub fn labels(docs: &[ResultDoc]) -> Vec<String> {
 
 /// A run's intervals without a short last one: operations started before the deadline end
 /// just after it, and a few milliseconds of them would plot as a meaningless spike or dip.
-pub fn full_intervals(run: &RunRecord) -> impl Iterator<Item = &crate::runner::IntervalSample> {
+pub fn full_intervals(run: &RunRecord) -> impl Iterator<Item = &crate::model::IntervalSample> {
     let nominal = run.intervals.first().map_or(0.0, |i| i.t_s);
     let mut prev = 0.0;
     run.intervals.iter().filter(move |i| {

@@ -9,11 +9,10 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::model::*;
 use crate::error::{Error, Result};
 use crate::fleet::Shard;
 use crate::measure::{LatencyHist, LatencySummary};
-use crate::runner::IntervalSample;
+use crate::model::*;
 
 /// Config keys that may differ between the shards of one fleet run.
 const PER_SHARD_CONFIG: &[&str] = &[

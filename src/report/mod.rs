@@ -20,13 +20,14 @@ mod html_summary;
 pub mod json;
 pub mod labeled;
 pub mod merge;
-pub mod model;
 pub mod svg;
 pub mod svg_bar;
 pub mod tables;
 pub mod terminal;
 
-pub use model::*;
+// The result model every output reads lives a floor below (the contract and the runner write
+// it too).
+pub use crate::model::*;
 
 use std::path::Path;
 

@@ -171,7 +171,7 @@ impl Pick {
     pub fn of(self, v: &[f64]) -> f64 {
         match self {
             Pick::Max => v.iter().copied().fold(0.0, f64::max),
-            Pick::Median => super::model::median(v),
+            Pick::Median => crate::model::median(v),
         }
     }
 }

@@ -6,81 +6,13 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 
-use serde::{Deserialize, Serialize};
 use tokio::runtime::Runtime;
 
 use crate::db::{Conn, TargetSpec};
-use crate::server::capture::{self, DiskUsage, TableSize};
+use crate::model::{DiskUsage, NodeInfo, ReplicationSample, TableSize};
+use crate::server::capture;
 
 use super::Faults;
-
-// The node and replication types are the result's (report re-exports them) but are read
-// here, a floor below the report.
-
-/// One node of the target as read at the start of the run: its version and how its settings
-/// differ from node 0's (`TargetInfo::settings`).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct NodeInfo {
-    /// `host:port` as in the runs' `by_node` (never a password).
-    pub node: String,
-    #[serde(default)]
-    pub server_version: String,
-    /// Settings whose value on this node differs from node 0's (a setting this node lacks: "").
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub settings_differ: BTreeMap<String, String>,
-    /// Settings not at their default on this node but at it on node 0.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub settings_non_default: Vec<String>,
-    /// Why the node could not be read ("class: message", no password); the rest is then empty.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// A node of a managed cluster (`--server mariadb-galera:N`, ...) whose process had ended
-    /// on its own by the end of the run.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub exited: bool,
-}
-
-impl NodeInfo {
-    /// Mark the nodes of a managed cluster found dead (1-based, as `Cluster::dead_nodes`)
-    /// and say so in a note each.
-    pub fn mark_exited(nodes: &mut [NodeInfo], dead: &[usize]) -> Vec<String> {
-        dead.iter()
-            .filter_map(|&i| {
-                let n = nodes.get_mut(i.checked_sub(1)?)?;
-                n.exited = true;
-                Some(format!(
-                    "Node {} ({}) of the managed cluster had ended on its own by the end of the run: its figures stop where it did; its folder is kept for the log.",
-                    i - 1,
-                    n.node
-                ))
-            })
-            .collect()
-    }
-}
-
-/// One node's replication state at one moment of a run.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct ReplicationSample {
-    /// Seconds from the start of the run.
-    pub t_s: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lag_bytes: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lag_s: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub recv_queue: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub send_queue: Option<f64>,
-}
-
-impl ReplicationSample {
-    pub fn is_empty(&self) -> bool {
-        self.lag_bytes.is_none()
-            && self.lag_s.is_none()
-            && self.recv_queue.is_none()
-            && self.send_queue.is_none()
-    }
-}
 
 pub struct Admin {
     conn: Option<Conn>,

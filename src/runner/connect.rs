@@ -243,6 +243,17 @@ pub struct ConnectStats {
     pub elapsed: Duration,
 }
 
+/// The result's record of how a point's connections were opened.
+impl From<ConnectStats> for crate::model::ConnectRecord {
+    fn from(c: ConnectStats) -> Self {
+        crate::model::ConnectRecord {
+            connections: c.connections,
+            retries: c.retries,
+            elapsed_s: c.elapsed.as_secs_f64(),
+        }
+    }
+}
+
 impl ConnectStats {
     /// Say how long opening the connections took when it is worth knowing (many connections,
     /// or refused attempts retried).

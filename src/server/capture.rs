@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::db::{Conn, Dbms};
+use crate::model::{DiskUsage, TableSize};
 
 /// Server settings and which of them differ from the compiled-in default.
 #[derive(Debug, Clone, Default)]
@@ -176,20 +177,6 @@ pub async fn engine_status(conn: &mut Conn, engine: &str) -> Option<String> {
     (!text.is_empty()).then(|| text.join("\n"))
 }
 
-/// Space the server's data folder takes on disk after the engine-specific forced flush.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq)]
-pub struct DiskUsage {
-    /// The server's data directory (read from the server).
-    pub path: String,
-    /// Allocated blocks (st_blocks × 512) of every file under it: page-compressed InnoDB files
-    /// are sparse, so their length would overstate them.
-    pub allocated_bytes: u64,
-    /// Whether the forced flush finished (InnoDB dirty pages reached 0 within 30 s; RocksDB
-    /// memtables flushed; PostgreSQL CHECKPOINT done).
-    pub flushed: bool,
-    pub flush_s: f64,
-}
-
 /// Force the engine's data to disk, then measure the data folder's allocated size. Only for a
 /// server whose data directory this machine can read (a local server); None otherwise.
 /// MariaDB: innodb_max_dirty_pages_pct is set to 0 until no page is dirty and then restored,
@@ -265,15 +252,6 @@ pub fn allocated_bytes(dir: &std::path::Path) -> u64 {
         }
     }
     total
-}
-
-/// Size of a table as the server reports it.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq)]
-pub struct TableSize {
-    pub table: String,
-    pub rows_estimate: u64,
-    pub data_bytes: u64,
-    pub index_bytes: u64,
 }
 
 /// Sizes of the tables of the benchmark database (information_schema.TABLES on MariaDB; heap

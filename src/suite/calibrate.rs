@@ -385,7 +385,7 @@ pub fn markdown(c: &Calibration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{Point, ResultDoc, RunRecord, Status};
+    use crate::model::{Point, ResultDoc, RunRecord, Status};
 
     const PLAN: &str = r#"
 name = "t"

@@ -35,7 +35,8 @@ use disk::*;
 use crate::cli::SuiteArgs;
 use crate::error::{Error, Failure, Result};
 use crate::interrupt;
-use crate::report::{Owners, ResultDoc};
+use crate::model::ResultDoc;
+use crate::report::Owners;
 use crate::server::{capture, Server, ServerSpec};
 
 /// The suite's HTML page: the claims table first, then the cells of one (section, server,

@@ -1,7 +1,9 @@
 //! The registry is open: a workload defined here, in the test crate, registered with one call,
 //! gets `list`, `prepare`, `run` (as a sweep and as phases of its own), the JSON result and an
-//! HTML section from the harness, with no edit of enginebench itself. `phased` is written
-//! against the contract alone: its phases are the contract's (`Harness::measure`).
+//! HTML section from the harness, with no edit of enginebench itself. Both workloads are written
+//! against the contract alone (`toy` with a driver on the shared runner, `phased` with phases
+//! of its own, the contract's `Harness::measure`); the test's side that runs them uses the
+//! registry and the command line.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,14 +11,14 @@ use std::time::Duration;
 use clap::{Args, Parser};
 use futures_util::future::{FutureExt, LocalBoxFuture};
 
-use enginebench::contract::Harness;
-use enginebench::contract::{self, Entry, Listing, PrepareCx, ResolveCx, Workload};
-use enginebench::db::{Conn, DbResult, StmtId, TargetSpec, Value};
-use enginebench::load::LoadStats;
+// The workloads: the contract alone.
+use enginebench::contract::{
+    self, Conn, DbResult, Driver, Entry, Harness, Labeled, Listing, LoadStats, PrepareCx,
+    ResolveCx, ResultDoc, SectionOwner, Session, SessionConfig, Step, StmtId, TargetSpec, Value,
+    Workload,
+};
+// The program that embeds them: the registry.
 use enginebench::registry::Registry;
-use enginebench::report::html::Labeled;
-use enginebench::report::{ResultDoc, SectionOwner};
-use enginebench::runner::{Driver, Session, SessionConfig, Step};
 
 use crate::common::tempdir;
 
@@ -62,7 +64,7 @@ impl Entry for ToyEntry {
         name: &str,
         m: &clap::ArgMatches,
         cx: &mut ResolveCx,
-    ) -> enginebench::Result<Arc<dyn Workload>> {
+    ) -> contract::Result<Arc<dyn Workload>> {
         let a: ToyArgs = contract::args::of(m)?;
         cx.shape.size = a.toy_rows as u64;
         let name = if name == "toy" { "toy" } else { "toy-phases" };
@@ -111,10 +113,10 @@ impl Workload for Toy {
     fn prepare<'a>(
         &'a self,
         cx: PrepareCx<'a>,
-    ) -> LocalBoxFuture<'a, enginebench::Result<Vec<LoadStats>>> {
+    ) -> LocalBoxFuture<'a, contract::Result<Vec<LoadStats>>> {
         async move {
             let c = cx.conn;
-            let sql = |e: enginebench::db::DbError| enginebench::Error::run(e.message);
+            let sql = |e: contract::DbError| contract::Error::run(e.message);
             c.execute("DROP TABLE IF EXISTS toy_kv")
                 .await
                 .map_err(sql)?;
@@ -131,11 +133,11 @@ impl Workload for Toy {
         }
         .boxed_local()
     }
-    fn cleanup<'a>(&'a self, conn: &'a mut Conn) -> LocalBoxFuture<'a, enginebench::Result<()>> {
+    fn cleanup<'a>(&'a self, conn: &'a mut Conn) -> LocalBoxFuture<'a, contract::Result<()>> {
         async move {
             conn.execute("DROP TABLE IF EXISTS toy_kv")
                 .await
-                .map_err(|e| enginebench::Error::run(e.message))
+                .map_err(|e| contract::Error::run(e.message))
         }
         .boxed_local()
     }
@@ -145,7 +147,7 @@ impl Workload for Toy {
         _threads: usize,
         target: &TargetSpec,
         cfg: &SessionConfig,
-    ) -> enginebench::Result<Session> {
+    ) -> contract::Result<Session> {
         let rows = self.rows;
         Session::start(target, cfg, move |w| ToyDriver {
             rows,
@@ -153,7 +155,7 @@ impl Workload for Toy {
             stmt: StmtId(0),
         })
     }
-    fn run(&self, h: &mut Harness) -> enginebench::Result<()> {
+    fn run(&self, h: &mut Harness) -> contract::Result<()> {
         if self.name == "toy" {
             return h.sweep();
         }
@@ -337,9 +339,9 @@ fn a_workload_with_phases_of_its_own_measures_them_through_the_contract() {
     run(&["cleanup", "phased", "--target", &target]).unwrap();
 }
 
-/// A workload with phases of its own, written against the contract alone (its imports: the
-/// contract, and the connection type its `prepare` and `cleanup` take): `fill` inserts its
-/// rows, `scan` counts them, each a phase the harness measures and records.
+/// A workload with phases of its own, written against the contract alone (its one import of
+/// enginebench: `enginebench::contract`): `fill` inserts its rows, `scan` counts them, each a
+/// phase the harness measures and records.
 mod phased {
     use std::sync::Arc;
     use std::time::Instant;
@@ -347,9 +349,9 @@ mod phased {
     use futures_util::future::{FutureExt, LocalBoxFuture};
 
     use enginebench::contract::{
-        Entry, Harness, Listing, LoadStats, PrepareCx, ResolveCx, Tally, Workload,
+        Conn, DbError, Entry, Error, Harness, Listing, LoadStats, PrepareCx, ResolveCx, Result,
+        Tally, Workload,
     };
-    use enginebench::db::Conn;
 
     pub const ROWS: i64 = 200;
     pub const SCANS: u64 = 20;
@@ -359,8 +361,8 @@ mod phased {
 
     struct Phased;
 
-    fn sql(e: enginebench::db::DbError) -> enginebench::Error {
-        enginebench::Error::run(e.message)
+    fn sql(e: DbError) -> Error {
+        Error::run(e.message)
     }
 
     impl Entry for PhasedEntry {
@@ -387,7 +389,7 @@ mod phased {
             _name: &str,
             _m: &clap::ArgMatches,
             _cx: &mut ResolveCx,
-        ) -> enginebench::Result<Arc<dyn Workload>> {
+        ) -> Result<Arc<dyn Workload>> {
             Ok(Arc::new(Phased))
         }
     }
@@ -405,10 +407,7 @@ mod phased {
         fn options(&self) -> serde_json::Value {
             serde_json::json!({})
         }
-        fn prepare<'a>(
-            &'a self,
-            cx: PrepareCx<'a>,
-        ) -> LocalBoxFuture<'a, enginebench::Result<Vec<LoadStats>>> {
+        fn prepare<'a>(&'a self, cx: PrepareCx<'a>) -> LocalBoxFuture<'a, Result<Vec<LoadStats>>> {
             async move {
                 cx.conn
                     .execute("DROP TABLE IF EXISTS phased_kv")
@@ -422,10 +421,7 @@ mod phased {
             }
             .boxed_local()
         }
-        fn cleanup<'a>(
-            &'a self,
-            conn: &'a mut Conn,
-        ) -> LocalBoxFuture<'a, enginebench::Result<()>> {
+        fn cleanup<'a>(&'a self, conn: &'a mut Conn) -> LocalBoxFuture<'a, Result<()>> {
             async move {
                 conn.execute("DROP TABLE IF EXISTS phased_kv")
                     .await
@@ -433,7 +429,7 @@ mod phased {
             }
             .boxed_local()
         }
-        fn run(&self, h: &mut Harness) -> enginebench::Result<()> {
+        fn run(&self, h: &mut Harness) -> Result<()> {
             h.measure("fill", 1, |h| {
                 let rt = h.rt;
                 let conn = h.conn()?;

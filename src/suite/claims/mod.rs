@@ -33,7 +33,8 @@ use serde::Serialize;
 pub use super::claim::*;
 use super::evidence::{self, Observed, StartValue};
 use super::plan::{Cell, Plan};
-use crate::report::{Owners, Point, ResultDoc, RunRecord, Status};
+use crate::model::{Point, ResultDoc, RunRecord, Status};
+use crate::report::Owners;
 
 use detail::*;
 pub use metrics::*;

@@ -1,5 +1,5 @@
 use super::*;
-use crate::report::{Point, RunRecord};
+use crate::model::{Point, RunRecord};
 
 fn plan(claim: &str) -> Plan {
     let text = format!(
@@ -445,11 +445,11 @@ fn a_disturbed_load_voids_load_claims() {
     let p = plan(&CLAIM.replace("ops_per_s", "load_s"));
     let loaded = |s: f64, disturbed: bool| {
         let mut d = doc(&[1000.0], false);
-        d.load = vec![crate::load::LoadStats {
+        d.load = vec![crate::model::LoadStats {
             table: "t".into(),
             rows: 1000,
             connections: 1,
-            method: crate::load::LoadMethod::Insert,
+            method: crate::model::LoadMethod::Insert,
             elapsed_s: s,
             rows_per_s: 1000.0 / s,
             interrupted: false,

@@ -13,7 +13,7 @@ use crate::contract::{Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Error, Result};
 use crate::interrupt;
-use crate::load::LoadStats;
+use crate::model::LoadStats;
 use crate::report::SectionOwner;
 use crate::runner::{Session, SessionConfig};
 

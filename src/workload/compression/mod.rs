@@ -21,8 +21,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::db::{Conn, DbResult, Dbms, StmtId, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
-use crate::load::{self, LoadOptions, LoadStats};
+use crate::load::{self, LoadOptions};
 use crate::measure::{disturbed, HostSample};
+use crate::model::LoadStats;
 use crate::rng::Rng;
 use crate::runner::{Driver, Step};
 

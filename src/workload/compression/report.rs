@@ -8,11 +8,12 @@ use std::fmt::Write;
 use serde_json::Value;
 
 use super::{CompressionReport, FormatResult, NAME};
+use crate::model::ResultDoc;
 use crate::report::html::Labeled;
 use crate::report::svg_bar::BarChart;
 use crate::report::tables::{Cell, Table};
 use crate::report::terminal::Pick;
-use crate::report::{ResultDoc, SectionOwner};
+use crate::report::SectionOwner;
 
 /// The compression workload's part of every output.
 pub struct Report;

@@ -13,7 +13,7 @@ use crate::contract::args::{self, TextArgs};
 use crate::contract::{Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::Result;
-use crate::load::LoadStats;
+use crate::model::LoadStats;
 use crate::runner::{Pacing, Session, SessionConfig};
 
 /// The options of workload files.

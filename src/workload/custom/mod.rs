@@ -16,7 +16,8 @@ use std::time::Duration;
 
 use crate::db::{Conn, Dbms, ErrorClass, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
-use crate::load::{self, LoadOptions, LoadStats, RowSource};
+use crate::load::{self, LoadOptions, RowSource};
+use crate::model::LoadStats;
 use crate::rng::Rng;
 use crate::runner::Pacing;
 use crate::workload::textgen::TextGen;

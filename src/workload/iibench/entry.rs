@@ -15,7 +15,7 @@ use crate::contract::Harness;
 use crate::contract::{Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, TargetSpec};
 use crate::error::{Error, Result};
-use crate::load::LoadStats;
+use crate::model::LoadStats;
 
 pub struct IibenchEntry;
 

@@ -26,7 +26,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::db::{Conn, DbResult, Dbms, StmtId, Value};
 use crate::error::{Context, Result};
-use crate::load::LoadStats;
+use crate::model::LoadStats;
 use crate::rng::Rng;
 use crate::workload::textgen::TextGen;
 
@@ -349,7 +349,7 @@ pub async fn prepare(
         table: TABLE.into(),
         rows: 0,
         connections: 1,
-        method: crate::load::LoadMethod::Insert,
+        method: crate::model::LoadMethod::Insert,
         elapsed_s: 0.0,
         rows_per_s: 0.0,
         interrupted: false,

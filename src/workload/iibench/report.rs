@@ -9,10 +9,11 @@ use serde_json::Value;
 
 use super::result::{IibenchResult, Window};
 use super::NAME;
+use crate::model::{Point, ResultDoc};
 use crate::report::html::Labeled;
 use crate::report::svg::{auto_scale, escape, Chart, Series};
 use crate::report::tables::{Cell, Table};
-use crate::report::{Point, ResultDoc, SectionOwner};
+use crate::report::SectionOwner;
 
 /// iiBench's part of every output.
 pub struct Report;
@@ -394,7 +395,7 @@ fn disturbed_cell(p: &Point, ii: &IibenchResult) -> Cell {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::RunRecord;
+    use crate::model::RunRecord;
 
     fn window(rows_end: u64, others_cpus: Option<f64>, partial: bool) -> Window {
         Window {

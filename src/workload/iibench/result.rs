@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::measure::LatencySummary;
-use crate::server::capture::DiskUsage;
+use crate::model::DiskUsage;
 
 use super::wear::DeviceWrites;
 

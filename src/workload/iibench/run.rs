@@ -27,9 +27,9 @@ use crate::interrupt;
 use crate::live::{PhaseInfo, PhaseKind};
 use crate::measure::profile::{self, ServerProfile};
 use crate::measure::{delta, disturbed, CpuTimes, ErrorCounts, LatencyHist};
-use crate::report::{Aggregate, Point};
-use crate::runner::{IntervalSample, Pacing, PhaseResult, Session, SessionConfig};
-use crate::server::capture::{self, DiskUsage};
+use crate::model::{Aggregate, DiskUsage, IntervalSample, Point};
+use crate::runner::{Pacing, PhaseResult, Session, SessionConfig};
+use crate::server::capture;
 
 use super::driver::{InsertDriver, QueryDriver, Shared};
 use super::result::{Deletes, IibenchResult, Queries, Wear, Window};

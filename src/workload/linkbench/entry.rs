@@ -13,7 +13,7 @@ use crate::contract::args;
 use crate::contract::{Checked, Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, TargetSpec};
 use crate::error::{Error, Result};
-use crate::load::LoadStats;
+use crate::model::LoadStats;
 use crate::runner::{Session, SessionConfig};
 
 /// linkbench's own options.

@@ -23,7 +23,8 @@ pub use report::Report;
 use crate::contract::shard::{open_schema, Opened, Placement, ShardKeys, Tables};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Context, Error, Result};
-use crate::load::{LoadOptions, LoadStats};
+use crate::load::LoadOptions;
+use crate::model::LoadStats;
 
 pub use driver::LinkbenchDriver;
 pub use props::{Props, KINDS};

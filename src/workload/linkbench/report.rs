@@ -6,8 +6,9 @@
 use std::fmt::Write;
 
 use super::{KINDS, NAME};
+use crate::model::{Point, ResultDoc, RunRecord};
 use crate::report::terminal::Pick;
-use crate::report::{Point, ResultDoc, RunRecord, SectionOwner};
+use crate::report::SectionOwner;
 
 /// LinkBench's part of every output.
 pub struct Report;
@@ -118,7 +119,7 @@ fn terminal(doc: &ResultDoc, pick: Pick) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::KindRecord;
+    use crate::model::KindRecord;
 
     #[test]
     fn one_row_per_type_and_a_column_pair_per_thread_count() {

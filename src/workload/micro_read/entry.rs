@@ -11,7 +11,7 @@ use crate::contract::args::{self, method_rows, SizeArgs};
 use crate::contract::{Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, TargetSpec};
 use crate::error::Result;
-use crate::load::LoadStats;
+use crate::model::LoadStats;
 use crate::runner::{Session, SessionConfig};
 
 /// micro-read's own options.

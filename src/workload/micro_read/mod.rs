@@ -15,7 +15,8 @@ use serde::Serialize;
 use crate::contract::shard::{open_schema, Placement, ShardKeys, Tables};
 use crate::db::{Conn, DbResult, Dbms, StmtId, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
-use crate::load::{LoadOptions, LoadStats};
+use crate::load::LoadOptions;
+use crate::model::LoadStats;
 use crate::rng::Rng;
 use crate::runner::{Driver, Step};
 

@@ -9,7 +9,7 @@ use crate::contract::args::{self, SizeArgs, TextArgs};
 use crate::contract::{Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, TargetSpec};
 use crate::error::Result;
-use crate::load::LoadStats;
+use crate::model::LoadStats;
 use crate::runner::{Session, SessionConfig};
 use crate::workload::sbtest::args::{spec, OltpArgs};
 use crate::workload::sbtest::{self, Kind, OltpDriver, Spec};

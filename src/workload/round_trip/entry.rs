@@ -10,7 +10,7 @@ use super::{RoundTripDriver, Spec, NAME, OPERATION};
 use crate::contract::{args, Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, TargetSpec};
 use crate::error::{Error, Result};
-use crate::load::LoadStats;
+use crate::model::LoadStats;
 use crate::report::SectionOwner;
 use crate::runner::{Session, SessionConfig};
 

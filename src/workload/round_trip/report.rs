@@ -2,8 +2,9 @@
 //! is, since every other workload's latency on the same target stands on it.
 
 use super::NAME;
+use crate::model::ResultDoc;
 use crate::report::terminal::Pick;
-use crate::report::{ResultDoc, SectionOwner};
+use crate::report::SectionOwner;
 
 pub struct RoundTripReport;
 

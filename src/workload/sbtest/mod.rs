@@ -15,7 +15,8 @@ use serde::Serialize;
 use crate::contract::shard::{Place, Placement, ShardKeys};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Context, Result};
-use crate::load::{LoadOptions, LoadStats};
+use crate::load::LoadOptions;
+use crate::model::LoadStats;
 
 pub use driver::OltpDriver;
 use rand::{Dist, RandType};

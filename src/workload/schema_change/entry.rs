@@ -15,7 +15,7 @@ use crate::contract::Harness;
 use crate::contract::{Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Error, Result};
-use crate::load::LoadStats;
+use crate::model::LoadStats;
 use crate::workload::sbtest::{self, args::OltpArgs};
 
 /// schema-change's own options, and those of the OLTP workload it runs (`--during`).

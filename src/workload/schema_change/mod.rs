@@ -28,8 +28,8 @@ use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};
-use crate::report::{Aggregate, Point, RunRecord};
-use crate::runner::{IntervalSample, Session, SessionConfig};
+use crate::model::{Aggregate, IntervalSample, Point, RunRecord};
+use crate::runner::{Session, SessionConfig};
 use crate::workload::sbtest;
 use timeline::Slot;
 

@@ -5,9 +5,10 @@
 use serde_json::Value;
 
 use super::{Timeline, NAME};
+use crate::model::{Point, ResultDoc};
 use crate::report::svg::Series;
 use crate::report::terminal::Pick;
-use crate::report::{Point, ResultDoc, SectionOwner};
+use crate::report::SectionOwner;
 
 /// schema-change's part of every output.
 pub struct Report;
@@ -146,7 +147,7 @@ fn render(doc: &ResultDoc, ts: &[Timeline]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{HostCpu, RunRecord};
+    use crate::model::{HostCpu, RunRecord};
 
     fn timeline(algorithm: &str, threads: usize) -> Timeline {
         Timeline {

@@ -14,7 +14,7 @@ use crate::contract::Harness;
 use crate::contract::{Entry, Listing, PrepareCx, Purpose, ResolveCx, Workload};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Error, Result};
-use crate::load::LoadStats;
+use crate::model::LoadStats;
 
 /// sql-bench's options (the sqlbench workload only).
 #[derive(Debug, Clone, Args, Default)]

@@ -10,11 +10,12 @@ use serde_json::Value;
 
 use super::exec::{EngineRun, OpResult, OpStatus, Section, Totals};
 use super::NAME;
+use crate::model::ResultDoc;
 use crate::report::html::Labeled;
 use crate::report::svg_bar::BarChart;
 use crate::report::tables::{Cell, Table};
 use crate::report::terminal::Pick;
-use crate::report::{ResultDoc, SectionOwner};
+use crate::report::SectionOwner;
 
 /// sqlbench's part of every output.
 pub struct Report;

@@ -13,9 +13,8 @@ use crate::contract::args;
 use crate::contract::{Checked, Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, TargetSpec};
 use crate::error::{Error, Result};
-use crate::load::LoadStats;
-use crate::report::RunRecord;
-use crate::runner::{KindTick, Session, SessionConfig};
+use crate::model::{KindTick, LoadStats, RunRecord};
+use crate::runner::{Session, SessionConfig};
 
 /// tpcc's own options.
 #[derive(Debug, Clone, Args)]
@@ -320,7 +319,7 @@ impl Workload for Spec {
 mod tests {
     use super::*;
     use crate::config::RunConfig;
-    use crate::report::KindRecord;
+    use crate::model::KindRecord;
 
     fn resolved(args: &[&str]) -> Result<RunConfig> {
         // Only this workload: its tests do not need the registry (a floor above).

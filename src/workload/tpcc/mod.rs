@@ -28,7 +28,8 @@ pub use report::{constraints as constraints_of, Report, RunSection, TPM_C, TPM_T
 use crate::contract::shard::{open_schema, Placement, ShardKeys, Tables};
 use crate::db::{Conn, DbError, DbResult, Dbms, StmtId, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
-use crate::load::{LoadOptions, LoadStats};
+use crate::load::LoadOptions;
+use crate::model::LoadStats;
 use crate::rng::Rng;
 use crate::runner::Step;
 

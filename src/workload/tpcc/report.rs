@@ -11,10 +11,11 @@ use serde_json::Value;
 
 use super::constraints::Constraints;
 use super::NAME;
+use crate::model::{Point, ResultDoc, RunRecord};
 use crate::report::html::Labeled;
 use crate::report::svg::{escape, Chart, Scale, Series};
 use crate::report::terminal::Pick;
-use crate::report::{Point, ResultDoc, RunRecord, SectionOwner};
+use crate::report::SectionOwner;
 
 /// Committed NewOrders per minute (run and interval figure).
 pub const TPM_C: &str = "tpm_c";

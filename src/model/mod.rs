@@ -5,6 +5,19 @@
 //! `figures`), keyed by the workload's name: the workload owns that part's type and reads and
 //! writes it through [`ResultDoc::section`] / [`ResultDoc::set_section`] (and the same on
 //! [`Point`] and [`RunRecord`]); this module knows no workload.
+//!
+//! It stands on the ground (db, measure): the runner, the loader, the live outputs, the
+//! contract and every output read and write it. Here: the result and its points and runs;
+//! `samples.rs`: a phase's intervals; `target.rs`: the target's nodes, replication, table sizes
+//! and disk use; `load.rs`: what a load did.
+
+mod load;
+mod samples;
+mod target;
+
+pub use load::{LoadMethod, LoadStats};
+pub use samples::{IntervalSample, KindTick};
+pub use target::{DiskUsage, NodeInfo, ReplicationSample, TableSize};
 
 use std::collections::BTreeMap;
 
@@ -12,14 +25,10 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::load::LoadStats;
 use crate::measure::host::HostFacts;
 use crate::measure::{CpuTimes, LatencySummary};
 // What other processes used is measured on the host (a floor below).
 pub use crate::measure::HostCpu;
-pub use crate::runner::admin::{NodeInfo, ReplicationSample};
-use crate::runner::IntervalSample;
-pub use crate::server::capture::TableSize;
 
 pub const SCHEMA_VERSION: u32 = 2;
 
@@ -215,7 +224,7 @@ pub struct Point {
     pub table_sizes: Vec<TableSize>,
     /// The server's data folder on disk after a forced flush (local servers only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub disk_usage: Option<crate::server::capture::DiskUsage>,
+    pub disk_usage: Option<DiskUsage>,
     /// Parts of the point that one workload owns, keyed by the workload's name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub sections: BTreeMap<String, Value>,
@@ -235,16 +244,6 @@ pub struct ConnectRecord {
     /// From the first connect to the last connection ready (the drivers' setup included).
     #[serde(default)]
     pub elapsed_s: f64,
-}
-
-impl From<crate::runner::ConnectStats> for ConnectRecord {
-    fn from(c: crate::runner::ConnectStats) -> Self {
-        ConnectRecord {
-            connections: c.connections,
-            retries: c.retries,
-            elapsed_s: c.elapsed.as_secs_f64(),
-        }
-    }
 }
 
 /// The warm-up, kept only as a summary: it is never part of any aggregate.
