@@ -391,7 +391,7 @@ pub fn compare(a: &CompareArgs, reg: &Registry) -> Result<ExitCode> {
     if differ.len() > 20 {
         eprintln!("node settings: {} more differ", differ.len() - 20);
     }
-    let mut labels = report::labeled::labels(&[da.clone(), db.clone()]);
+    let mut labels = crate::model::labels(&[da.clone(), db.clone()]);
     if let Some(spec) = &a.baseline {
         labels[0] = format!("the {} results of {spec}", side_a.len());
     }

@@ -78,8 +78,7 @@ pub use run::{Counted, Harness, HostSample, Span, Tally};
 // `SectionOwner`, `Labeled`).
 pub use crate::db::{Conn, DbError, DbResult, StmtId, TargetSpec, Value};
 pub use crate::error::{Error, Result};
-pub use crate::model::{KindTick, LoadStats, Point, ResultDoc, RunRecord};
-pub use crate::report::{labeled::Labeled, SectionOwner};
+pub use crate::model::{KindTick, Labeled, LoadStats, Point, ResultDoc, RunRecord, SectionOwner};
 pub use crate::runner::{Access, Driver, Pacing, Session, SessionConfig, Step};
 
 /// What `prepare` gets.

@@ -8,14 +8,19 @@
 //!
 //! It stands on the ground (db, measure): the runner, the loader, the live outputs, the
 //! contract and every output read and write it. Here: the result and its points and runs;
-//! `samples.rs`: a phase's intervals; `target.rs`: the target's nodes, replication, table sizes
+//! `owners.rs`: what a workload adds to the outputs (its sections, tables, chart series);
+//! `labeled.rs`: a result with its label; `samples.rs`: a phase's intervals; `target.rs`: the target's nodes, replication, table sizes
 //! and disk use; `load.rs`: what a load did.
 
+mod labeled;
 mod load;
+mod owners;
 mod samples;
 mod target;
 
+pub use labeled::{full_intervals, labels, Labeled};
 pub use load::{LoadMethod, LoadStats};
+pub use owners::{Cell, MetricValues, Owners, Pick, SectionOwner, Series, Table};
 pub use samples::{IntervalSample, KindTick};
 pub use target::{DiskUsage, NodeInfo, ReplicationSample, TableSize};
 

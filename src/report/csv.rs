@@ -1,9 +1,9 @@
 //! CSV: one row per measured run, columns derived from the result model; or one of the
 //! report's tables (`--table NAME`), gathered here from the page's sections and the owners'.
 
-use super::labeled::Labeled;
 use super::tables::Table;
 use super::{Owners, ResultDoc};
+use crate::model::Labeled;
 
 pub const HEADER: &str = "workload,operation,threads,run,ops,rows,elapsed_s,ops_per_s,errors,\
 p50_us,p90_us,p95_us,p99_us,p99_9_us,max_us,mean_us,client_cpu_us_per_op,server_cpu_us_per_op,\
@@ -85,7 +85,7 @@ pub fn table_names(owners: Owners) -> Vec<&'static str> {
 
 /// `report --format csv --table NAME`: the named table of these results as CSV.
 pub fn table(docs: &[ResultDoc], name: &str, owners: Owners) -> Result<String, String> {
-    let labels = super::labeled::labels(docs);
+    let labels = crate::model::labels(docs);
     let rs: Vec<Labeled> = docs
         .iter()
         .zip(labels)

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use hdrhistogram::Histogram;
 
-use super::{labeled, Point, ResultDoc};
+use super::{Point, ResultDoc};
 use crate::error::{Error, Result};
 use crate::measure::LatencyHist;
 
@@ -26,7 +26,7 @@ const EXACT_PERCENTS: [f64; 3] = [50.0, 99.0, 99.9];
 /// The files for these results: (file name, text), in the results' and points' order. A point
 /// whose runs measured no operation gets no file; a result with no histogram is an error.
 pub fn files(docs: &[ResultDoc], sources: &[String]) -> Result<Vec<(String, String)>> {
-    let labels = labeled::labels(docs);
+    let labels = crate::model::labels(docs);
     let mut out = Vec::new();
     let mut taken = BTreeSet::new();
     for ((doc, label), source) in docs.iter().zip(&labels).zip(sources) {

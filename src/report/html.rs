@@ -8,9 +8,9 @@ use super::compare;
 use super::svg::{auto_scale, escape, short, Chart, Scale, Series};
 use super::{Owners, ResultDoc};
 
-// The workloads' report sections name `report::html::Labeled`; the type lives below every
-// section (`labeled.rs`) so that the sections and this page do not import each other.
-pub use super::labeled::{full_intervals, labels, Labeled};
+// A result with its label lives in the model, below every section, so that the sections and
+// this page do not import each other.
+pub use crate::model::{full_intervals, labels, Labeled};
 
 // Small multiples: `.charts` is a grid of cells at least 400 px wide (three per row on a
 // 1366 px laptop, one on a 390 px phone); every chart scales to its cell. A table is its own

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeSet;
 
-use super::labeled::Labeled;
 use super::tables::{Cell, Table};
+use crate::model::Labeled;
 
 /// Settings rows shown at most on the page (the CSV has them all).
 const MAX_HTML_SETTINGS: usize = 80;

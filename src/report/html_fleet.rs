@@ -3,8 +3,8 @@
 
 use std::fmt::Write;
 
-use super::labeled::Labeled;
 use super::svg::escape;
+use crate::model::Labeled;
 
 pub fn section(h: &mut String, rs: &[Labeled]) {
     for r in rs {

@@ -5,9 +5,9 @@
 
 use std::fmt::Write;
 
-use super::labeled::{full_intervals, Labeled};
 use super::svg::{auto_scale, escape, Chart, Scale, Series};
 use super::tables::{Cell, Table};
+use crate::model::{full_intervals, Labeled};
 use crate::model::{Point, RunRecord};
 
 /// Points drawn per line at most: longer runs are drawn with consecutive intervals merged

@@ -4,8 +4,8 @@
 //! sampled during the run (replica lag, Galera queues); and every node's version and the
 //! settings in which it differs from node 0, read at the start.
 
-use super::labeled::Labeled;
 use super::tables::{Cell, Table};
+use crate::model::Labeled;
 
 /// Counters per node shown next to its figures: (CSV column, header, the counters summed, scale).
 const COUNTERS: [(&str, &str, &[&str], f64); 3] = [

@@ -7,10 +7,10 @@
 use std::fmt::Write;
 
 use super::compare::{judge, mean_var, Verdict};
-use super::labeled::Labeled;
 use super::svg::{escape, short};
 use super::tables::Cell;
 use super::ResultDoc;
+use crate::model::Labeled;
 
 /// Server settings named in the summary at most (the fairness section has them all).
 const MAX_SETTINGS: usize = 8;

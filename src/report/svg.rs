@@ -4,6 +4,8 @@
 
 use std::fmt::Write;
 
+pub use crate::model::Series;
+
 // The page sets charts side by side in a grid (about three per row on a laptop, one on a
 // phone) and scales each to its cell's width: a chart is drawn for about 480 px, with its
 // legend under the plot so the plot keeps the width.
@@ -33,12 +35,6 @@ pub enum Scale {
     Log2,
     /// Base-10 log: latencies spanning decades.
     Log10,
-}
-
-#[derive(Debug, Clone)]
-pub struct Series {
-    pub name: String,
-    pub points: Vec<(f64, f64)>,
 }
 
 #[derive(Debug, Clone)]

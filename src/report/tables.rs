@@ -5,17 +5,7 @@
 use std::fmt::Write;
 
 use super::svg::escape;
-
-/// One cell: what it shows in HTML and what it holds in CSV.
-#[derive(Debug, Clone)]
-pub enum Cell {
-    Text(String),
-    /// A number shown with `decimals` digits in HTML; CSV keeps the full value.
-    Num(f64, usize),
-    Int(u64),
-    /// No value (the result does not have it).
-    Empty,
-}
+pub use crate::model::{Cell, Table};
 
 impl Cell {
     pub fn text(s: impl Into<String>) -> Cell {
@@ -56,19 +46,6 @@ fn csv_field(s: &str) -> String {
     } else {
         s.to_string()
     }
-}
-
-#[derive(Debug, Clone)]
-pub struct Table {
-    /// The name `--table` selects it by (lowercase, dashes).
-    pub name: &'static str,
-    /// CSV column names (snake_case, unit in the name).
-    pub columns: Vec<String>,
-    /// HTML column headers, same length as `columns`.
-    pub headers: Vec<String>,
-    pub rows: Vec<Vec<Cell>>,
-    /// Rows shown in bold after the others (totals); part of the CSV too.
-    pub footer: Vec<Vec<Cell>>,
 }
 
 impl Table {

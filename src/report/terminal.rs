@@ -3,15 +3,9 @@
 //! sysbench transactions) the ops/s row is transactions per second (sysbench's tps) and a
 //! second row gives statements per second (sysbench's qps).
 
-use super::{Owners, ResultDoc};
+pub use crate::model::Pick;
 
-/// Which aggregate goes in the cells.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Pick {
-    Max,
-    Median,
-}
+use super::{Owners, ResultDoc};
 
 /// The table of one result, then each owner's lines for it.
 pub fn render(doc: &ResultDoc, pick: Pick, owners: Owners) -> String {
@@ -164,14 +158,4 @@ fn steps_and_connections(doc: &ResultDoc) -> String {
         }
     }
     out
-}
-
-impl Pick {
-    /// The picked aggregate of per-run values (0 when there are none).
-    pub fn of(self, v: &[f64]) -> f64 {
-        match self {
-            Pick::Max => v.iter().copied().fold(0.0, f64::max),
-            Pick::Median => crate::model::median(v),
-        }
-    }
 }

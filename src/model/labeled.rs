@@ -1,7 +1,7 @@
-//! A result with the label it goes by, which every section of the report reads: the page
-//! (`html`), its sections (`html_*`), the tables and the workloads' own sections.
+//! A result with the label it goes by, which every section of the report reads: the page, its
+//! sections, the tables and the workloads' own sections.
 
-use super::{ResultDoc, RunRecord};
+use super::{IntervalSample, ResultDoc, RunRecord};
 
 /// A result with the label it goes by in charts and tables.
 pub struct Labeled<'a> {
@@ -49,7 +49,7 @@ pub fn labels(docs: &[ResultDoc]) -> Vec<String> {
 
 /// A run's intervals without a short last one: operations started before the deadline end
 /// just after it, and a few milliseconds of them would plot as a meaningless spike or dip.
-pub fn full_intervals(run: &RunRecord) -> impl Iterator<Item = &crate::model::IntervalSample> {
+pub fn full_intervals(run: &RunRecord) -> impl Iterator<Item = &IntervalSample> {
     let nominal = run.intervals.first().map_or(0.0, |i| i.t_s);
     let mut prev = 0.0;
     run.intervals.iter().filter(move |i| {
