@@ -18,8 +18,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::model::{ResultDoc, Status};
-use crate::report::{compare, Owners};
+use crate::model::{mean_var, ResultDoc, Status};
+use crate::report::Owners;
 pub use columns::{Figures, HistoryRow};
 pub use query::{
     csv as history_csv, short_version, table as history_table, wide as history_wide, Filter,
@@ -570,12 +570,12 @@ pub struct PointStats {
 impl PointStats {
     /// The figures of `p`, with the headline `figures` named.
     pub fn of(p: &crate::report::Point, figures: &[String]) -> PointStats {
-        let mean = |v: Vec<f64>| (!v.is_empty()).then(|| compare::mean_var(&v).0);
+        let mean = |v: Vec<f64>| (!v.is_empty()).then(|| mean_var(&v).0);
         let ops: Vec<f64> = p.runs.iter().map(|r| r.ops_per_s).collect();
         let (m, var) = if ops.is_empty() {
             (None, None)
         } else {
-            let (m, v) = compare::mean_var(&ops);
+            let (m, v) = mean_var(&ops);
             (Some(m), Some(v.sqrt()))
         };
         PointStats {

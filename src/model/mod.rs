@@ -714,12 +714,23 @@ pub fn cv(v: &[f64]) -> f64 {
     if v.len() < 2 {
         return 0.0;
     }
-    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    let (mean, var) = mean_var(v);
     if mean == 0.0 {
         return 0.0;
     }
-    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (v.len() - 1) as f64;
     var.sqrt() / mean
+}
+
+/// Mean and sample variance (0 for fewer than two values).
+pub fn mean_var(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let m = v.iter().sum::<f64>() / n;
+    let var = if v.len() > 1 {
+        v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
+    (m, var)
 }
 
 impl Aggregate {

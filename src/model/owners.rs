@@ -101,7 +101,7 @@ impl MetricValues {
     /// The mean over the runs (the value itself for `Once`).
     pub fn mean(&self) -> f64 {
         match self {
-            MetricValues::PerRun(v) if !v.is_empty() => v.iter().sum::<f64>() / v.len() as f64,
+            MetricValues::PerRun(v) if !v.is_empty() => super::mean_var(v).0,
             MetricValues::PerRun(_) => 0.0,
             MetricValues::Once(x) => *x,
         }

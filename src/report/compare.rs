@@ -18,6 +18,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::{Point, ResultDoc};
+use crate::model::mean_var;
 
 /// The unit every verdict counts: one result, measured on one server start.
 pub const UNIT: &str = "server start";
@@ -296,17 +297,6 @@ pub const METRICS: [Metric; 10] = [
 /// down.
 pub fn higher_is_better(metric: &str) -> bool {
     metric == "ops_per_s"
-}
-
-pub(crate) fn mean_var(v: &[f64]) -> (f64, f64) {
-    let n = v.len() as f64;
-    let m = v.iter().sum::<f64>() / n;
-    let var = if v.len() > 1 {
-        v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)
-    } else {
-        0.0
-    };
-    (m, var)
 }
 
 /// Two-sided 97.5 % quantile of Student's t for `df` degrees of freedom (df rounded down: a

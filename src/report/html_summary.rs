@@ -6,10 +6,11 @@
 
 use std::fmt::Write;
 
-use super::compare::{judge, mean_var, Verdict};
+use super::compare::{judge, Verdict};
 use super::svg::{escape, short};
 use super::tables::Cell;
 use super::ResultDoc;
+use crate::model::mean_var;
 use crate::model::Labeled;
 
 /// Server settings named in the summary at most (the fairness section has them all).

@@ -212,7 +212,7 @@ fn against_constant(
 }
 
 /// Mean and sample variance (0 for one value): `compare`'s.
-pub(crate) use crate::report::compare::mean_var;
+pub(crate) use crate::model::mean_var;
 
 /// The sequential rule of `--until-decided`: the claims are looked at after every pass from
 /// `FIRST_LOOK` on, and look j (1, 2, ...) tests at level `alpha / 2^j`. The levels add up to
