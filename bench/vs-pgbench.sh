@@ -11,10 +11,12 @@
 #   EB_PG_DRIVER (enginebench's PostgreSQL client: wire, the default, or tokio_postgres).
 #   EB_TOOLS: the tools of a round, in order (default "pgbench-prepared enginebench
 #   pgbench-simple enginebench-nobatch"). Also: enginebench-1loop (`--client-threads 1`:
-#   one event loop, where PostgreSQL gets two by default), enginebench-nopipe (enginebench with
-#   ?pipeline=off: each statement waits for the previous reply, BEGIN still goes with the
-#   first), enginebench-serial (?pipeline=off&begin=separate: one round trip per statement,
-#   as pgbench), pgbench-pipeline (the same TPC-B-like script as a custom script between
+#   one event loop, where PostgreSQL gets two by default), enginebench-epoll (`--client-io
+#   epoll`: plain sends and receives on readiness, as pgbench does), enginebench-ring
+#   (`--client-io io_uring`: every loop on the ring, however few its connections),
+#   enginebench-nopipe (enginebench with ?pipeline=off: each statement waits for the
+#   previous reply, BEGIN still goes with the first), enginebench-serial
+#   (?pipeline=off&begin=separate: one round trip per statement, as pgbench), pgbench-pipeline (the same TPC-B-like script as a custom script between
 #   \startpipeline and \endpipeline, -M prepared: pgbench's own pipeline mode),
 #   pgbench-extended (-M extended), enginebench-text and enginebench-extended
 #   (`--statements text|extended`, to set beside pgbench -M simple and -M extended; with
@@ -107,6 +109,8 @@ for r in $(seq 1 "$rounds"); do
         url=$eb_url
         [[ $tool == enginebench-nobatch ]] && extra=(--no-sched-batch)
         [[ $tool == enginebench-1loop ]] && extra=(--client-threads 1)
+        [[ $tool == enginebench-epoll ]] && extra=(--client-io epoll)
+        [[ $tool == enginebench-ring ]] && extra=(--client-io io_uring)
         [[ $tool == enginebench-nopipe ]] && url="$eb_url&pipeline=off"
         [[ $tool == enginebench-serial ]] && url="$eb_url&pipeline=off&begin=separate"
         if [[ $tool == enginebench-text || $tool == enginebench-extended ]]; then
@@ -141,7 +145,7 @@ python3 - "$out/runs.tsv" >"$out/summary.md" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter='\t'))
 med = lambda tool, k: statistics.median(float(r[k]) for r in rows if r['tool'] == tool)
-tools = [t for t in ['pgbench-prepared', 'pgbench-simple', 'pgbench-pipeline', 'pgbench-extended', 'enginebench', 'enginebench-1loop', 'enginebench-nobatch', 'enginebench-nopipe', 'enginebench-serial', 'enginebench-text', 'enginebench-extended'] if any(r['tool'] == t for r in rows)]
+tools = [t for t in ['pgbench-prepared', 'pgbench-simple', 'pgbench-pipeline', 'pgbench-extended', 'enginebench', 'enginebench-1loop', 'enginebench-epoll', 'enginebench-ring', 'enginebench-nobatch', 'enginebench-nopipe', 'enginebench-serial', 'enginebench-text', 'enginebench-extended'] if any(r['tool'] == t for r in rows)]
 print('| tool | tps (median) | client µs/tx | server µs/tx | ÷ pgbench -M prepared: tps, client, server | ÷ pgbench -M simple | ÷ pgbench pipeline |')
 print('|---|---|---|---|---|---|---|')
 def ratios(t, b):

@@ -642,8 +642,10 @@ pub struct RunArgs {
     /// How the lean MariaDB and PostgreSQL clients do their I/O. io_uring: one system call
     /// hands every connection's sends to the kernel and collects their replies, and a closed
     /// loop whose connections all wait wakes once per several replies. epoll: a send and a
-    /// receive per query, a wake-up per reply. auto: io_uring where the kernel and sandbox
-    /// allow it (Linux 6.1+), else epoll. The path taken is in the result (client.io).
+    /// receive per query, a wake-up per reply. auto: io_uring for a client loop of 8
+    /// connections or more where the kernel and sandbox allow it (Linux 6.1+), epoll for a
+    /// smaller loop (where the ring costs more CPU per query) and where io_uring cannot start.
+    /// The path taken is in the result (client.io, client.loops).
     #[arg(long, value_name = "PATH", env = "EB_CLIENT_IO", default_value = "auto",
           value_parser = ["auto", "io_uring", "epoll"])]
     pub client_io: String,

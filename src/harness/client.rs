@@ -54,6 +54,7 @@ pub(super) fn note_loops(c: &mut ClientInfo, p: crate::db::ring::LoopPaths) {
     c.loops = Some(report::LoopCounts {
         io_uring: p.io_uring,
         epoll: p.epoll,
+        auto_epoll: p.auto_epoll,
     });
     if p.io_uring == 0 {
         c.io = "epoll".into();

@@ -127,6 +127,7 @@ pub(super) fn open(
     let point_loops = LoopCounts {
         io_uring: loops1.io_uring - loops0.io_uring,
         epoll: loops1.epoll - loops0.epoll,
+        auto_epoll: loops1.auto_epoll - loops0.auto_epoll,
     };
     let connect = session.connect_stats();
     connect.report();

@@ -131,6 +131,10 @@ pub struct BatchRun {
 pub struct LoopCounts {
     pub io_uring: u64,
     pub epoll: u64,
+    /// Of the epoll loops, those `--client-io auto` put there for having fewer connections
+    /// than the ring needs to pay (docs/method.md, "The I/O path"; absent when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub auto_epoll: u64,
 }
 
 /// What a merged result is made of.

@@ -109,8 +109,11 @@ impl Session {
                         batch: pacing == Pacing::ClosedLoop
                             && faults.connect == ConnectMode::PerRun,
                     };
+                    // Under `--client-io auto` a loop of few connections takes epoll
+                    // (`ring::AUTO_RING_MIN_CONNECTIONS`: the ring pays by batching replies).
+                    let ring_here = use_ring && ring::ring_for(ids.len());
                     let lr = ring::LoopRuntime::new(
-                        use_ring.then_some(policy),
+                        ring_here.then_some(policy),
                         ids.len(),
                         &format!("client loop {l}"),
                     );

@@ -19,6 +19,10 @@ fn expected_io() -> &'static str {
 }
 
 fn point_select(dir: &std::path::Path, url: &str) -> Command {
+    point_select_at(dir, url, "4")
+}
+
+fn point_select_at(dir: &std::path::Path, url: &str, threads: &str) -> Command {
     let mut c = eb_command(dir);
     c.args([
         "run",
@@ -28,7 +32,7 @@ fn point_select(dir: &std::path::Path, url: &str) -> Command {
         "--table-size",
         "1000",
         "--threads",
-        "4",
+        threads,
         "--warmup",
         "0",
         "--time",
@@ -224,6 +228,55 @@ fn results_name_the_io_path_mariadb_and_postgres() {
         assert!(sleeps > 0, "{cpu}");
         let per_op = cpu["voluntary_cs_per_op"].as_f64().unwrap();
         assert!((per_op - sleeps as f64 / ops as f64).abs() < 1e-9, "{cpu}");
+    }
+}
+
+/// `--client-io auto` gives the ring to a client loop of 8 connections or more and leaves a
+/// smaller one on epoll, where the ring costs more per query; the result counts the loops it
+/// left there (`loops.auto_epoll`), with no fallback (nothing failed). io_uring by name puts
+/// the small loop on the ring.
+#[test]
+fn auto_gives_the_ring_to_loops_of_eight_connections_or_more() {
+    let Some(base) = server_url("EB_TEST_MYSQL_URL") else {
+        return;
+    };
+    if enginebench::db::ring::probe().is_err() {
+        assert_ne!(
+            std::env::var("EB_REQUIRE_IO_URING").as_deref(),
+            Ok("1"),
+            "io_uring is required here and the probe failed"
+        );
+        eprintln!("skipped: no io_uring here");
+        return;
+    }
+    let url = fresh_db(&base, "eb_it_client_io_auto");
+    let dir = tempdir();
+    // MariaDB: one loop by default, so the loop holds every connection.
+    for (io, threads, want, auto_epoll) in [
+        ("auto", "4", "epoll", 1),
+        ("auto", "8", "io_uring", 0),
+        ("io_uring", "4", "io_uring", 0),
+    ] {
+        let mut c = point_select_at(dir.path(), &url, threads);
+        c.args(["--client-io", io]);
+        let o = c.output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{io} {threads}: {stderr}");
+        let doc: Json = serde_json::from_slice(&o.stdout).expect("json");
+        assert_schema_valid(&doc);
+        let client = &doc["client"];
+        assert_eq!(client["requested"], io, "{client}");
+        assert_eq!(client["io"], want, "{io} {threads}: {client}");
+        assert!(client.get("fallback").is_none(), "{client}");
+        let loops = &client["loops"];
+        assert_eq!(
+            loops["auto_epoll"].as_u64().unwrap_or(0),
+            auto_epoll,
+            "{io} {threads}: {client}"
+        );
+        let on = if want == "epoll" { "epoll" } else { "io_uring" };
+        assert!(loops[on].as_u64().unwrap_or(0) >= 1, "{client}");
+        assert!(doc["points"][0]["runs"][0]["ops"].as_u64().unwrap() > 100);
     }
 }
 

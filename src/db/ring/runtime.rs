@@ -8,7 +8,8 @@ use super::*;
 /// Which I/O path the lean clients of the session loops take (`--client-io`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IoChoice {
-    /// io_uring where it can start, else epoll (said in the result).
+    /// io_uring where it can start (else epoll, said in the result) for a loop of at least
+    /// `AUTO_RING_MIN_CONNECTIONS` connections; epoll for a smaller loop.
     Auto,
     IoUring,
     Epoll,
@@ -38,6 +39,27 @@ pub fn choice() -> IoChoice {
     }
 }
 
+/// Under `auto`, the fewest connections a client loop needs to take the ring. The ring pays
+/// when one wake-up collects several replies; a loop of few connections mostly wakes for one,
+/// and then its three calls per wake-up (tokio's `epoll_wait`, the read of the ring's
+/// eventfd, `io_uring_enter`) cost more than epoll's send and receive. Measured
+/// (BENCHMARKS.md, "The I/O path by loop size"): epoll ÷ io_uring client CPU per query
+/// 0.71x at 4 connections on one loop, 0.93x at 8 (QPS 1.30x and 0.96x), io_uring well ahead
+/// at 16; tpcb at 2 connections per loop 0.78x.
+pub const AUTO_RING_MIN_CONNECTIONS: usize = 8;
+
+/// Whether a client loop of `connections` asks for the ring (the process's `path()` allowing
+/// it): always when `--client-io io_uring` named it, under `auto` from
+/// `AUTO_RING_MIN_CONNECTIONS` on. A loop that `auto` leaves on epoll for its size is counted
+/// (`LoopPaths::auto_epoll`).
+pub fn ring_for(connections: usize) -> bool {
+    let ring = choice() == IoChoice::IoUring || connections >= AUTO_RING_MIN_CONNECTIONS;
+    if !ring {
+        LOOPS_AUTO_EPOLL.fetch_add(1, Ordering::Relaxed);
+    }
+    ring
+}
+
 /// The path session loops take: `Ok(true)` the ring, `Ok(false)` epoll as chosen,
 /// `Err(why)` epoll because the ring cannot start here.
 pub fn path() -> Result<bool, String> {
@@ -62,6 +84,7 @@ impl IoChoice {
 /// run whose loops mixed both paths must say so.
 pub(super) static LOOPS_RING: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 pub(super) static LOOPS_EPOLL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static LOOPS_AUTO_EPOLL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 pub(super) static FELL_BACK: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 
 /// The client loops started so far by path, and why a loop asked for io_uring took epoll.
@@ -69,6 +92,8 @@ pub(super) static FELL_BACK: std::sync::Mutex<Option<String>> = std::sync::Mutex
 pub struct LoopPaths {
     pub io_uring: u64,
     pub epoll: u64,
+    /// Of the epoll loops, those `auto` put there for their size (`ring_for`).
+    pub auto_epoll: u64,
     pub fallback: Option<String>,
 }
 
@@ -76,6 +101,7 @@ pub fn loop_paths() -> LoopPaths {
     LoopPaths {
         io_uring: LOOPS_RING.load(Ordering::Relaxed),
         epoll: LOOPS_EPOLL.load(Ordering::Relaxed),
+        auto_epoll: LOOPS_AUTO_EPOLL.load(Ordering::Relaxed),
         fallback: FELL_BACK.lock().unwrap_or_else(|e| e.into_inner()).clone(),
     }
 }
