@@ -9,6 +9,10 @@
 #   EB_SCALE (10), EB_CLIENTS (4), EB_TIME (25 s per run), EB_WINDOW (measuring window,
 #   "START LEN" in seconds after each tool starts; default "5 12"), EB_OUT (output folder).
 #   EB_PG_DRIVER (enginebench's PostgreSQL client: wire, the default, or tokio_postgres).
+#   EB_SYNC_COMMIT (on): PostgreSQL's synchronous_commit for both tools' databases. `off`
+#   commits without waiting for the WAL's flush, so that the disk's flush time (which moves
+#   tps by a factor of two between runs on this machine) leaves the comparison and the tools'
+#   and the server's CPU decide it.
 #   EB_TOOLS: the tools of a round, in order (default "pgbench-prepared enginebench
 #   pgbench-simple enginebench-nobatch"). Also: enginebench-1loop (`--client-threads 1`:
 #   one event loop, where PostgreSQL gets two by default), enginebench-epoll (`--client-io
@@ -53,6 +57,10 @@ port=$(sed -E 's/.*:([0-9]+)\/.*/\1/' <<<"$EB_TEST_PG_URL")
 psql_() { psql -h "$sock" -p "$port" -U postgres -X -q -t -A "$@"; }
 
 psql_ -d postgres -c "DROP DATABASE IF EXISTS pgb" -c "CREATE DATABASE pgb" -c "DROP DATABASE IF EXISTS ebt" -c "CREATE DATABASE ebt"
+if [[ ${EB_SYNC_COMMIT:-on} != on ]]; then
+  psql_ -d postgres -c "ALTER DATABASE pgb SET synchronous_commit = $EB_SYNC_COMMIT" \
+    -c "ALTER DATABASE ebt SET synchronous_commit = $EB_SYNC_COMMIT"
+fi
 pgbench -h "$sock" -p "$port" -U postgres -i -q -s "$scale" pgb >"$out/pgbench-init.log" 2>&1
 eb_url="postgres://postgres@localhost:$port/ebt?host=$sock${EB_PG_DRIVER:+&driver=$EB_PG_DRIVER}"
 "$bin" prepare tpcb --target "$eb_url" --var "scale=$scale" 2>"$out/eb-prepare.log"
