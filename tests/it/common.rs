@@ -49,6 +49,11 @@ pub fn eb_command(dir: &Path) -> Command {
     for v in ["MYSQL_PWD", "PGPASSWORD", "ENGINEBENCH_TARGET"] {
         c.env_remove(v);
     }
+    // As scripts/test.sh does: the runs take the ring by name where it starts, small loops too
+    // (`--client-io auto` leaves loops of fewer than 8 connections on epoll).
+    if std::env::var_os("EB_CLIENT_IO").is_none() && enginebench::db::ring::probe().is_ok() {
+        c.env("EB_CLIENT_IO", "io_uring");
+    }
     c
 }
 

@@ -173,7 +173,7 @@ fn mariadb_text_point_select_prepares_nothing() {
     }
     // The control: the default prepares on the server (once per connection) and executes.
     let before = mysql_status(&url, &names);
-    let doc = point_select(dir.path(), &url, "prepared", "auto");
+    let doc = point_select(dir.path(), &url, "prepared", io_paths()[0]);
     let after = mysql_status(&url, &names);
     let (ops, _) = ops_and_errors(&doc);
     assert!(after[0] - before[0] >= 2, "a prepared run prepares");
@@ -259,7 +259,7 @@ fn postgres_text_and_extended_runs_prepare_no_statement() {
         }
         runs.push((tokio_url.as_str(), mode, "auto"));
     }
-    runs.push((url.as_str(), "prepared", "auto"));
+    runs.push((url.as_str(), "prepared", io_paths()[0]));
     let select = "SELECT c FROM sbtest1 WHERE id=";
     for (target, mode, io) in runs {
         let from = std::fs::metadata(&log).unwrap().len();
