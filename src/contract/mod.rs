@@ -132,7 +132,7 @@ pub trait Workload: Send + Sync + 'static {
     /// Where each of its tables lives on a sharded target (a Spider head and its backends,
     /// `shard::Placement`): every table its `prepare` creates, split by an integer column or
     /// kept on the head. None, the default, makes a Spider target refuse it (exit 2); a
-    /// workload that declares keys creates and loads its tables through `shard::Place`.
+    /// workload that declares keys creates and loads its tables through `workload::place`.
     fn shard_keys(&self) -> Option<shard::ShardKeys> {
         None
     }

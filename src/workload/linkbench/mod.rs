@@ -20,11 +20,12 @@ mod report;
 pub use entry::{LinkbenchArgs, ENTRY};
 pub use report::Report;
 
-use crate::contract::shard::{open_schema, Opened, Placement, ShardKeys, Tables};
+use crate::contract::shard::{Placement, ShardKeys};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Context, Error, Result};
 use crate::load::LoadOptions;
 use crate::model::LoadStats;
+use crate::workload::place::{open_schema, Opened, Tables};
 
 pub use driver::LinkbenchDriver;
 pub use props::{Props, KINDS};

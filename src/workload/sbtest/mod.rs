@@ -12,11 +12,12 @@ pub mod rand;
 
 use serde::Serialize;
 
-use crate::contract::shard::{Place, Placement, ShardKeys};
+use crate::contract::shard::{Placement, ShardKeys};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Context, Result};
 use crate::load::LoadOptions;
 use crate::model::LoadStats;
+use crate::workload::place::Place;
 
 pub use driver::OltpDriver;
 use rand::{Dist, RandType};
