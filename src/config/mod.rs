@@ -1,7 +1,6 @@
 //! The resolved, validated run configuration. Stage one (here) checks what the user typed
 //! without any I/O; stage two (commands) connects and builds what the runner needs.
 
-pub mod parse;
 mod shape;
 
 pub use shape::{Given, Purpose, ResolveCx, Shape};
@@ -15,6 +14,7 @@ use crate::db::{Dbms, TargetSpec, DEFAULT_TARGET};
 use crate::error::{Error, Result};
 use crate::report::terminal::Pick;
 use crate::runner::{steps, Arrivals, ConnectMode, LoadStep, Pacing};
+use crate::units as parse;
 
 /// Values a method preset fills in when the flag is not given.
 struct Preset {

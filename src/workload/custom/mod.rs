@@ -170,8 +170,7 @@ pub fn parse_var(s: &str) -> Result<(String, i64)> {
         Some(r) => (true, r),
         None => (false, t),
     };
-    let n = crate::config::parse::count(t)
-        .map_err(|e| Error::usage(format!("--var {}: {e}", k.trim())))?;
+    let n = crate::units::count(t).map_err(|e| Error::usage(format!("--var {}: {e}", k.trim())))?;
     let n = i64::try_from(n).map_err(|_| Error::usage(format!("--var {}: too large", k.trim())))?;
     Ok((k.trim().to_string(), if neg { -n } else { n }))
 }
