@@ -28,7 +28,7 @@ pub struct ResolveCx {
     pub shape: Shape,
     /// `--shard I/N`: this process runs shard I of a fleet of N; the workload takes its share
     /// (and says how in `Workload::partition`).
-    pub shard: Option<crate::fleet::Shard>,
+    pub shard: Option<crate::model::Shard>,
 }
 
 /// The run's shape: thread counts, phase lengths, repeats, and the size the result shows.

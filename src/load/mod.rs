@@ -88,7 +88,7 @@ pub struct LoadOptions {
     /// `prepare --shard I/N`: load only this shard's block of each table's ids (whole
     /// groups); the other shards load the rest, and since every row is made from its id the
     /// tables end up as one process would have loaded them.
-    pub shard: Option<crate::fleet::Shard>,
+    pub shard: Option<crate::model::Shard>,
 }
 
 /// What the loads of one command did so far, so that a run interrupted while loading can

@@ -16,12 +16,14 @@ mod labeled;
 mod load;
 mod owners;
 mod samples;
+mod shard;
 mod target;
 
 pub use labeled::{full_intervals, labels, Labeled};
 pub use load::{LoadMethod, LoadStats};
 pub use owners::{Cell, MetricValues, Owners, Pick, SectionOwner, Series, Table};
 pub use samples::{IntervalSample, KindTick};
+pub use shard::{Shard, INDEX_ENV};
 pub use target::{DiskUsage, NodeInfo, ReplicationSample, TableSize};
 
 use std::collections::BTreeMap;

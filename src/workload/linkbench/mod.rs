@@ -55,7 +55,7 @@ pub struct Spec {
     pub dists: driver::Dists,
     /// `run --shard I/N`: this shard's requests draw their id1 and node ids in its block of
     /// the nodes only (`dists.ids`).
-    pub shard: Option<crate::fleet::Shard>,
+    pub shard: Option<crate::model::Shard>,
 }
 
 impl Spec {
@@ -78,7 +78,7 @@ impl Spec {
     }
 
     /// Make this spec shard `s`'s: its requests keep to its block of the node ids.
-    pub fn set_shard(&mut self, s: crate::fleet::Shard) -> Result<()> {
+    pub fn set_shard(&mut self, s: crate::model::Shard) -> Result<()> {
         self.dists.ids = Some(s.block(self.nodes(), "--maxid1 (nodes)")?);
         self.shard = Some(s);
         Ok(())

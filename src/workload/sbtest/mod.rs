@@ -152,7 +152,7 @@ pub struct Spec {
     /// `--shard I/N`: this process's workers are workers shard*threads.. of the fleet's
     /// threads*N (random streams and insert ids then differ between shards).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub shard: Option<crate::fleet::Shard>,
+    pub shard: Option<crate::model::Shard>,
 }
 
 impl Spec {

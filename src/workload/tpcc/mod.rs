@@ -133,7 +133,7 @@ pub struct Spec {
     /// Keying and think times of TPC-C 5.2.5 (`--spec-timing`).
     pub spec_timing: bool,
     /// `--shard I/N`: this shard's terminals have their home warehouses in its block only.
-    pub shard: Option<crate::fleet::Shard>,
+    pub shard: Option<crate::model::Shard>,
     /// `--terminals N`: N terminals share the run's connections (`--threads`); None: every
     /// connection is one terminal.
     pub terminals: Option<u32>,
