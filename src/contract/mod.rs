@@ -69,8 +69,8 @@ pub struct Listing {
 }
 
 // The resolve context and the run's shape are plain settings that the config builds and reads
-// back, so they live in the config, a floor below.
-pub use crate::config::{Given, Purpose, ResolveCx, Shape};
+// back, so they live in the model, below both.
+pub use crate::model::{Given, Purpose, ResolveCx, Shape};
 pub use run::{Counted, Harness, HostSample, Span, Tally};
 // A workload's whole interface in one place, so that a workload written outside enginebench
 // imports the contract alone: what the methods above take and return, what its drivers run on

@@ -16,6 +16,7 @@ mod labeled;
 mod load;
 mod owners;
 mod samples;
+mod shape;
 mod shard;
 mod target;
 
@@ -23,6 +24,7 @@ pub use labeled::{full_intervals, labels, Labeled};
 pub use load::{LoadMethod, LoadStats};
 pub use owners::{Cell, MetricValues, Owners, Pick, SectionOwner, Series, Table};
 pub use samples::{IntervalSample, KindTick};
+pub use shape::{Given, Purpose, ResolveCx, Shape};
 pub use shard::{Shard, INDEX_ENV};
 pub use target::{DiskUsage, NodeInfo, ReplicationSample, TableSize};
 
