@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use futures_util::future::LocalBoxFuture;
 
-use crate::load::LoadOptions;
+use crate::model::LoadOptions;
 
 /// A kind of workload in the registry: what `list`, `--help` and the commands find by name.
 pub trait Entry: Sync {

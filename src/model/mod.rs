@@ -21,7 +21,7 @@ mod shard;
 mod target;
 
 pub use labeled::{full_intervals, labels, Labeled};
-pub use load::{LoadMethod, LoadStats};
+pub use load::{LoadJournal, LoadMethod, LoadOptions, LoadStats, LoadTrack, LoadWatch};
 pub use owners::{Cell, MetricValues, Owners, Pick, SectionOwner, Series, Table};
 pub use samples::{IntervalSample, KindTick};
 pub use shape::{Given, Purpose, ResolveCx, Shape};

@@ -23,7 +23,8 @@ use crate::contract::shard::{server_name, Placement, ShardKeys};
 use crate::db::url::Endpoint;
 use crate::db::{Conn, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
-use crate::load::{self, LoadOptions, RowSource};
+use crate::load::{self, RowSource};
+use crate::model::LoadOptions;
 use crate::model::LoadStats;
 
 fn quote(s: &str) -> String {

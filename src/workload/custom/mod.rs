@@ -16,7 +16,8 @@ use std::time::Duration;
 
 use crate::db::{Conn, Dbms, ErrorClass, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
-use crate::load::{self, LoadOptions, RowSource};
+use crate::load::{self, RowSource};
+use crate::model::LoadOptions;
 use crate::model::LoadStats;
 use crate::rng::Rng;
 use crate::runner::Pacing;

@@ -325,7 +325,7 @@ fn schema(dbms: Dbms) -> &'static str {
 pub async fn prepare(
     conn: &mut Conn,
     engine: Option<&str>,
-    opts: &crate::load::LoadOptions,
+    opts: &crate::model::LoadOptions,
     fleet: Option<&crate::fleet::LoadFleet>,
 ) -> Result<Vec<LoadStats>> {
     use crate::fleet::{self, Role};

@@ -23,7 +23,7 @@ pub use report::Report;
 use crate::contract::shard::{Placement, ShardKeys};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Context, Error, Result};
-use crate::load::LoadOptions;
+use crate::model::LoadOptions;
 use crate::model::LoadStats;
 use crate::workload::place::{open_schema, Opened, Tables};
 

@@ -15,7 +15,7 @@ use serde::Serialize;
 use crate::contract::shard::{Placement, ShardKeys};
 use crate::db::{Conn, DbResult, Dbms, StmtId, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
-use crate::load::LoadOptions;
+use crate::model::LoadOptions;
 use crate::model::LoadStats;
 use crate::rng::Rng;
 use crate::runner::{Driver, Step};

@@ -15,7 +15,7 @@ use serde::Serialize;
 use crate::contract::shard::{Placement, ShardKeys};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Context, Result};
-use crate::load::LoadOptions;
+use crate::model::LoadOptions;
 use crate::model::LoadStats;
 use crate::workload::place::Place;
 

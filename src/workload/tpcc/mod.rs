@@ -28,7 +28,7 @@ pub use report::{constraints as constraints_of, Report, RunSection, TPM_C, TPM_T
 use crate::contract::shard::{Placement, ShardKeys};
 use crate::db::{Conn, DbError, DbResult, Dbms, StmtId, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
-use crate::load::LoadOptions;
+use crate::model::LoadOptions;
 use crate::model::LoadStats;
 use crate::rng::Rng;
 use crate::runner::Step;
