@@ -94,6 +94,16 @@ pub struct PrepareCx<'a> {
     pub fleet: Option<&'a crate::fleet::LoadFleet>,
 }
 
+/// What `Workload::planned` reads of a run's configuration: the thread counts, the warm-up,
+/// a measured run's length and how many runs.
+#[derive(Debug, Clone)]
+pub struct RunPlan {
+    pub threads: Vec<usize>,
+    pub warmup: Duration,
+    pub duration: Duration,
+    pub runs: u32,
+}
+
 /// The outcome of `check`: every failed condition, and the line that sums it up.
 pub struct Checked {
     pub failures: Vec<String>,
@@ -194,14 +204,14 @@ pub trait Workload: Send + Sync + 'static {
         h.sweep_me();
         Ok(())
     }
-    /// How long its measured phases take with `cfg` (loads not included), for the estimate
-    /// a suite prints before it starts; None when it runs by rows or tests, not by time. The
+    /// How long its measured phases take in `run` (loads not included), for the estimate a
+    /// suite prints before it starts; None when it runs by rows or tests, not by time. The
     /// default is the sweep's: per operation and thread count, the warm-up and the runs.
-    fn planned(&self, cfg: &crate::config::RunConfig) -> Option<std::time::Duration> {
-        let mut total = std::time::Duration::ZERO;
+    fn planned(&self, run: &RunPlan) -> Option<Duration> {
+        let mut total = Duration::ZERO;
         for i in 0..self.operations().len() {
-            let run = self.phase_duration(i).unwrap_or(cfg.duration());
-            total += (cfg.warmup() + run * cfg.runs) * cfg.threads.len() as u32;
+            let one = self.phase_duration(i).unwrap_or(run.duration);
+            total += (run.warmup + one * run.runs) * run.threads.len() as u32;
         }
         Some(total)
     }

@@ -141,9 +141,9 @@ impl Workload for Spec {
     }
     /// Per algorithm and thread count: the time before the ADD, and after it and after the
     /// DROP (the DDL's own time is not known beforehand).
-    fn planned(&self, cfg: &crate::config::RunConfig) -> Option<std::time::Duration> {
+    fn planned(&self, run: &crate::contract::RunPlan) -> Option<std::time::Duration> {
         let per = self.before + self.after * 2;
-        Some(per * (self.algorithms.len() * cfg.threads.len()) as u32)
+        Some(per * (self.algorithms.len() * run.threads.len()) as u32)
     }
     fn run(&self, h: &mut Harness) -> Result<()> {
         super::measure(self, h)
