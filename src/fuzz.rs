@@ -7,8 +7,8 @@
 //! Driven by cargo-fuzz (`fuzz/`, its own workspace) and by the seeded property loop
 //! `cargo run --release --example fuzz-parsers -- --minutes 5` (docs/fuzzing.md).
 
-use crate::config::parse;
 use crate::db::TargetSpec;
+use crate::units;
 
 /// The password the URL fuzzing plants in the user part; generators never put it elsewhere.
 pub const URL_SECRET: &str = "Zq9Secret";
@@ -70,18 +70,18 @@ pub fn target_url(data: &[u8]) {
 /// Durations, counts, rates and thread lists (the input is tried as each).
 pub fn values(data: &[u8]) {
     let s = String::from_utf8_lossy(data);
-    match parse::duration(&s) {
+    match units::duration(&s) {
         Ok(d) => assert!(d.as_secs_f64() <= 1e9, "duration({s:?}) = {d:?}"),
         Err(e) => one_line("duration", &s, &e),
     }
-    if let Err(e) = parse::count(&s) {
+    if let Err(e) = units::count(&s) {
         one_line("count", &s, &e);
     }
-    match parse::rate(&s) {
+    match units::rate(&s) {
         Ok(r) => assert!(r.is_finite() && r > 0.0 && r <= 1e9, "rate({s:?}) = {r}"),
         Err(e) => one_line("rate", &s, &e),
     }
-    match parse::thread_list(&s) {
+    match units::thread_list(&s) {
         Ok(v) => assert!(
             !v.is_empty() && v.iter().all(|&n| (1..=100_000).contains(&n)),
             "threads({s:?}) = {v:?}"

@@ -27,6 +27,7 @@ pub mod server;
 pub mod suite;
 #[cfg(test)]
 mod testing;
+pub mod units;
 pub mod workload;
 
 use std::process::ExitCode;

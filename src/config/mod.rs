@@ -1,11 +1,6 @@
 //! The resolved, validated run configuration. Stage one (here) checks what the user typed
 //! without any I/O; stage two (commands) connects and builds what the runner needs.
 
-pub mod parse;
-mod shape;
-
-pub use shape::{Given, Purpose, ResolveCx, Shape};
-
 use std::time::Duration;
 
 use serde::Serialize;
@@ -13,8 +8,10 @@ use serde::Serialize;
 use crate::cli::{FleetArgs, Method, RunArgs, TargetArgs};
 use crate::db::{Dbms, TargetSpec, DEFAULT_TARGET};
 use crate::error::{Error, Result};
+use crate::model::{Given, Purpose, ResolveCx, Shape};
 use crate::report::terminal::Pick;
 use crate::runner::{steps, Arrivals, ConnectMode, LoadStep, Pacing};
+use crate::units as parse;
 
 /// Values a method preset fills in when the flag is not given.
 struct Preset {

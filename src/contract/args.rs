@@ -3,9 +3,9 @@
 
 use clap::Args;
 
-use crate::config::parse;
 use crate::error::{Error, Result};
 use crate::measure::Method;
+use crate::units;
 
 /// `--table-size`.
 #[derive(Debug, Clone, Args, Default)]
@@ -21,7 +21,7 @@ impl SizeArgs {
     /// The rows asked for, or `default`; checked against the range every loader takes.
     pub fn rows(&self, default: u64) -> Result<u64> {
         let n = match &self.table_size {
-            Some(s) => parse::count(s).map_err(|e| Error::usage(format!("--table-size: {e}")))?,
+            Some(s) => units::count(s).map_err(|e| Error::usage(format!("--table-size: {e}")))?,
             None => default,
         };
         if n == 0 || n > u32::MAX as u64 {

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use futures_util::future::LocalBoxFuture;
 
-use crate::load::LoadOptions;
+use crate::model::LoadOptions;
 
 /// A kind of workload in the registry: what `list`, `--help` and the commands find by name.
 pub trait Entry: Sync {
@@ -69,8 +69,8 @@ pub struct Listing {
 }
 
 // The resolve context and the run's shape are plain settings that the config builds and reads
-// back, so they live in the config, a floor below.
-pub use crate::config::{Given, Purpose, ResolveCx, Shape};
+// back, so they live in the model, below both.
+pub use crate::model::{Given, Purpose, ResolveCx, Shape};
 pub use run::{Counted, Harness, HostSample, Span, Tally};
 // A workload's whole interface in one place, so that a workload written outside enginebench
 // imports the contract alone: what the methods above take and return, what its drivers run on
@@ -92,6 +92,16 @@ pub struct PrepareCx<'a> {
     /// loads its share with the other shards (`crate::fleet::begin` .. `done`); `load.shard`
     /// is set too. None: one process prepares alone.
     pub fleet: Option<&'a crate::fleet::LoadFleet>,
+}
+
+/// What `Workload::planned` reads of a run's configuration: the thread counts, the warm-up,
+/// a measured run's length and how many runs.
+#[derive(Debug, Clone)]
+pub struct RunPlan {
+    pub threads: Vec<usize>,
+    pub warmup: Duration,
+    pub duration: Duration,
+    pub runs: u32,
 }
 
 /// The outcome of `check`: every failed condition, and the line that sums it up.
@@ -132,7 +142,7 @@ pub trait Workload: Send + Sync + 'static {
     /// Where each of its tables lives on a sharded target (a Spider head and its backends,
     /// `shard::Placement`): every table its `prepare` creates, split by an integer column or
     /// kept on the head. None, the default, makes a Spider target refuse it (exit 2); a
-    /// workload that declares keys creates and loads its tables through `shard::Place`.
+    /// workload that declares keys creates and loads its tables through `workload::place`.
     fn shard_keys(&self) -> Option<shard::ShardKeys> {
         None
     }
@@ -194,14 +204,14 @@ pub trait Workload: Send + Sync + 'static {
         h.sweep_me();
         Ok(())
     }
-    /// How long its measured phases take with `cfg` (loads not included), for the estimate
-    /// a suite prints before it starts; None when it runs by rows or tests, not by time. The
+    /// How long its measured phases take in `run` (loads not included), for the estimate a
+    /// suite prints before it starts; None when it runs by rows or tests, not by time. The
     /// default is the sweep's: per operation and thread count, the warm-up and the runs.
-    fn planned(&self, cfg: &crate::config::RunConfig) -> Option<std::time::Duration> {
-        let mut total = std::time::Duration::ZERO;
+    fn planned(&self, run: &RunPlan) -> Option<Duration> {
+        let mut total = Duration::ZERO;
         for i in 0..self.operations().len() {
-            let run = self.phase_duration(i).unwrap_or(cfg.duration());
-            total += (cfg.warmup() + run * cfg.runs) * cfg.threads.len() as u32;
+            let one = self.phase_duration(i).unwrap_or(run.duration);
+            total += (run.warmup + one * run.runs) * run.threads.len() as u32;
         }
         Some(total)
     }

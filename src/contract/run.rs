@@ -13,8 +13,8 @@ use super::Workload;
 // What a workload's own phases count and sample is measured on a floor below.
 use crate::config::RunConfig;
 use crate::live::Live;
-use crate::load::LoadOptions;
 pub use crate::measure::{Counted, HostSample, Tally};
+use crate::model::LoadOptions;
 use crate::model::ResultDoc;
 use crate::runner::admin::Admin;
 

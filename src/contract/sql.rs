@@ -3,7 +3,7 @@
 
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Context, Error, Result};
-use crate::load::LoadOptions;
+use crate::model::LoadOptions;
 
 /// Open a connection of a workload's or a command's own: failures here are the user's to fix
 /// (exit 2).

@@ -22,9 +22,9 @@ use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Context, Error, Failure, Result};
 use crate::interrupt;
 use crate::live::Live;
-use crate::load::LoadOptions;
 use crate::measure::host::HostFacts;
 use crate::measure::{disturbed_above, proc, HostSample};
+use crate::model::LoadOptions;
 use crate::model::{
     LoadMethod, LoadStats, NodeInfo, ResultDoc, ServerInfo, Status, TargetInfo, ToolInfo,
 };
@@ -162,7 +162,7 @@ pub(crate) fn load_options(
             _ => vec![],
         },
         progress: true,
-        live: Default::default(),
+        live: Arc::new(Live::default()),
         journal: Default::default(),
         shard: None,
     }
@@ -593,7 +593,7 @@ fn load_tables(
         cfg.load_method,
         &cfg.table_options,
     );
-    opts.live = live.clone();
+    opts.live = Arc::new(live.clone());
     // A fleet's shards load missing tables together (shard 0 creates them), or, with
     // --start-at, find them loaded: never N loads of the same tables.
     let load_fleet = cfg

@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::measure::{CpuTimes, LatencyHist, LatencySummary};
-use crate::model::{IntervalSample, KindTick};
+use crate::model::{IntervalSample, KindTick, LoadTrack, LoadWatch};
 use crate::runner::{LoadStep, PhasePlan, PhaseResult, Session};
 
 /// What a phase is, as the live outputs name it.
@@ -401,41 +401,6 @@ impl Live {
         }
     }
 
-    /// The progress of loading `rows` rows into `table` over `connections` connections;
-    /// `bar`: draw it on a terminal (a workload may follow only its big table).
-    pub fn load(&self, table: &str, rows: u64, connections: usize, bar: bool) -> LoadProgress {
-        if let Some(mut m) = self.metrics() {
-            m.current = metrics::Current {
-                phase: "load",
-                operation: table.to_string(),
-                threads: connections,
-                run: 0,
-                step: 0,
-            };
-            m.load(table, 0, rows);
-        }
-        let bar = (bar && self.0.terminal).then(|| {
-            let b = indicatif::ProgressBar::new(rows);
-            b.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "{prefix} [{wide_bar}] {human_pos}/{human_len} rows  {msg}  ETA {eta}",
-                )
-                .expect("valid template")
-                .progress_chars("=> "),
-            );
-            b.set_prefix(format!("loading {table}"));
-            b
-        });
-        LoadProgress {
-            live: self.clone(),
-            table: table.to_string(),
-            rows,
-            start: Instant::now(),
-            last_line: Instant::now(),
-            bar,
-        }
-    }
-
     /// The run is over: a `result` line for jsonl, and the endpoint stays up until a scraper
     /// has read the final numbers (`metrics::Endpoint::linger`).
     pub fn finish(&self, status: &str, path: &std::path::Path, exit_code: u8) {
@@ -542,6 +507,43 @@ struct ResultLine<'a> {
     exit_code: u8,
 }
 
+impl LoadWatch for Live {
+    /// The progress of loading `rows` rows into `table` over `connections` connections;
+    /// `bar`: draw it on a terminal (a workload may follow only its big table).
+    fn load(&self, table: &str, rows: u64, connections: usize, bar: bool) -> Box<dyn LoadTrack> {
+        if let Some(mut m) = self.metrics() {
+            m.current = metrics::Current {
+                phase: "load",
+                operation: table.to_string(),
+                threads: connections,
+                run: 0,
+                step: 0,
+            };
+            m.load(table, 0, rows);
+        }
+        let bar = (bar && self.0.terminal).then(|| {
+            let b = indicatif::ProgressBar::new(rows);
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{prefix} [{wide_bar}] {human_pos}/{human_len} rows  {msg}  ETA {eta}",
+                )
+                .expect("valid template")
+                .progress_chars("=> "),
+            );
+            b.set_prefix(format!("loading {table}"));
+            b
+        });
+        Box::new(LoadProgress {
+            live: self.clone(),
+            table: table.to_string(),
+            rows,
+            start: Instant::now(),
+            last_line: Instant::now(),
+            bar,
+        })
+    }
+}
+
 /// One table's load as the live outputs see it; the loader calls `update` on its progress
 /// tick (every 100 ms) and `finish` at the end.
 pub struct LoadProgress {
@@ -553,18 +555,20 @@ pub struct LoadProgress {
     bar: Option<indicatif::ProgressBar>,
 }
 
-impl LoadProgress {
-    pub fn update(&mut self, done: u64) {
+impl LoadTrack for LoadProgress {
+    fn update(&mut self, done: u64) {
         self.show(done, false);
     }
 
-    pub fn finish(mut self, done: u64) {
+    fn finish(mut self: Box<Self>, done: u64) {
         self.show(done, true);
         if let Some(b) = self.bar.take() {
             b.finish_and_clear();
         }
     }
+}
 
+impl LoadProgress {
     fn show(&mut self, done: u64, end: bool) {
         let elapsed_s = self.start.elapsed().as_secs_f64();
         let rate = done as f64 / elapsed_s.max(1e-9);

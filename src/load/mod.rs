@@ -9,13 +9,13 @@
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::db::{Conn, Dbms, ErrorClass, TargetSpec, Value};
 use crate::error::{Error, Result};
 use crate::interrupt;
-use crate::model::{LoadMethod, LoadStats};
+use crate::model::{LoadMethod, LoadOptions, LoadStats};
 
 /// Where the rows of one table come from.
 pub trait RowSource: Send + Sync {
@@ -66,52 +66,6 @@ pub enum TableOrder {
     AtOnce,
     /// One table after another, each table's ids split over every loader connection (`load`).
     OneByOne,
-}
-
-#[derive(Debug, Clone)]
-pub struct LoadOptions {
-    pub method: LoadMethod,
-    /// Loader connections (SQLite always uses one).
-    pub connections: usize,
-    /// Rows per INSERT statement / per SQLite transaction.
-    pub batch_rows: usize,
-    /// Statements each loader connection runs first (MySQL: unique_checks=0, ...).
-    pub session_sql: Vec<String>,
-    /// Draw this load's progress bar on a terminal (a workload may follow only its big table).
-    pub progress: bool,
-    /// `--table-options`: appended to every benchmark table's CREATE TABLE (MariaDB/MySQL).
-    pub table_options: String,
-    /// Where the progress goes (terminal bar, `--format jsonl` lines, live metrics).
-    pub live: crate::live::Live,
-    /// Every table's load as it ends, finished or cut short by a signal (shared by clones).
-    pub journal: LoadJournal,
-    /// `prepare --shard I/N`: load only this shard's block of each table's ids (whole
-    /// groups); the other shards load the rest, and since every row is made from its id the
-    /// tables end up as one process would have loaded them.
-    pub shard: Option<crate::fleet::Shard>,
-}
-
-/// What the loads of one command did so far, so that a run interrupted while loading can
-/// still say in its result how far the load got (a workload's `prepare` returns its stats only
-/// when every table is loaded).
-#[derive(Debug, Clone, Default)]
-pub struct LoadJournal(Arc<Mutex<Vec<LoadStats>>>);
-
-impl LoadJournal {
-    /// Add one table's load (the sharded loader records a table's loads on every backend as
-    /// one).
-    pub(crate) fn record(&self, s: LoadStats) {
-        self.push(s);
-    }
-
-    fn push(&self, s: LoadStats) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(s);
-    }
-
-    /// Every load recorded so far, in the order they ended.
-    pub fn entries(&self) -> Vec<LoadStats> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
-    }
 }
 
 /// Load rows 1..=`rows` of `src` into an existing table (with `opts.shard`: this shard's

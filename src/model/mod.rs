@@ -16,12 +16,16 @@ mod labeled;
 mod load;
 mod owners;
 mod samples;
+mod shape;
+mod shard;
 mod target;
 
 pub use labeled::{full_intervals, labels, Labeled};
-pub use load::{LoadMethod, LoadStats};
+pub use load::{LoadJournal, LoadMethod, LoadOptions, LoadStats, LoadTrack, LoadWatch};
 pub use owners::{Cell, MetricValues, Owners, Pick, SectionOwner, Series, Table};
 pub use samples::{IntervalSample, KindTick};
+pub use shape::{Given, Purpose, ResolveCx, Shape};
+pub use shard::{Shard, INDEX_ENV};
 pub use target::{DiskUsage, NodeInfo, ReplicationSample, TableSize};
 
 use std::collections::BTreeMap;

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::fleet::Shard;
 use crate::measure::{LatencyHist, LatencySummary};
+use crate::model::Shard;
 use crate::model::*;
 
 /// Config keys that may differ between the shards of one fleet run.

@@ -208,7 +208,14 @@ pub fn estimate(plan: &Plan, cells: &[Cell], reg: &crate::registry::Registry) ->
             .ok()
             .flatten()
             .and_then(|p| crate::harness::resolve_run(&p.common, p.entry, &p.name, &p.matches).ok())
-            .and_then(|(cfg, w)| w.planned(&cfg));
+            .and_then(|(cfg, w)| {
+                w.planned(&crate::contract::RunPlan {
+                    threads: cfg.threads.clone(),
+                    warmup: cfg.warmup(),
+                    duration: cfg.duration(),
+                    runs: cfg.runs,
+                })
+            });
         match planned {
             Some(d) => total += d * plan.sections[c.section].repeats,
             None if !untimed.contains(&s.workload) => untimed.push(s.workload.clone()),

@@ -1,7 +1,9 @@
 //! The workloads: one folder per benchmark, each behind the contract (`crate::contract`) and
 //! named by the registry (`crate::registry`). What several workloads share lives beside them
-//! and is no workload (no `entry.rs`): `textgen`, a text generator, and `sbtest`, sysbench's
-//! tables, load and transactions (oltp and schema-change). No workload imports another.
+//! and is no workload (no `entry.rs`): `textgen`, a text generator; `sbtest`, sysbench's
+//! tables, load and transactions (oltp and schema-change); and `place`, creating and loading
+//! tables on one server or a Spider head and its backends (every workload that declares shard
+//! keys). No workload imports another.
 //!
 //! Every folder here has its `pub mod` line below, and every workload folder (one with an
 //! `entry.rs`) its line in `registry::builtins()`; a unit test there
@@ -13,6 +15,7 @@ pub mod iibench;
 pub mod linkbench;
 pub mod micro_read;
 pub mod oltp;
+pub mod place;
 pub mod round_trip;
 pub mod sbtest;
 pub mod schema_change;

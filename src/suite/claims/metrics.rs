@@ -191,7 +191,7 @@ pub(super) fn config_number(v: &serde_json::Value, key: &str) -> Option<f64> {
                     return Some(n);
                 }
                 if let Some(s) = x.as_str() {
-                    if let Ok(n) = crate::config::parse::count(s) {
+                    if let Ok(n) = crate::units::count(s) {
                         return Some(n as f64);
                     }
                 }

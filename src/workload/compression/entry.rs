@@ -134,7 +134,7 @@ impl Workload for Spec {
     /// Per format: load it and size it, then its read/write points (one format at a time, so
     /// each point's engine is the format's).
     /// It runs by rows or tests, not by time.
-    fn planned(&self, _cfg: &crate::config::RunConfig) -> Option<std::time::Duration> {
+    fn planned(&self, _run: &crate::contract::RunPlan) -> Option<std::time::Duration> {
         None
     }
     fn run(&self, h: &mut Harness) -> Result<()> {

@@ -21,8 +21,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::db::{Conn, DbResult, Dbms, StmtId, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
-use crate::load::{self, LoadOptions};
+use crate::load;
 use crate::measure::{disturbed, HostSample};
+use crate::model::LoadOptions;
 use crate::model::LoadStats;
 use crate::rng::Rng;
 use crate::runner::{Driver, Step};

@@ -16,7 +16,8 @@ use std::time::Duration;
 
 use crate::db::{Conn, Dbms, ErrorClass, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
-use crate::load::{self, LoadOptions, RowSource};
+use crate::load::{self, RowSource};
+use crate::model::LoadOptions;
 use crate::model::LoadStats;
 use crate::rng::Rng;
 use crate::runner::Pacing;
@@ -170,8 +171,7 @@ pub fn parse_var(s: &str) -> Result<(String, i64)> {
         Some(r) => (true, r),
         None => (false, t),
     };
-    let n = crate::config::parse::count(t)
-        .map_err(|e| Error::usage(format!("--var {}: {e}", k.trim())))?;
+    let n = crate::units::count(t).map_err(|e| Error::usage(format!("--var {}: {e}", k.trim())))?;
     let n = i64::try_from(n).map_err(|_| Error::usage(format!("--var {}: too large", k.trim())))?;
     Ok((k.trim().to_string(), if neg { -n } else { n }))
 }

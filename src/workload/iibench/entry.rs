@@ -135,7 +135,7 @@ impl Workload for Spec {
     }
     /// One run from the empty table, its window curve saved as it grows.
     /// It runs by rows or tests, not by time.
-    fn planned(&self, _cfg: &crate::config::RunConfig) -> Option<std::time::Duration> {
+    fn planned(&self, _run: &crate::contract::RunPlan) -> Option<std::time::Duration> {
         None
     }
     fn run(&self, h: &mut Harness) -> Result<()> {

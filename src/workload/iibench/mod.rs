@@ -79,7 +79,7 @@ pub struct Spec {
     pub max_table_rows: Option<u64>,
     /// `run --shard I/N`: this shard inserts the fleet's rows numbered I+1, I+1+N, ... (their
     /// contents; the server numbers them all), and its share of `max_rows`.
-    pub shard: Option<crate::fleet::Shard>,
+    pub shard: Option<crate::model::Shard>,
 }
 
 impl Spec {
@@ -325,7 +325,7 @@ fn schema(dbms: Dbms) -> &'static str {
 pub async fn prepare(
     conn: &mut Conn,
     engine: Option<&str>,
-    opts: &crate::load::LoadOptions,
+    opts: &crate::model::LoadOptions,
     fleet: Option<&crate::fleet::LoadFleet>,
 ) -> Result<Vec<LoadStats>> {
     use crate::fleet::{self, Role};

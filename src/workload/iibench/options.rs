@@ -5,9 +5,9 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::cli::Method;
-use crate::config::parse;
 use crate::contract::args::TextArgs;
 use crate::error::{Error, Result};
+use crate::units;
 use crate::workload::textgen::{self, TextGen};
 
 use super::{Spec, DEFAULT_DATA_LENGTH, DEFAULT_ROWS_PER_COMMIT, DEFAULT_TIME_WINDOW_ROWS};
@@ -73,7 +73,7 @@ pub fn spec(
 ) -> Result<Spec> {
     let count = |flag: &str, v: &Option<String>| -> Result<Option<u64>> {
         match v {
-            Some(s) => parse::count(s)
+            Some(s) => units::count(s)
                 .map(Some)
                 .map_err(|e| Error::usage(format!("{flag}: {e}"))),
             None => Ok(None),

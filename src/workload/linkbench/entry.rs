@@ -8,13 +8,13 @@ use futures_util::future::{FutureExt, LocalBoxFuture};
 
 use super::{LinkbenchDriver, Props, Spec, DEFAULT_REQUESTERS, KINDS, NAME};
 use crate::cli::Method;
-use crate::config::parse;
 use crate::contract::args;
 use crate::contract::{Checked, Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, TargetSpec};
 use crate::error::{Error, Result};
 use crate::model::LoadStats;
 use crate::runner::{Session, SessionConfig};
+use crate::units;
 
 /// linkbench's own options.
 #[derive(Debug, Clone, Args)]
@@ -93,7 +93,7 @@ impl Entry for LinkbenchEntry {
             .find(|(k, _)| k == "maxid1")
             .map(|(_, v)| v.as_str());
         let maxid1 = match a.maxid1.as_deref().or(from_file) {
-            Some(s) => flag("--maxid1", parse::count(s))?,
+            Some(s) => flag("--maxid1", units::count(s))?,
             None => match cx.method {
                 // FBWorkload.properties' default graph (about 10 GB in LinkBench's words).
                 Method::Classic => 10_000_001,
@@ -125,10 +125,10 @@ impl Entry for LinkbenchEntry {
             cx.shape.threads = vec![n];
         }
         if let (false, Some(v)) = (cx.shape.given.duration, setting("maxtime")) {
-            cx.shape.duration = flag("maxtime (--linkbench-config)", parse::duration(v))?;
+            cx.shape.duration = flag("maxtime (--linkbench-config)", units::duration(v))?;
         }
         if let (false, Some(v)) = (cx.shape.given.warmup, setting("warmup_time")) {
-            cx.shape.warmup = flag("warmup_time (--linkbench-config)", parse::duration(v))?;
+            cx.shape.warmup = flag("warmup_time (--linkbench-config)", units::duration(v))?;
         }
         if setting("requests").is_some() {
             return Err(Error::usage(

@@ -20,11 +20,12 @@ mod report;
 pub use entry::{LinkbenchArgs, ENTRY};
 pub use report::Report;
 
-use crate::contract::shard::{open_schema, Opened, Placement, ShardKeys, Tables};
+use crate::contract::shard::{Placement, ShardKeys};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Context, Error, Result};
-use crate::load::LoadOptions;
+use crate::model::LoadOptions;
 use crate::model::LoadStats;
+use crate::workload::place::{open_schema, Opened, Tables};
 
 pub use driver::LinkbenchDriver;
 pub use props::{Props, KINDS};
@@ -54,7 +55,7 @@ pub struct Spec {
     pub dists: driver::Dists,
     /// `run --shard I/N`: this shard's requests draw their id1 and node ids in its block of
     /// the nodes only (`dists.ids`).
-    pub shard: Option<crate::fleet::Shard>,
+    pub shard: Option<crate::model::Shard>,
 }
 
 impl Spec {
@@ -77,7 +78,7 @@ impl Spec {
     }
 
     /// Make this spec shard `s`'s: its requests keep to its block of the node ids.
-    pub fn set_shard(&mut self, s: crate::fleet::Shard) -> Result<()> {
+    pub fn set_shard(&mut self, s: crate::model::Shard) -> Result<()> {
         self.dists.ids = Some(s.block(self.nodes(), "--maxid1 (nodes)")?);
         self.shard = Some(s);
         Ok(())

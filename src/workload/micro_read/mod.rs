@@ -12,13 +12,14 @@ pub use entry::{MicroArgs, ENTRY};
 
 use serde::Serialize;
 
-use crate::contract::shard::{open_schema, Placement, ShardKeys, Tables};
+use crate::contract::shard::{Placement, ShardKeys};
 use crate::db::{Conn, DbResult, Dbms, StmtId, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
-use crate::load::LoadOptions;
+use crate::model::LoadOptions;
 use crate::model::LoadStats;
 use crate::rng::Rng;
 use crate::runner::{Driver, Step};
+use crate::workload::place::{open_schema, Tables};
 
 pub use data::NormalRows;
 

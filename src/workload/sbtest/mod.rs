@@ -12,11 +12,12 @@ pub mod rand;
 
 use serde::Serialize;
 
-use crate::contract::shard::{Place, Placement, ShardKeys};
+use crate::contract::shard::{Placement, ShardKeys};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Context, Result};
-use crate::load::LoadOptions;
+use crate::model::LoadOptions;
 use crate::model::LoadStats;
+use crate::workload::place::Place;
 
 pub use driver::OltpDriver;
 use rand::{Dist, RandType};
@@ -151,7 +152,7 @@ pub struct Spec {
     /// `--shard I/N`: this process's workers are workers shard*threads.. of the fleet's
     /// threads*N (random streams and insert ids then differ between shards).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub shard: Option<crate::fleet::Shard>,
+    pub shard: Option<crate::model::Shard>,
 }
 
 impl Spec {

@@ -9,13 +9,13 @@ use clap::Args;
 use futures_util::future::{FutureExt, LocalBoxFuture};
 
 use super::{algorithms, Spec, NAME};
-use crate::config::parse;
 use crate::contract::args::{self, method_rows, SizeArgs, TextArgs};
 use crate::contract::Harness;
 use crate::contract::{Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Error, Result};
 use crate::model::LoadStats;
+use crate::units;
 use crate::workload::sbtest::{self, args::OltpArgs};
 
 /// schema-change's own options, and those of the OLTP workload it runs (`--during`).
@@ -95,7 +95,7 @@ impl Entry for SchemaChangeEntry {
         )?;
         let window = |v: Option<&str>, f: &str| -> Result<Duration> {
             match v {
-                Some(s) => parse::duration(s).map_err(|e| Error::usage(format!("{f}: {e}"))),
+                Some(s) => units::duration(s).map_err(|e| Error::usage(format!("{f}: {e}"))),
                 None => Ok(Duration::from_secs(5)),
             }
         };
@@ -141,9 +141,9 @@ impl Workload for Spec {
     }
     /// Per algorithm and thread count: the time before the ADD, and after it and after the
     /// DROP (the DDL's own time is not known beforehand).
-    fn planned(&self, cfg: &crate::config::RunConfig) -> Option<std::time::Duration> {
+    fn planned(&self, run: &crate::contract::RunPlan) -> Option<std::time::Duration> {
         let per = self.before + self.after * 2;
-        Some(per * (self.algorithms.len() * cfg.threads.len()) as u32)
+        Some(per * (self.algorithms.len() * run.threads.len()) as u32)
     }
     fn run(&self, h: &mut Harness) -> Result<()> {
         super::measure(self, h)

@@ -196,7 +196,7 @@ impl Workload for Sqlbench {
         ))
     }
     /// It runs by rows or tests, not by time.
-    fn planned(&self, _cfg: &crate::config::RunConfig) -> Option<std::time::Duration> {
+    fn planned(&self, _run: &crate::contract::RunPlan) -> Option<std::time::Duration> {
         None
     }
     fn run(&self, h: &mut Harness) -> Result<()> {

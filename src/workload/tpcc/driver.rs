@@ -428,7 +428,7 @@ mod tests {
         // Shard 1 of 2 of 5 warehouses: homes 3..5 only.
         let spec = Spec {
             warehouses: 5,
-            shard: Some(crate::fleet::Shard { index: 1, count: 2 }),
+            shard: Some(crate::model::Shard { index: 1, count: 2 }),
             ..spec
         };
         let homes: Vec<i64> = (0..4)

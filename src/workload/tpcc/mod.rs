@@ -25,13 +25,14 @@ pub use driver::{Deck, TpccDriver};
 pub use entry::{TpccArgs, ENTRY};
 pub use report::{constraints as constraints_of, Report, RunSection, TPM_C, TPM_TOTAL};
 
-use crate::contract::shard::{open_schema, Placement, ShardKeys, Tables};
+use crate::contract::shard::{Placement, ShardKeys};
 use crate::db::{Conn, DbError, DbResult, Dbms, StmtId, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
-use crate::load::LoadOptions;
+use crate::model::LoadOptions;
 use crate::model::LoadStats;
 use crate::rng::Rng;
 use crate::runner::Step;
+use crate::workload::place::{open_schema, Tables};
 
 pub use data::CConst;
 
@@ -132,7 +133,7 @@ pub struct Spec {
     /// Keying and think times of TPC-C 5.2.5 (`--spec-timing`).
     pub spec_timing: bool,
     /// `--shard I/N`: this shard's terminals have their home warehouses in its block only.
-    pub shard: Option<crate::fleet::Shard>,
+    pub shard: Option<crate::model::Shard>,
     /// `--terminals N`: N terminals share the run's connections (`--threads`); None: every
     /// connection is one terminal.
     pub terminals: Option<u32>,

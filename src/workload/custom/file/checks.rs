@@ -409,7 +409,7 @@ pub(super) fn phases(def: &FileDef, txns: &[Txn], loc: &Loc) -> Result<Vec<Phase
         }
         let duration = match &pd.duration {
             Some(d) => {
-                let v = crate::config::parse::duration(d.get_ref())
+                let v = crate::units::duration(d.get_ref())
                     .map_err(|e| loc.err(&d.span(), &format!("{ppath}.duration"), e))?;
                 if v < std::time::Duration::from_millis(100) {
                     return Err(loc.err(

@@ -1,5 +1,6 @@
 //! What a workload sees while it resolves (`ResolveCx`) and the run's shape it may adjust.
-//! The config builds them and reads them back; the contract re-exports them for workloads.
+//! The config builds them and reads them back, and the contract hands them to the workloads
+//! (it re-exports them): plain settings that both floors take, so they live below both.
 
 use std::time::Duration;
 
@@ -28,7 +29,7 @@ pub struct ResolveCx {
     pub shape: Shape,
     /// `--shard I/N`: this process runs shard I of a fleet of N; the workload takes its share
     /// (and says how in `Workload::partition`).
-    pub shard: Option<crate::fleet::Shard>,
+    pub shard: Option<super::Shard>,
 }
 
 /// The run's shape: thread counts, phase lengths, repeats, and the size the result shows.
