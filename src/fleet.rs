@@ -16,9 +16,8 @@ use crate::db::{Conn, TargetSpec};
 use crate::error::{Context, Error, Result};
 use crate::interrupt;
 
-// A shard is plain data a floor below (the loader, the contract and the merge take it); the
-// config finds it, and the variable `--shard /N` reads, here with the rest of the fleet.
-pub use crate::model::{Shard, INDEX_ENV};
+// A shard is plain data a floor below (the loader, the contract and the merge take it).
+use crate::model::Shard;
 
 mod load;
 pub use load::{begin, done, load_time_ms, loaded, tables_ready, LoadFleet, Role};

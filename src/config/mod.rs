@@ -8,10 +8,10 @@ use serde::Serialize;
 use crate::cli::{FleetArgs, Method, RunArgs, TargetArgs};
 use crate::db::{Dbms, TargetSpec, DEFAULT_TARGET};
 use crate::error::{Error, Result};
-use crate::model::{Given, Purpose, ResolveCx, Shape};
+use crate::model::{Given, Purpose, ResolveCx, Shape, Shard, INDEX_ENV};
 use crate::report::terminal::Pick;
 use crate::runner::{steps, Arrivals, ConnectMode, LoadStep, Pacing};
-use crate::units as parse;
+use crate::units;
 
 /// Values a method preset fills in when the flag is not given.
 struct Preset {
@@ -271,12 +271,12 @@ type Steps<T> = Option<Vec<(T, Duration)>>;
 
 /// `--rate` / `--arrivals` as a pacing mode (a shard of a fleet of N runs 1/N of the rate),
 /// and the rate's steps (`--rate 1000@60s,2000@60s`: the first rate is the pacing's).
-fn pacing(a: &RunArgs, shard: Option<crate::fleet::Shard>) -> Result<(Pacing, Steps<f64>)> {
+fn pacing(a: &RunArgs, shard: Option<Shard>) -> Result<(Pacing, Steps<f64>)> {
     let Some(raw) = a.rate.as_deref() else {
         return Ok((Pacing::ClosedLoop, None));
     };
     let share = shard.map_or(1.0, |s| s.count as f64);
-    let stepped = steps::parse(raw, parse::rate, parse::duration)
+    let stepped = steps::parse(raw, units::rate, units::duration)
         .transpose()
         .map_err(|e| Error::usage(format!("--rate: {e}")))?
         .map(|v| {
@@ -286,7 +286,7 @@ fn pacing(a: &RunArgs, shard: Option<crate::fleet::Shard>) -> Result<(Pacing, St
         });
     let ops_per_s = match &stepped {
         Some(v) => v[0].0,
-        None => flag("--rate", parse::rate(raw))? / share,
+        None => flag("--rate", units::rate(raw))? / share,
     };
     let pacing = Pacing::FixedRate {
         ops_per_s,
@@ -300,14 +300,14 @@ fn threads(a: &RunArgs, preset: &[usize]) -> Result<(Vec<usize>, Steps<usize>)> 
     let Some(raw) = a.threads.as_deref() else {
         return Ok((preset.to_vec(), None));
     };
-    let one = |v: &str| parse::thread_list(v).map(|l| l[0]);
-    match steps::parse(raw, one, parse::duration) {
+    let one = |v: &str| units::thread_list(v).map(|l| l[0]);
+    match steps::parse(raw, one, units::duration) {
         Some(r) => {
             let st = flag("--threads", r)?;
             let max = st.iter().map(|s| s.0).max().unwrap_or(1);
             Ok((vec![max], Some(st)))
         }
-        None => Ok((flag("--threads", parse::thread_list(raw))?, None)),
+        None => Ok((flag("--threads", units::thread_list(raw))?, None)),
     }
 }
 
@@ -322,7 +322,7 @@ fn steps_length(a: &RunArgs, t: &Steps<usize>, r: &Steps<f64>) -> Result<Option<
     };
     let total: Duration = v.iter().sum();
     if let Some(d) = &a.duration {
-        if flag("--duration", parse::duration(d))? != total {
+        if flag("--duration", units::duration(d))? != total {
             return Err(Error::usage(format!(
                 "--duration {d}: the steps of --threads/--rate make each run {} s long; leave --duration out",
                 total.as_secs_f64()
@@ -345,7 +345,7 @@ pub fn typed(m: &clap::ArgMatches, id: &str) -> bool {
 
 /// `--fleet-timeout` (default 60 s).
 pub fn fleet_timeout(v: Option<&str>) -> Result<Duration> {
-    flag("--fleet-timeout", parse::duration(v.unwrap_or("60s")))
+    flag("--fleet-timeout", units::duration(v.unwrap_or("60s")))
 }
 
 /// The shard of `--shard I/N`, checked (no I/O); None without --shard, when the fleet flags
@@ -356,7 +356,7 @@ pub fn fleet_shard(
     f: &FleetArgs,
     m: &clap::ArgMatches,
     others: &[(&str, bool)],
-) -> Result<Option<crate::fleet::Shard>> {
+) -> Result<Option<Shard>> {
     use crate::fleet;
     let Some(s) = &f.shard else {
         let given = [
@@ -373,8 +373,8 @@ pub fn fleet_shard(
     if let Some(id) = &f.run_id {
         fleet::check_run_id(id)?;
     }
-    let index_env = std::env::var(fleet::INDEX_ENV).ok();
-    fleet::Shard::parse(s, index_env.as_deref()).map(Some)
+    let index_env = std::env::var(INDEX_ENV).ok();
+    Shard::parse(s, index_env.as_deref()).map(Some)
 }
 
 /// The fleet flags of `run`, checked (no I/O).
@@ -505,13 +505,13 @@ fn limits(a: &RunArgs) -> Result<Limits> {
             "--disturbed-above: give a number of CPUs, e.g. 0.1",
         ));
     }
-    let connect_timeout = flag("--connect-timeout", parse::duration(&a.connect_timeout))?;
+    let connect_timeout = flag("--connect-timeout", units::duration(&a.connect_timeout))?;
     if connect_timeout < Duration::from_millis(100) {
         return Err(Error::usage("--connect-timeout: must be at least 100ms"));
     }
     let query_timeout = match &a.query_timeout {
         Some(s) => {
-            let t = flag("--query-timeout", parse::duration(s))?;
+            let t = flag("--query-timeout", units::duration(s))?;
             if t < Duration::from_millis(10) {
                 return Err(Error::usage("--query-timeout: must be at least 10ms"));
             }
@@ -523,7 +523,7 @@ fn limits(a: &RunArgs) -> Result<Limits> {
         crate::live::metrics::check_addr(addr)?;
     }
     let (report_interval, live) = match &a.report_interval {
-        Some(s) => (flag("--report-interval", parse::duration(s))?, true),
+        Some(s) => (flag("--report-interval", units::duration(s))?, true),
         None => (Duration::from_secs(1), false),
     };
     if report_interval < Duration::from_millis(100) {
@@ -596,11 +596,11 @@ impl RunConfig {
         let p = preset(a.method);
         let (threads, thread_steps) = threads(a, p.threads)?;
         let warmup = match &a.warmup {
-            Some(s) => flag("--warmup", parse::duration(s))?,
+            Some(s) => flag("--warmup", units::duration(s))?,
             None => p.warmup,
         };
         let duration = match &a.duration {
-            Some(s) => flag("--duration", parse::duration(s))?,
+            Some(s) => flag("--duration", units::duration(s))?,
             None => p.duration,
         };
         let runs = a.runs.unwrap_or(p.runs);

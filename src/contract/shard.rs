@@ -75,10 +75,12 @@ pub fn server_name(db: &str, k: usize) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn spider_target() -> TargetSpec {
+    /// A Spider head with two backends (a TCP one and a socket one), for the tests of shard
+    /// keys here and of placing tables (`workload::place`).
+    pub(crate) fn spider_target() -> TargetSpec {
         TargetSpec::parse(
             "mysql://root:pw@127.0.0.1:3300/eb?spider=127.0.0.1:3301,/tmp/b1.sock",
             |_| None,

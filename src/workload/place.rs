@@ -544,14 +544,7 @@ fn partition_of(v: Option<&Value>, n: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn spider_target() -> TargetSpec {
-        TargetSpec::parse(
-            "mysql://root:pw@127.0.0.1:3300/eb?spider=127.0.0.1:3301,/tmp/b1.sock",
-            |_| None,
-        )
-        .unwrap()
-    }
+    use crate::contract::shard::tests::spider_target;
 
     #[test]
     fn statements() {
