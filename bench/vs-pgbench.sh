@@ -50,6 +50,10 @@ clients=${EB_CLIENTS:-4}
 time_s=${EB_TIME:-25}
 read -r win_start win_len <<<"${EB_WINDOW:-5 12}"
 (( win_start + win_len < time_s )) || { echo "vs-pgbench.sh: EB_WINDOW must end before EB_TIME" >&2; exit 1; }
+case ${EB_SYNC_COMMIT:-on} in
+  on | off | local | remote_write | remote_apply) ;;
+  *) echo "vs-pgbench.sh: EB_SYNC_COMMIT must be on, off, local, remote_write or remote_apply" >&2; exit 2 ;;
+esac
 out=${EB_OUT:-$repo/enginebench-results/vs-pgbench-$(date -u +%Y%m%dT%H%M%S)}
 mkdir -p "$out"
 sock=$srv/pgsock
