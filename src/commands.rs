@@ -90,7 +90,9 @@ pub fn prepare(argv: &WorkloadArgv, reg: &Registry) -> Result<ExitCode> {
             &spec,
             engine.as_deref(),
             &opts,
-            fleet.as_ref(),
+            fleet
+                .as_ref()
+                .map(|f| f as &dyn crate::model::fleet_load::FleetLoad),
         )
         .await;
         if let (Err(_), Some(f)) = (&r, &fleet) {

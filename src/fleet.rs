@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use futures_util::future::{FutureExt, LocalBoxFuture};
 use serde::{Deserialize, Serialize};
 
 use crate::db::{Conn, TargetSpec};
@@ -18,9 +19,11 @@ use crate::interrupt;
 
 // A shard is plain data a floor below (the loader, the contract and the merge take it).
 use crate::model::Shard;
+// The steps a workload's prepare takes are declared a floor below; the fleet implements them.
+use crate::model::fleet_load::{FleetLoad, Role};
 
 mod load;
-pub use load::{begin, done, load_time_ms, loaded, tables_ready, LoadFleet, Role};
+pub use load::LoadFleet;
 
 /// The table the shards check in to, keyed by run id and point.
 pub const TABLE: &str = "enginebench_fleet";

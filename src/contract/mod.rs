@@ -71,6 +71,8 @@ pub struct Listing {
 // The resolve context and the run's shape are plain settings that the config builds and reads
 // back, so they live in the model, below both.
 pub use crate::model::{Given, Purpose, ResolveCx, Shape};
+// A fleet's steps in a prepare (`PrepareCx::fleet`), implemented by the fleet's meeting.
+pub use crate::model::fleet_load::{FleetLoad, Role};
 pub use run::{Counted, Harness, HostSample, Span, Tally};
 // A workload's whole interface in one place, so that a workload written outside enginebench
 // imports the contract alone: what the methods above take and return, what its drivers run on
@@ -89,9 +91,9 @@ pub struct PrepareCx<'a> {
     pub engine: Option<&'a str>,
     pub load: &'a LoadOptions,
     /// `prepare --shard I/N` (or a fleet's run finding its tables missing): this process
-    /// loads its share with the other shards (`crate::fleet::begin` .. `done`); `load.shard`
+    /// loads its share with the other shards (`model::fleet_load`'s steps, begin .. done); `load.shard`
     /// is set too. None: one process prepares alone.
-    pub fleet: Option<&'a crate::fleet::LoadFleet>,
+    pub fleet: Option<&'a dyn FleetLoad>,
 }
 
 /// What `Workload::planned` reads of a run's configuration: the thread counts, the warm-up,
@@ -134,8 +136,8 @@ pub trait Workload: Send + Sync + 'static {
     }
     /// How a fleet's shards split its `prepare` (`prepare --shard I/N`), in one line; None
     /// when they cannot: `prepare --shard` then refuses it (exit 2) rather than load it twice.
-    /// A workload that can follows the steps of `crate::fleet` (begin, tables_ready, loaded,
-    /// done) and loads through `crate::load`, which takes the shard's ids.
+    /// A workload that can follows the steps of `model::fleet_load` (begin, tables_ready,
+    /// loaded, done) and loads through `crate::load`, which takes the shard's ids.
     fn load_partition(&self) -> Option<String> {
         None
     }

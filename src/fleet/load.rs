@@ -29,20 +29,9 @@ const SKEW_MS: i64 = 5_000;
 /// How often a taking-part shard writes its heartbeat.
 const BEAT: Duration = Duration::from_secs(1);
 
-/// What a shard does in a fleet's prepare.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    /// The tables are already loaded as asked: nothing to do.
-    Skip,
-    /// Create the tables (shard 0; and a prepare without a fleet), then load.
-    Create,
-    /// Load this shard's share into the tables shard 0 created.
-    Load,
-}
-
 /// One shard's part in a fleet's prepare (`prepare --shard`, and `run --shard` when the
-/// tables are not loaded yet). Workloads call it through the free functions below, which do
-/// the one-process prepare when there is no fleet.
+/// tables are not loaded yet). Workloads take it as a `FleetLoad` (model/fleet_load.rs), whose
+/// functions do the one-process prepare when there is no fleet.
 pub struct LoadFleet {
     pub shard: Shard,
     /// None with `run --start-at`: the shards do not meet, so the tables must be loaded.
@@ -351,46 +340,40 @@ impl Drop for LoadFleet {
     }
 }
 
-/// A workload's prepare, step 1: whether to create the tables, load into the ones shard 0
-/// created, or do nothing (`loaded`: the tables are already there as asked). Without a
-/// fleet: Create unless loaded.
-pub async fn begin(f: Option<&LoadFleet>, conn: &mut Conn, loaded: bool) -> Result<Role> {
-    match f {
-        Some(f) => f.begin(conn, loaded).await,
-        None if loaded => Ok(Role::Skip),
-        None => Ok(Role::Create),
+// The fleet's side of the steps: with `--start-at` (no run id) the shards do not meet, so
+// only `begin` has something to say.
+impl FleetLoad for LoadFleet {
+    fn begin<'a>(&'a self, conn: &'a mut Conn, loaded: bool) -> LocalBoxFuture<'a, Result<Role>> {
+        LoadFleet::begin(self, conn, loaded).boxed_local()
     }
-}
-
-/// Step 2, after Create made the tables: the other shards may load now.
-pub async fn tables_ready(f: Option<&LoadFleet>, conn: &mut Conn) -> Result<()> {
-    match f {
-        Some(f) if f.run_id.is_some() => f.decide(conn, READY).await,
-        _ => Ok(()),
+    fn tables_ready<'a>(&'a self, conn: &'a mut Conn) -> LocalBoxFuture<'a, Result<()>> {
+        async move {
+            match self.run_id {
+                Some(_) => self.decide(conn, READY).await,
+                None => Ok(()),
+            }
+        }
+        .boxed_local()
     }
-}
-
-/// The load's "now" (ms since the epoch) for timestamps in the rows: shard 0's, so that every
-/// shard writes the same values; None without a fleet (the workload takes its own clock).
-pub fn load_time_ms(f: Option<&LoadFleet>) -> Option<i64> {
-    f.map(|f| f.now_ms.load(Ordering::SeqCst))
-        .filter(|ms| *ms > 0)
-}
-
-/// Step 3, after this shard's rows: true when this process finishes the tables (indexes,
-/// statistics, metadata; then `done`): without a fleet, and shard 0 once every shard loaded.
-/// The other shards wait until shard 0 is done and get false.
-pub async fn loaded(f: Option<&LoadFleet>, conn: &mut Conn) -> Result<bool> {
-    match f {
-        Some(f) if f.run_id.is_some() => f.loaded(conn).await,
-        _ => Ok(true),
+    fn loaded<'a>(&'a self, conn: &'a mut Conn) -> LocalBoxFuture<'a, Result<bool>> {
+        async move {
+            match self.run_id {
+                Some(_) => LoadFleet::loaded(self, conn).await,
+                None => Ok(true),
+            }
+        }
+        .boxed_local()
     }
-}
-
-/// Step 4 (shard 0): the tables are finished; the other shards' prepare ends.
-pub async fn done(f: Option<&LoadFleet>, conn: &mut Conn) -> Result<()> {
-    match f {
-        Some(f) if f.run_id.is_some() => f.insert(conn, P_DONE, DONE, now_ms()).await,
-        _ => Ok(()),
+    fn done<'a>(&'a self, conn: &'a mut Conn) -> LocalBoxFuture<'a, Result<()>> {
+        async move {
+            match self.run_id {
+                Some(_) => self.insert(conn, P_DONE, DONE, now_ms()).await,
+                None => Ok(()),
+            }
+        }
+        .boxed_local()
+    }
+    fn load_time_ms(&self) -> Option<i64> {
+        Some(self.now_ms.load(Ordering::SeqCst)).filter(|ms| *ms > 0)
     }
 }

@@ -24,6 +24,7 @@ use crate::interrupt;
 use crate::live::Live;
 use crate::measure::host::HostFacts;
 use crate::measure::{disturbed_above, proc, HostSample};
+use crate::model::fleet_load::FleetLoad;
 use crate::model::LoadOptions;
 use crate::model::{
     LoadMethod, LoadStats, NodeInfo, ResultDoc, ServerInfo, Status, TargetInfo, ToolInfo,
@@ -176,7 +177,7 @@ pub(crate) async fn prepare_interruptibly(
     spec: &TargetSpec,
     engine: Option<&str>,
     opts: &LoadOptions,
-    fleet: Option<&crate::fleet::LoadFleet>,
+    fleet: Option<&dyn FleetLoad>,
 ) -> Result<Vec<LoadStats>> {
     let cx = PrepareCx {
         conn,
@@ -612,7 +613,7 @@ fn load_tables(
             spec,
             engine,
             &opts,
-            load_fleet.as_ref(),
+            load_fleet.as_ref().map(|f| f as &dyn FleetLoad),
         ));
         if let (Err(_), Some(lf)) = (&r, &load_fleet) {
             rt.block_on(lf.failed());

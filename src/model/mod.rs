@@ -12,6 +12,7 @@
 //! `labeled.rs`: a result with its label; `samples.rs`: a phase's intervals; `target.rs`: the target's nodes, replication, table sizes
 //! and disk use; `load.rs`: what a load did.
 
+pub mod fleet_load;
 mod labeled;
 mod load;
 mod owners;

@@ -24,6 +24,7 @@ use crate::db::url::Endpoint;
 use crate::db::{Conn, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
 use crate::load::{self, RowSource};
+use crate::model::fleet_load::{self, FleetLoad};
 use crate::model::LoadOptions;
 use crate::model::LoadStats;
 
@@ -338,9 +339,9 @@ pub async fn open_schema<'a>(
     tables: Tables<'_>,
     engine: Option<&str>,
     opts: &LoadOptions,
-    fleet: Option<&crate::fleet::LoadFleet>,
+    fleet: Option<&dyn FleetLoad>,
 ) -> Result<Option<Opened<'a>>> {
-    use crate::fleet::Role;
+    use crate::model::fleet_load::Role;
     let meta = crate::contract::with_layout(
         crate::contract::with_table_options(tables.info, opts),
         target,
@@ -348,7 +349,7 @@ pub async fn open_schema<'a>(
     let loaded =
         crate::contract::already_loaded(conn, [tables.check], tables.workload, &meta).await?;
     let clause = crate::contract::table_clause(engine, opts);
-    let role = crate::fleet::begin(fleet, conn, loaded).await?;
+    let role = fleet_load::begin(fleet, conn, loaded).await?;
     if let Role::Skip = role {
         return Ok(None);
     }
@@ -357,7 +358,7 @@ pub async fn open_schema<'a>(
         Role::Create => {
             (tables.cleanup)(place.head).await?;
             let indexes = place.create_schema(tables.schema, &clause).await?;
-            crate::fleet::tables_ready(fleet, place.head).await?;
+            fleet_load::tables_ready(fleet, place.head).await?;
             indexes
         }
         _ => crate::contract::ddl(tables.schema, &clause).1,
@@ -380,9 +381,9 @@ impl Opened<'_> {
         first: &[(&str, &str)],
         what: &str,
         tables: &[&str],
-        fleet: Option<&crate::fleet::LoadFleet>,
+        fleet: Option<&dyn FleetLoad>,
     ) -> Result<()> {
-        if !crate::fleet::loaded(fleet, self.place.head).await? {
+        if !fleet_load::loaded(fleet, self.place.head).await? {
             return Ok(());
         }
         for (sql, doing) in first {
@@ -393,7 +394,7 @@ impl Opened<'_> {
         }
         self.place.after_load(tables).await?;
         crate::contract::write_meta(self.place.head, self.workload, &self.meta).await?;
-        crate::fleet::done(fleet, self.place.head).await
+        fleet_load::done(fleet, self.place.head).await
     }
 }
 

@@ -26,6 +26,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::db::{Conn, DbResult, Dbms, StmtId, Value};
 use crate::error::{Context, Result};
+use crate::model::fleet_load::FleetLoad;
 use crate::model::LoadStats;
 use crate::rng::Rng;
 use crate::workload::textgen::TextGen;
@@ -326,10 +327,10 @@ pub async fn prepare(
     conn: &mut Conn,
     engine: Option<&str>,
     opts: &crate::model::LoadOptions,
-    fleet: Option<&crate::fleet::LoadFleet>,
+    fleet: Option<&dyn FleetLoad>,
 ) -> Result<Vec<LoadStats>> {
-    use crate::fleet::{self, Role};
-    if fleet::begin(fleet, conn, false).await? == Role::Create {
+    use crate::model::fleet_load::{self, Role};
+    if fleet_load::begin(fleet, conn, false).await? == Role::Create {
         cleanup(conn).await?;
         let (tables, indexes) = crate::contract::ddl(
             schema(conn.dbms()),
@@ -340,10 +341,10 @@ pub async fn prepare(
                 .await
                 .ctx("creating the iibench table purchases_index")?;
         }
-        fleet::tables_ready(fleet, conn).await?;
+        fleet_load::tables_ready(fleet, conn).await?;
     }
-    if fleet::loaded(fleet, conn).await? {
-        fleet::done(fleet, conn).await?;
+    if fleet_load::loaded(fleet, conn).await? {
+        fleet_load::done(fleet, conn).await?;
     }
     Ok(vec![LoadStats {
         table: TABLE.into(),

@@ -23,6 +23,7 @@ pub use report::Report;
 use crate::contract::shard::{Placement, ShardKeys};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Context, Error, Result};
+use crate::model::fleet_load::FleetLoad;
 use crate::model::LoadOptions;
 use crate::model::LoadStats;
 use crate::workload::place::{open_schema, Opened, Tables};
@@ -155,9 +156,9 @@ pub async fn prepare(
     spec: &Spec,
     engine: Option<&str>,
     opts: &LoadOptions,
-    fleet: Option<&crate::fleet::LoadFleet>,
+    fleet: Option<&dyn FleetLoad>,
 ) -> Result<Vec<LoadStats>> {
-    use crate::fleet;
+    use crate::model::fleet_load;
     use futures_util::FutureExt;
     let tables = Tables {
         workload: NAME,
@@ -172,7 +173,7 @@ pub async fn prepare(
     };
     let loader = opened.place.loader();
     // A fleet's shards stamp their rows with shard 0's time: the tables are as one load's.
-    let now = fleet::load_time_ms(fleet).unwrap_or_else(input::now_ms);
+    let now = fleet_load::load_time_ms(fleet).unwrap_or_else(input::now_ms);
     let g = spec.dists.graph.clone();
     let gens = data::gens(&spec.props, spec.seed);
     let nodes = data::Nodes {
@@ -239,7 +240,7 @@ pub fn shard_keys() -> ShardKeys {
 async fn finish(
     opened: &mut Opened<'_>,
     stats: Vec<LoadStats>,
-    fleet: Option<&crate::fleet::LoadFleet>,
+    fleet: Option<&dyn FleetLoad>,
 ) -> Result<Vec<LoadStats>> {
     // Ids were loaded explicitly: PostgreSQL's addnode identity must continue after them.
     let sequence = [(

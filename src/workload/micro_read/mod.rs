@@ -15,6 +15,7 @@ use serde::Serialize;
 use crate::contract::shard::{Placement, ShardKeys};
 use crate::db::{Conn, DbResult, Dbms, StmtId, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
+use crate::model::fleet_load::FleetLoad;
 use crate::model::LoadOptions;
 use crate::model::LoadStats;
 use crate::rng::Rng;
@@ -258,7 +259,7 @@ pub async fn prepare(
     seed: u64,
     engine: Option<&str>,
     opts: &LoadOptions,
-    fleet: Option<&crate::fleet::LoadFleet>,
+    fleet: Option<&dyn FleetLoad>,
 ) -> Result<Option<LoadStats>> {
     use futures_util::FutureExt;
     let tables = Tables {

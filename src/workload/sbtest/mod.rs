@@ -15,6 +15,7 @@ use serde::Serialize;
 use crate::contract::shard::{Placement, ShardKeys};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Context, Result};
+use crate::model::fleet_load::FleetLoad;
 use crate::model::LoadOptions;
 use crate::model::LoadStats;
 use crate::workload::place::Place;
@@ -324,9 +325,9 @@ pub async fn prepare(
     target: &TargetSpec,
     engine: Option<&str>,
     opts: &LoadOptions,
-    fleet: Option<&crate::fleet::LoadFleet>,
+    fleet: Option<&dyn FleetLoad>,
 ) -> Result<Vec<LoadStats>> {
-    use crate::fleet::{self, Role};
+    use crate::model::fleet_load::{self, Role};
     if spec.kind == Kind::BulkInsert {
         // bulk_insert's drivers create their own sbtestN (id, k) tables, one per thread: the
         // OLTP tables of the same names are gone afterwards.
@@ -347,7 +348,7 @@ pub async fn prepare(
     };
     // Every table is created before any is loaded (a fleet's shards load into them all),
     // and indexed after all are loaded.
-    let role = fleet::begin(fleet, conn, loaded).await?;
+    let role = fleet_load::begin(fleet, conn, loaded).await?;
     if let Role::Skip = role {
         return Ok(Vec::new());
     }
@@ -359,7 +360,7 @@ pub async fn prepare(
                 |clause: &str| create_table_sql(dbms, n, spec.auto_inc, spec.secondary, clause);
             place.create(&make, &engine_clause).await?;
         }
-        fleet::tables_ready(fleet, place.head).await?;
+        fleet_load::tables_ready(fleet, place.head).await?;
     }
     let loader = place.loader();
     let sources: Vec<data::SbRows> = (1..=spec.tables)
@@ -389,7 +390,7 @@ pub async fn prepare(
         }
         stats
     };
-    if !fleet::loaded(fleet, place.head).await? {
+    if !fleet_load::loaded(fleet, place.head).await? {
         return Ok(stats);
     }
     for n in 1..=spec.tables {
@@ -413,7 +414,7 @@ pub async fn prepare(
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     place.after_load(&refs).await?;
     crate::contract::write_meta(place.head, META_KEY, &want).await?;
-    fleet::done(fleet, place.head).await?;
+    fleet_load::done(fleet, place.head).await?;
     Ok(stats)
 }
 

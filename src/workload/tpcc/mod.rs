@@ -28,6 +28,7 @@ pub use report::{constraints as constraints_of, Report, RunSection, TPM_C, TPM_T
 use crate::contract::shard::{Placement, ShardKeys};
 use crate::db::{Conn, DbError, DbResult, Dbms, StmtId, TargetSpec, Value};
 use crate::error::{Context, Error, Result};
+use crate::model::fleet_load::FleetLoad;
 use crate::model::LoadOptions;
 use crate::model::LoadStats;
 use crate::rng::Rng;
@@ -384,7 +385,7 @@ pub async fn prepare(
     spec: &Spec,
     engine: Option<&str>,
     opts: &LoadOptions,
-    fleet: Option<&crate::fleet::LoadFleet>,
+    fleet: Option<&dyn FleetLoad>,
 ) -> Result<Vec<LoadStats>> {
     let stats = load(conn, target, spec, engine, opts, fleet).await?;
     if spec.procedures {
@@ -399,9 +400,9 @@ async fn load(
     spec: &Spec,
     engine: Option<&str>,
     opts: &LoadOptions,
-    fleet: Option<&crate::fleet::LoadFleet>,
+    fleet: Option<&dyn FleetLoad>,
 ) -> Result<Vec<LoadStats>> {
-    use crate::fleet;
+    use crate::model::fleet_load;
     use futures_util::FutureExt;
     let tables = Tables {
         workload: NAME,
@@ -416,7 +417,7 @@ async fn load(
     };
     let loader = opened.place.loader();
     // A fleet's shards stamp their rows with shard 0's time: the tables are as one load's.
-    let now = fleet::load_time_ms(fleet).map_or_else(now_literal, |ms| {
+    let now = fleet_load::load_time_ms(fleet).map_or_else(now_literal, |ms| {
         literal(std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms as u64))
     });
     let sources: Vec<data::Table> = data::TABLES
