@@ -73,7 +73,7 @@ pub struct Listing {
 pub use crate::model::{Given, Purpose, ResolveCx, Shape};
 // A fleet's steps in a prepare (`PrepareCx::fleet`), implemented by the fleet's meeting.
 pub use crate::model::fleet_load::{FleetLoad, Role};
-pub use run::{Counted, Harness, HostSample, Span, Tally};
+pub use run::{Counted, Harness, HostSample, RunSettings, Span, Tally, Watch};
 // A workload's whole interface in one place, so that a workload written outside enginebench
 // imports the contract alone: what the methods above take and return, what its drivers run on
 // (`Driver`, `Step`, the connection) and what its report sections read (the result model,
@@ -202,7 +202,7 @@ pub trait Workload: Send + Sync + 'static {
     /// The run: by default a sweep of operations x thread counts on the shared runner; a
     /// workload with phases of its own (iibench, schema-change, compression, sqlbench) builds
     /// them from the harness's pieces.
-    fn run(&self, h: &mut Harness) -> Result<()> {
+    fn run(&self, h: &mut dyn Harness) -> Result<()> {
         h.sweep_me();
         Ok(())
     }

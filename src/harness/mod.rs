@@ -1,9 +1,10 @@
 //! The run harness: one lifecycle for every workload. It starts the private server, connects,
 //! loads, opens the result folder and writes the result's header, hands the workload a
-//! `Harness` to run its shape in (the sweep, or phases of its own), saves after every finished
+//! `Harness` (the contract's trait, implemented by `Bench`) to run its shape in (the sweep, or phases of its own), saves after every finished
 //! point, and turns the outcome into the result's status and the exit code. No workload writes
 //! result files itself, and nothing here knows any workload.
 
+mod bench;
 mod client;
 mod phase;
 mod steps;
@@ -33,44 +34,15 @@ use crate::report;
 use crate::runner::admin::Admin;
 use crate::server::{capture, cluster::Cluster, Server};
 
-// The context a workload's run works with is the contract's (a floor below); its methods
-// (save, conn, sweep) are the harness's.
-pub use crate::contract::Harness;
+// The context a workload's run works with: the contract's `Harness`, implemented here.
+use crate::contract::Harness;
+pub use bench::Bench;
 
 use client::{client_info, client_note, note_loops};
 pub use sweep::{record, record_counted, server_process};
 
 // A connection for a command, opened as a workload opens one of its own (the contract's).
 pub use crate::contract::connect;
-
-impl Harness<'_> {
-    /// Write the result as it is now (atomically: a reader never sees half a file).
-    pub fn save(&mut self) -> Result<()> {
-        if let Some(c) = self.doc.client.as_mut() {
-            note_loops(c, crate::db::ring::loop_paths());
-        }
-        report::json::write_atomic(&self.path, &self.doc)
-    }
-    /// The result file's path.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-    /// The admin connection (an error once it was lost).
-    pub fn conn(&mut self) -> Result<&mut Conn> {
-        self.admin
-            .conn_mut()
-            .ok_or_else(|| Error::run("the admin connection to the target was lost"))
-    }
-    /// The run's workload swept: every operation x thread count on the shared runner.
-    pub fn sweep(&mut self) -> Result<()> {
-        let w = self.workload.clone();
-        sweep::sweep(self, w.as_ref())
-    }
-    /// The sweep of another workload value (a part of it, e.g. one storage format at a time).
-    pub fn sweep_of(&mut self, w: &dyn Workload) -> Result<()> {
-        sweep::sweep(self, w)
-    }
-}
 
 // The contract knows no command line: `run`'s options are resolved here, above it.
 /// `run`'s options resolved: the common ones (the config) and the workload's own (`entry`,
@@ -531,8 +503,10 @@ fn run_on(
         client: client_info(&admin),
         ..ResultDoc::default()
     };
-    let mut h = Harness {
+    let settings = bench::settings_of(cfg);
+    let mut h = Bench {
         cfg,
+        settings: &settings,
         workload: workload.clone(),
         rt: &rt,
         admin: Admin::new(admin, spec.clone(), cfg.faults()),
@@ -558,10 +532,12 @@ fn run_on(
             h.admin
                 .wait_replicas_caught_up(&rt, std::time::Duration::from_secs(60));
             // A workload without phases of its own asks for the shared sweep.
-            workload.run(&mut h).and_then(|()| match h.sweep_asked {
-                true => h.sweep(),
-                false => Ok(()),
-            })
+            workload
+                .run(&mut h as &mut dyn Harness)
+                .and_then(|()| match h.sweep_asked {
+                    true => h.sweep(),
+                    false => Ok(()),
+                })
         }
     }
     .map_err(|e| name_dead_server(e, server));
@@ -722,7 +698,7 @@ fn say_plan(cfg: &RunConfig, workload: &dyn Workload, folder: &Path) {
 
 /// Status and exit code from the outcome; the result is on disk before anything is printed.
 fn finish(
-    h: &mut Harness,
+    h: &mut Bench,
     outcome: Result<()>,
     format: RunFormat,
     catalog: &crate::cli::CatalogArgs,

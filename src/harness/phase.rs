@@ -1,19 +1,19 @@
-//! The measured phases of a workload's own, as the contract declares them (`Harness::phase`,
-//! `Harness::measure`, `Harness::span`): each is measured the way the sweep measures its runs
+//! The measured phases of a workload's own, as the contract declares them (`Bench::phase`,
+//! `Bench::measure`, `Bench::span`): each is measured the way the sweep measures its runs
 //! (the host's, the client's and the server's CPU, the server's counters, the disturbance,
 //! the live outputs) and lands in the result as a point, saved at once.
 
 use std::time::Duration;
 
 use super::sweep::{self, Merged, RunAsk};
-use super::{record_counted, Harness};
+use super::{record_counted, Bench};
 use crate::contract::{Counted, HostSample, Span, Tally};
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::measure::{delta, LatencyHist};
 use crate::model::{Aggregate, Point, RunRecord};
 
-impl<'a> Harness<'a> {
+impl<'a> Bench<'a> {
     /// One measured run of operation `op` of the run's workload at `threads` connections for
     /// `duration` on the shared runner, measured as the sweep measures its runs; it lands in
     /// the result as point `name` (saved) and its record is returned. None when a signal
@@ -62,7 +62,7 @@ impl<'a> Harness<'a> {
     /// the result as point `name` at `threads` connections (saved); its record is returned.
     pub fn measure<F>(&mut self, name: &str, threads: usize, body: F) -> Result<RunRecord>
     where
-        F: FnOnce(&mut Harness<'a>) -> Result<Tally>,
+        F: FnOnce(&mut Bench<'a>) -> Result<Tally>,
     {
         self.refuse_steps(name)?;
         if !self.cfg.connect.is_per_run() {

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::Harness;
+use super::Bench;
 use crate::config::RunConfig;
 use crate::model::{PhaseSummary, RunRecord, StepRecord, TxConnectRecord};
 use crate::runner::{LoadStep, Pacing, PhasePlan, PhaseResult};
@@ -152,7 +152,7 @@ pub(super) fn say(rec: &RunRecord) {
 /// `--connect per-transaction` and load steps apply to the runner's workers: a workload that
 /// measured nothing on them (sql-bench runs on one connection of its own) says so in the
 /// result's notes and on stderr, rather than look as if it had used them.
-pub(super) fn note_unapplied(h: &mut Harness) {
+pub(super) fn note_unapplied(h: &mut Bench) {
     let runs: Vec<&RunRecord> = h.doc.points.iter().flat_map(|p| &p.runs).collect();
     let mut notes = Vec::new();
     // Nothing measured at all (a signal during the load): nothing to say.

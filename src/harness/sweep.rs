@@ -4,12 +4,11 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::{steps, Harness};
+use super::{steps, Bench};
 use crate::contract::Workload;
 use crate::db::ring;
 use crate::error::{Error, Result};
 use crate::interrupt;
-use crate::live::{PhaseInfo, PhaseKind};
 use crate::measure::proc::{self, ProcSample};
 use crate::measure::profile;
 use crate::measure::{
@@ -19,12 +18,13 @@ use crate::model::{
     Aggregate, BatchRun, ClientCpu, IntervalSample, KindRecord, KindTick, LoopCounts, NodeRecord,
     OpenLoop, PhaseSummary, Point, ReplicationRecord, ReplicationSample, RunRecord, ServerProcess,
 };
+use crate::model::{PhaseInfo, PhaseKind};
 use crate::runner::{ConnectStats, Pacing, PhaseResult, Session, SessionConfig};
 
 /// Every (operation, thread count) point of `w` on the shared runner: a warm-up, then the
 /// measured runs, each recorded with the server's counters and CPU over exactly that run;
 /// the result is saved after every point.
-pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
+pub(super) fn sweep(h: &mut Bench, w: &dyn Workload) -> Result<()> {
     let cfg = h.cfg;
     for (op_index, op_name) in w.operations().iter().enumerate() {
         for &threads in &cfg.threads {
@@ -42,7 +42,7 @@ pub(super) fn sweep(h: &mut Harness, w: &dyn Workload) -> Result<()> {
 /// One point of the sweep: its session, warm-up and measured runs; false when a signal
 /// ended it before any run (the sweep ends there too).
 fn point(
-    h: &mut Harness,
+    h: &mut Bench,
     w: &dyn Workload,
     op_index: usize,
     op_name: &str,
@@ -105,7 +105,7 @@ fn point(
 /// The session of operation `op_index` at `threads` connections, the lean client's loops it
 /// started, and how its connections opened (said when worth knowing).
 pub(super) fn open(
-    h: &Harness,
+    h: &Bench,
     w: &dyn Workload,
     op_index: usize,
     threads: usize,
@@ -137,7 +137,7 @@ pub(super) fn open(
 /// The point's warm-up, when the run has one (an open loop's rate ramps up over its first
 /// half: `steps::warmup_plan`).
 fn warm_up(
-    h: &mut Harness,
+    h: &mut Bench,
     session: &mut Session,
     w: &dyn Workload,
     (op_name, threads): (&str, usize),
@@ -163,7 +163,7 @@ fn warm_up(
 /// The point of `runs` (without its connect figures): their aggregate and, after the last
 /// run with every worker idle, the engine's status, the tables' sizes and the disk usage.
 fn finish_point(
-    h: &mut Harness,
+    h: &mut Bench,
     w: &dyn Workload,
     (op_name, threads): (&str, usize),
     warmup: Option<PhaseSummary>,
@@ -238,7 +238,7 @@ impl Merged {
 /// that run and said on stderr; its latencies are added to `merged`. None when a signal
 /// ended it before anything ran; with the record, why every connection was lost (if so).
 pub(super) fn measured_run(
-    h: &mut Harness,
+    h: &mut Bench,
     session: &mut Session,
     w: &dyn Workload,
     ask: &RunAsk,
@@ -424,7 +424,7 @@ pub(super) fn say_run((op_name, threads, (r, runs)): (&str, usize, (u32, u32)), 
 /// A measured run's batch figures, in the result's client part: on the lean client's
 /// io_uring loops only (the epoll path holds no reply).
 fn note_batch(
-    h: &mut Harness,
+    h: &mut Bench,
     (operation, threads, run): (&str, usize, u32),
     loops: &LoopCounts,
     b: ring::BatchFigures,

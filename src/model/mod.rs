@@ -24,7 +24,7 @@ mod target;
 pub use labeled::{full_intervals, labels, Labeled};
 pub use load::{LoadJournal, LoadMethod, LoadOptions, LoadStats, LoadTrack, LoadWatch};
 pub use owners::{Cell, MetricValues, Owners, Pick, SectionOwner, Series, Table};
-pub use samples::{IntervalSample, KindTick};
+pub use samples::{IntervalSample, KindTick, PhaseInfo, PhaseKind};
 pub use shape::{Given, Purpose, ResolveCx, Shape};
 pub use shard::{Shard, INDEX_ENV};
 pub use target::{DiskUsage, NodeInfo, ReplicationSample, TableSize};

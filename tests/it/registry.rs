@@ -155,7 +155,7 @@ impl Workload for Toy {
             stmt: StmtId(0),
         })
     }
-    fn run(&self, h: &mut Harness) -> contract::Result<()> {
+    fn run(&self, h: &mut dyn Harness) -> contract::Result<()> {
         if self.name == "toy" {
             return h.sweep();
         }
@@ -164,7 +164,7 @@ impl Workload for Toy {
             let name = format!("phase{}", i + 1);
             h.phase(&name, 0, threads, Duration::from_millis(300))?;
         }
-        h.doc
+        h.doc()
             .set_section("toy-phases", &serde_json::json!({ "phases": 2 }));
         Ok(())
     }
@@ -429,9 +429,9 @@ mod phased {
             }
             .boxed_local()
         }
-        fn run(&self, h: &mut Harness) -> Result<()> {
+        fn run(&self, h: &mut dyn Harness) -> Result<()> {
             h.measure("fill", 1, |h| {
-                let rt = h.rt;
+                let rt = h.rt();
                 let conn = h.conn()?;
                 let mut t = Tally::default();
                 for k in 0..ROWS {
@@ -446,7 +446,7 @@ mod phased {
                 Ok(t)
             })?;
             h.measure("scan", 1, |h| {
-                let rt = h.rt;
+                let rt = h.rt();
                 let conn = h.conn()?;
                 let mut t = Tally::default();
                 for _ in 0..SCANS {

@@ -137,40 +137,40 @@ impl Workload for Spec {
     fn planned(&self, _run: &crate::contract::RunPlan) -> Option<std::time::Duration> {
         None
     }
-    fn run(&self, h: &mut Harness) -> Result<()> {
-        let (rt, cfg) = (h.rt, h.cfg);
-        let lost = || Error::run("the admin connection to the target was lost");
+    fn run(&self, h: &mut dyn Harness) -> Result<()> {
+        let (rt, cfg) = (h.rt(), h.settings());
         let mut report = super::start(self);
         for (i, f) in self.formats.iter().enumerate() {
             if interrupt::signal().is_some() {
                 return Ok(());
             }
-            let conn = h.admin.conn_mut().ok_or_else(lost)?;
+            let (load, server_pid) = (h.load().clone(), h.server_pid());
+            let conn = h.conn()?;
             let loaded = rt.block_on(super::load_format(
                 conn,
-                &cfg.target_spec,
+                &cfg.target,
                 self,
                 f,
                 report.raw_bytes,
-                &h.load,
-                h.server_pid,
+                &load,
+                server_pid,
             ))?;
-            h.doc.load.extend(loaded.load);
+            h.doc().load.extend(loaded.load);
             let available = loaded.result.available;
             report.formats.push(loaded.result);
-            h.doc.set_section(NAME, &report);
+            h.doc().set_section(NAME, &report);
             h.save()?;
             if !available {
                 continue;
             }
-            h.table_engine = f.engine().to_string();
+            h.set_table_engine(f.engine());
             let r = h.sweep_of(&self.only(i));
-            if let Some(conn) = h.admin.conn_mut() {
+            if let Ok(conn) = h.conn() {
                 rt.block_on(super::finish_format(conn, loaded.restore.as_deref()));
             }
             r?;
-            super::fill_runs(&mut report, &h.doc.points);
-            h.doc.set_section(NAME, &report);
+            super::fill_runs(&mut report, &h.doc().points);
+            h.doc().set_section(NAME, &report);
             h.save()?;
         }
         Ok(())

@@ -138,7 +138,7 @@ impl Workload for Spec {
     fn planned(&self, _run: &crate::contract::RunPlan) -> Option<std::time::Duration> {
         None
     }
-    fn run(&self, h: &mut Harness) -> Result<()> {
+    fn run(&self, h: &mut dyn Harness) -> Result<()> {
         super::run::measure(h, self)
     }
 }

@@ -19,16 +19,15 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::config::RunConfig;
-use crate::contract::{Counted, Harness, HostSample, Span};
+use crate::contract::{Access, Counted, Harness, HostSample, RunSettings, Span};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Error, Result};
 use crate::interrupt;
-use crate::live::{PhaseInfo, PhaseKind};
 use crate::measure::profile::{self, ServerProfile};
 use crate::measure::{delta, disturbed, CpuTimes, ErrorCounts, LatencyHist};
 use crate::model::{Aggregate, DiskUsage, IntervalSample, Point};
-use crate::runner::{Pacing, PhaseResult, Session, SessionConfig};
+use crate::model::{PhaseInfo, PhaseKind};
+use crate::runner::{Pacing, PhaseResult, Session};
 use crate::server::capture;
 
 use super::driver::{InsertDriver, QueryDriver, Shared};
@@ -44,11 +43,11 @@ const UNBOUNDED: Duration = Duration::from_secs(100 * 365 * 86_400);
 
 /// Run iiBench on the prepared (empty) table; the point is saved while running (the windows
 /// finished so far, at most every `SAVE_EVERY`) and at the end.
-pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
-    let (cfg, rt, server_pid) = (h.cfg, h.rt, h.server_pid);
+pub fn measure(h: &mut dyn Harness, spec: &Spec) -> Result<()> {
+    let (cfg, rt, server_pid) = (h.settings(), h.rt(), h.server_pid());
     // The table's engine as the server reports it (for SHOW ENGINE ... STATUS).
-    let engine = h.table_engine.clone();
-    let target = &cfg.target_spec;
+    let engine = h.table_engine().to_string();
+    let target = &cfg.target;
     let admin = h.conn()?;
     // Space before: the empty table after a forced flush, so that growth is the rows'.
     let disk_before = rt.block_on(disk_now(admin, target));
@@ -58,12 +57,9 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
 
     let shared = Arc::new(Shared::new());
     // Every connection is open before the clock starts.
-    let (mut inserts, mut queries) = sessions(cfg, spec, &shared)?;
+    let (mut inserts, mut queries) = sessions(h, spec, &shared)?;
     // A shard of a fleet starts inserting with the others (docs/fleet.md).
-    let started = match &cfg.fleet {
-        Some(f) => Some(rt.block_on(crate::fleet::meet(f, h.conn()?, 0))?),
-        None => None,
-    };
+    let started = h.meet(0)?;
     // The admin connection is only lost by a failed read, and none ran since the one above.
     let before = match h.conn() {
         Ok(c) => rt.block_on(capture::counters(c)),
@@ -77,11 +73,11 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
         .and_then(|(_, ma, mi)| wear::sample(*ma, *mi));
     let (t0, proc0) = (span.start.at, span.start.server);
     let deadline = spec.max_time.map(|d| t0 + d);
-    let interval = cfg.report_interval();
+    let interval = cfg.report_interval;
 
     let mut st = State::new(cfg, spec, span);
-    st.started = started.map(|_| crate::fleet::now_unix_s());
-    let (live, w) = (h.live.clone(), h.workload.clone());
+    st.started = started.then(crate::fleet::now_unix_s);
+    let (live, w) = (h.watch(), h.workload());
     let (ran, qres) = std::thread::scope(|s| {
         let query_phase = queries.as_mut().map(|qs| {
             let stop = qs.stop_handle();
@@ -91,7 +87,8 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
                 shown: false,
                 ..PhaseInfo::new(PhaseKind::Run, "query", spec.query_threads, (1, 1))
             };
-            let phase = move || live.phase(qs, &info, w.as_ref(), length, None, interval, |_| {});
+            let phase =
+                move || live.phase(qs, &info, w.as_ref(), length, None, interval, &mut |_| {});
             (stop, s.spawn(phase))
         });
         let ran = insert_windows(h, spec, &shared, &mut inserts, &mut st, deadline);
@@ -198,20 +195,12 @@ pub fn measure(h: &mut Harness, spec: &Spec) -> Result<()> {
 /// The insert session (`--inserters` connections) and the query session (`--query-threads`,
 /// none without), every connection open.
 fn sessions(
-    cfg: &RunConfig,
+    h: &dyn Harness,
     spec: &Spec,
     shared: &Arc<Shared>,
 ) -> Result<(Session, Option<Session>)> {
-    let target = &cfg.target_spec;
-    let session_cfg = |threads| SessionConfig {
-        threads,
-        client_threads: cfg.client_threads,
-        sched_batch: cfg.sched_batch,
-        pacing: Pacing::ClosedLoop,
-        faults: cfg.faults(),
-        access: crate::runner::Access::ReadWrite,
-        first_worker: cfg.first_worker(threads),
-    };
+    let target = &h.settings().target;
+    let session_cfg = |threads| h.session_config(threads, Pacing::ClosedLoop, Access::ReadWrite);
     let inserts = {
         let (spec, shared) = (Arc::new(spec.clone()), shared.clone());
         Session::start(target, &session_cfg(spec.inserters), move |_| {
@@ -250,14 +239,14 @@ fn queries_of(q: &PhaseResult, threads: usize, elapsed_s: f64) -> Queries {
 /// batches wait for their retry), until `--max-rows`, the deadline, a signal or the loss of
 /// every insert connection (then: why).
 fn insert_windows(
-    h: &mut Harness,
+    h: &mut dyn Harness,
     spec: &Spec,
     shared: &Shared,
     session: &mut Session,
     st: &mut State,
     deadline: Option<Instant>,
 ) -> Result<Option<String>> {
-    let (cfg, server_pid) = (h.cfg, h.server_pid);
+    let (cfg, server_pid) = (h.settings(), h.server_pid());
     let rpc = spec.rows_per_commit;
     let mut last_save = Instant::now();
     let mut save_error = None;
@@ -298,8 +287,8 @@ fn insert_windows(
             planned: spec.max_time,
             ..PhaseInfo::new(PhaseKind::Run, "insert", spec.inserters, (1, 1))
         };
-        let (live, w) = (h.live.clone(), h.workload.clone());
-        let on_interval = |s: &IntervalSample| {
+        let (live, w) = (h.watch(), h.workload());
+        let mut on_interval = |s: &IntervalSample| {
             let mut s = s.clone();
             s.t_s += offset_s;
             so_far.push(s);
@@ -317,7 +306,7 @@ fn insert_windows(
             length,
             Some(batches),
             st.interval,
-            on_interval,
+            &mut on_interval,
         )?;
         if let Some(e) = save_error.take() {
             return Err(e);
@@ -334,8 +323,8 @@ fn insert_windows(
 }
 
 /// The result's one point, as measured so far.
-fn save(h: &mut Harness, p: Point) -> Result<()> {
-    h.doc.points = vec![p];
+fn save(h: &mut dyn Harness, p: Point) -> Result<()> {
+    h.doc().points = vec![p];
     h.save()
 }
 
@@ -421,7 +410,7 @@ struct State {
 }
 
 impl State {
-    fn new(cfg: &RunConfig, spec: &Spec, span: Span) -> State {
+    fn new(cfg: &RunSettings, spec: &Spec, span: Span) -> State {
         let start = span.start;
         State {
             t0: start.at,
@@ -442,7 +431,7 @@ impl State {
             window_queries0: 0,
             window_start: start,
             span,
-            interval: cfg.report_interval(),
+            interval: cfg.report_interval,
             intervals: Vec::new(),
             started: None,
         }
@@ -540,7 +529,7 @@ impl State {
     /// `running`: the intervals of the phase running now).
     fn point(
         &self,
-        cfg: &RunConfig,
+        cfg: &RunSettings,
         spec: &Spec,
         shared: &Shared,
         fin: Option<&Final>,

@@ -145,7 +145,7 @@ impl Workload for Spec {
         let per = self.before + self.after * 2;
         Some(per * (self.algorithms.len() * run.threads.len()) as u32)
     }
-    fn run(&self, h: &mut Harness) -> Result<()> {
+    fn run(&self, h: &mut dyn Harness) -> Result<()> {
         super::measure(self, h)
     }
 }

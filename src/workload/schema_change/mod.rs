@@ -16,20 +16,18 @@ pub mod timeline;
 pub use entry::{SchemaChangeArgs, SchemaChangeEntry, ENTRY};
 pub use report::Report;
 
-use crate::live::{Live, PhaseInfo, PhaseKind};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::RunConfig;
-use crate::contract::{Counted, Harness, Span};
+use crate::contract::{Access, Counted, Harness, RunSettings, Span, Watch};
 use crate::db::{Conn, Dbms, TargetSpec};
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};
-use crate::model::{Aggregate, IntervalSample, Point, RunRecord};
-use crate::runner::{Session, SessionConfig};
+use crate::model::{Aggregate, IntervalSample, PhaseInfo, PhaseKind, Point, RunRecord};
+use crate::runner::Session;
 use crate::workload::sbtest;
 use timeline::Slot;
 
@@ -326,11 +324,11 @@ struct Measured {
 }
 
 /// Run every (algorithm, thread count) timeline; each point is saved as soon as it is done.
-pub fn measure(spec: &Spec, h: &mut Harness) -> Result<()> {
-    let (cfg, rt) = (h.cfg, h.rt);
-    let engine = h.engine.clone();
-    let opts = h.load.clone();
-    let target = &cfg.target_spec;
+pub fn measure(spec: &Spec, h: &mut dyn Harness) -> Result<()> {
+    let (cfg, rt) = (h.settings(), h.rt());
+    let engine = h.engine().map(str::to_string);
+    let opts = h.load().clone();
+    let target = &cfg.target;
     let mut timelines: Vec<Timeline> = Vec::new();
     for alg in &spec.algorithms {
         for &threads in &cfg.threads {
@@ -348,21 +346,13 @@ pub fn measure(spec: &Spec, h: &mut Harness) -> Result<()> {
                 &opts,
                 None,
             ))?;
-            h.doc.load.extend(loaded);
+            h.doc().load.extend(loaded);
             let admin = h.conn()?;
             // Only for the result: a failed read leaves it empty.
             let table_engine = rt
                 .block_on(crate::contract::table_engine(admin, TABLE))
                 .unwrap_or_default();
-            let scfg = SessionConfig {
-                threads,
-                client_threads: cfg.client_threads,
-                sched_batch: cfg.sched_batch,
-                pacing: cfg.pacing,
-                faults: cfg.faults(),
-                access: crate::runner::Access::ReadWrite,
-                first_worker: cfg.first_worker(threads),
-            };
+            let scfg = h.session_config(threads, cfg.pacing, Access::ReadWrite);
             let o = spec.oltp.clone();
             let mut session = Session::start(target, &scfg, move |w| {
                 sbtest::OltpDriver::new(&o, w, threads)
@@ -385,7 +375,7 @@ pub fn measure(spec: &Spec, h: &mut Harness) -> Result<()> {
                 cfg,
                 &mut session,
                 &ddl,
-                (&h.live.clone(), threads),
+                (h.watch().as_ref(), threads),
             )?;
             let end = span.sample();
             drop(ddl);
@@ -411,7 +401,7 @@ pub fn measure(spec: &Spec, h: &mut Harness) -> Result<()> {
             let runs = vec![rec];
             let aggregate = Aggregate::of(&runs, m.hist.summary());
             let table_sizes = rt.block_on(crate::server::capture::table_sizes(h.conn()?));
-            h.doc.points.push(Point {
+            h.doc().points.push(Point {
                 workload: NAME.into(),
                 operation: alg.name.into(),
                 threads,
@@ -422,7 +412,7 @@ pub fn measure(spec: &Spec, h: &mut Harness) -> Result<()> {
                 ..Default::default()
             });
             timelines.push(tl);
-            h.doc.set_section(NAME, &timelines);
+            h.doc().set_section(NAME, &timelines);
             h.save()?;
         }
     }
@@ -435,12 +425,12 @@ pub fn measure(spec: &Spec, h: &mut Harness) -> Result<()> {
 fn run_timeline(
     spec: &Spec,
     alg: &Algorithm,
-    cfg: &RunConfig,
+    cfg: &RunSettings,
     session: &mut Session,
     ddl: &DdlRunner,
-    (live, threads): (&Live, usize),
+    (live, threads): (&dyn Watch, usize),
 ) -> Result<(Measured, Vec<DdlEvent>, &'static str)> {
-    let interval = cfg.report_interval();
+    let interval = cfg.report_interval;
     let t0 = Instant::now();
     let secs = |t: Instant| t.duration_since(t0).as_secs_f64();
     let mut m = Measured {
@@ -493,7 +483,7 @@ fn run_timeline(
             offset_s: off,
             ..PhaseInfo::new(PhaseKind::Run, alg.name, threads, (1, 1))
         };
-        let res = live.phase(session, &info, spec, len, None, interval, |_| {})?;
+        let res = live.phase(session, &info, spec, len, None, interval, &mut |_| {})?;
         let mut start_s = off;
         for s in &res.intervals {
             let end_s = off + s.t_s;

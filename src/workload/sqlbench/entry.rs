@@ -199,7 +199,7 @@ impl Workload for Sqlbench {
     fn planned(&self, _run: &crate::contract::RunPlan) -> Option<std::time::Duration> {
         None
     }
-    fn run(&self, h: &mut Harness) -> Result<()> {
+    fn run(&self, h: &mut dyn Harness) -> Result<()> {
         super::run::run(&self.spec, h)
     }
 }

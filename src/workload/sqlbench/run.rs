@@ -38,8 +38,8 @@ async fn engine_facts(conn: &mut Conn, wanted: Option<&str>) -> Result<(String, 
 }
 
 /// The suite on every engine (`--engines`, else `--engine`, else the server's default).
-pub fn run(spec: &Spec, h: &mut Harness) -> Result<()> {
-    let (cfg, rt) = (h.cfg, h.rt);
+pub fn run(spec: &Spec, h: &mut dyn Harness) -> Result<()> {
+    let (cfg, rt) = (h.settings(), h.rt());
     let plan = spec.plan();
     let wanted: Vec<Option<String>> = if spec.engines.is_empty() {
         vec![cfg.engine.clone()]
@@ -52,8 +52,8 @@ pub fn run(spec: &Spec, h: &mut Harness) -> Result<()> {
         engines.push(rt.block_on(engine_facts(admin, w.as_deref()))?);
     }
     let names: Vec<&str> = engines.iter().map(|e| e.0.as_str()).collect();
-    h.doc.target.engine = names.join(",");
-    h.doc.set_section(
+    h.doc().target.engine = names.join(",");
+    h.doc().set_section(
         NAME,
         &Section {
             scale: spec.scale,
@@ -70,7 +70,7 @@ pub fn run(spec: &Spec, h: &mut Harness) -> Result<()> {
             "== {engine} ({}transactional)",
             if *transactional { "" } else { "not " }
         );
-        let clause = match cfg.target_spec.dbms {
+        let clause = match cfg.target.dbms {
             Dbms::Mysql => format!("ENGINE={engine}"),
             _ => String::new(),
         };
@@ -83,13 +83,13 @@ pub fn run(spec: &Spec, h: &mut Harness) -> Result<()> {
 async fn run_engine(
     spec: &Spec,
     plan: &[Planned],
-    h: &mut Harness<'_>,
+    h: &mut dyn Harness<'_>,
     engine: &str,
     transactional: bool,
     clause: String,
 ) -> Result<()> {
-    let cfg: &crate::config::RunConfig = h.cfg;
-    let target = &cfg.target_spec;
+    let cfg = h.settings();
+    let target = &cfg.target;
     let conn = connect(target).await?;
     // Counters are read on their own connection, so that reading them is not in the work
     // connection's session statistics. SQLite has none.
@@ -104,16 +104,16 @@ async fn run_engine(
         target,
         clause,
         transactional,
-        h.server_pid,
+        h.server_pid(),
     )
     .profiled(cfg.profile_hz);
     let idx = h
-        .doc
+        .doc()
         .section::<Section>(NAME)
         .map_or(0, |s| s.engines.len());
     let dbms = target.dbms.name().to_string();
-    let publish = |h: &mut Harness, r: &Runner<'_>| -> Result<()> {
-        let mut s = h.doc.section::<Section>(NAME).unwrap_or(Section {
+    let publish = |h: &mut dyn Harness, r: &Runner<'_>| -> Result<()> {
+        let mut s = h.doc().section::<Section>(NAME).unwrap_or(Section {
             scale: spec.scale,
             engines: Vec::new(),
         });
@@ -129,7 +129,7 @@ async fn run_engine(
         } else {
             s.engines.push(run);
         }
-        h.doc.set_section(NAME, &s);
+        h.doc().set_section(NAME, &s);
         h.save()
     };
     let mut failure: Option<DbError> = None;
