@@ -22,13 +22,14 @@ use std::time::{Duration, Instant};
 use crate::config::RunConfig;
 use crate::contract::{Counted, Harness, HostSample, Span};
 use crate::db::{Conn, Dbms, TargetSpec};
+use crate::driver::{Session, SessionConfig};
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::live::{PhaseInfo, PhaseKind};
 use crate::measure::profile::{self, ServerProfile};
 use crate::measure::{delta, disturbed, CpuTimes, ErrorCounts, LatencyHist};
-use crate::model::{Aggregate, DiskUsage, IntervalSample, Point};
-use crate::runner::{Pacing, PhaseResult, Session, SessionConfig};
+use crate::model::{Aggregate, DiskUsage, IntervalSample, Pacing, PhaseResult, Point};
+use crate::runner::Workers;
 use crate::server::capture;
 
 use super::driver::{InsertDriver, QueryDriver, Shared};
@@ -201,7 +202,7 @@ fn sessions(
     cfg: &RunConfig,
     spec: &Spec,
     shared: &Arc<Shared>,
-) -> Result<(Session, Option<Session>)> {
+) -> Result<(Workers, Option<Workers>)> {
     let target = &cfg.target_spec;
     let session_cfg = |threads| SessionConfig {
         threads,
@@ -209,12 +210,12 @@ fn sessions(
         sched_batch: cfg.sched_batch,
         pacing: Pacing::ClosedLoop,
         faults: cfg.faults(),
-        access: crate::runner::Access::ReadWrite,
+        access: crate::driver::Access::ReadWrite,
         first_worker: cfg.first_worker(threads),
     };
     let inserts = {
         let (spec, shared) = (Arc::new(spec.clone()), shared.clone());
-        Session::start(target, &session_cfg(spec.inserters), move |_| {
+        Workers::start(target, &session_cfg(spec.inserters), move |_| {
             InsertDriver::new(spec.clone(), shared.clone())
         })
         .map_err(|e| e.context("iibench insert connections"))?
@@ -223,7 +224,7 @@ fn sessions(
         0 => None,
         n => {
             let (seed, shared) = (spec.seed, shared.clone());
-            let s = Session::start(target, &session_cfg(n), move |q| {
+            let s = Workers::start(target, &session_cfg(n), move |q| {
                 QueryDriver::new(seed, q, shared.clone())
             })
             .map_err(|e| e.context("iibench query connections"))?;
@@ -253,7 +254,7 @@ fn insert_windows(
     h: &mut Harness,
     spec: &Spec,
     shared: &Shared,
-    session: &mut Session,
+    session: &mut dyn Session,
     st: &mut State,
     deadline: Option<Instant>,
 ) -> Result<Option<String>> {

@@ -25,11 +25,12 @@ use serde::{Deserialize, Serialize};
 use crate::config::RunConfig;
 use crate::contract::{Counted, Harness, Span};
 use crate::db::{Conn, Dbms, TargetSpec};
+use crate::driver::{Session, SessionConfig};
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};
 use crate::model::{Aggregate, IntervalSample, Point, RunRecord};
-use crate::runner::{Session, SessionConfig};
+use crate::runner;
 use crate::workload::sbtest;
 use timeline::Slot;
 
@@ -360,11 +361,11 @@ pub fn measure(spec: &Spec, h: &mut Harness) -> Result<()> {
                 sched_batch: cfg.sched_batch,
                 pacing: cfg.pacing,
                 faults: cfg.faults(),
-                access: crate::runner::Access::ReadWrite,
+                access: crate::driver::Access::ReadWrite,
                 first_worker: cfg.first_worker(threads),
             };
             let o = spec.oltp.clone();
-            let mut session = Session::start(target, &scfg, move |w| {
+            let mut session = runner::start(target, &scfg, move |w| {
                 sbtest::OltpDriver::new(&o, w, threads)
             })
             .map_err(|e| e.context(format!("{} at {threads} threads", alg.name)))?;
@@ -436,7 +437,7 @@ fn run_timeline(
     spec: &Spec,
     alg: &Algorithm,
     cfg: &RunConfig,
-    session: &mut Session,
+    session: &mut dyn Session,
     ddl: &DdlRunner,
     (live, threads): (&Live, usize),
 ) -> Result<(Measured, Vec<DdlEvent>, &'static str)> {
