@@ -8,6 +8,7 @@ pub mod commands;
 pub mod config;
 pub mod contract;
 pub mod db;
+pub mod driver;
 pub mod error;
 pub mod files;
 pub mod fleet;

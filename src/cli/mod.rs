@@ -659,7 +659,7 @@ pub struct RunArgs {
 
     /// How the intended starts of --rate are spread: poisson (exponential gaps) or uniform.
     #[arg(long, value_enum, requires = "rate")]
-    pub arrivals: Option<crate::runner::Arrivals>,
+    pub arrivals: Option<crate::model::Arrivals>,
 
     /// Folder under which each invocation writes its own result folder.
     #[arg(long, default_value = "enginebench-results", value_name = "DIR")]
@@ -699,8 +699,8 @@ pub struct RunArgs {
     /// for every operation (pgbench -C): connect and the workload's setup (prepares,
     /// settings) count in its latency and are reported on their own, and each connection is
     /// closed with a goodbye the server sees (docs/connections.md).
-    #[arg(long, value_enum, value_name = "MODE", default_value_t = crate::runner::ConnectMode::PerRun)]
-    pub connect: crate::runner::ConnectMode,
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = crate::model::ConnectMode::PerRun)]
+    pub connect: crate::model::ConnectMode,
 
     /// How long opening one connection may take, from its first attempt (e.g. 30s, 2m).
     /// Connections open at most 16 at a time (waiting for a turn does not count); one the

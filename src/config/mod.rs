@@ -8,9 +8,12 @@ use serde::Serialize;
 use crate::cli::{FleetArgs, Method, RunArgs, TargetArgs};
 use crate::db::{Dbms, TargetSpec, DEFAULT_TARGET};
 use crate::error::{Error, Result};
-use crate::model::{Given, Purpose, ResolveCx, Shape, Shard, INDEX_ENV};
+use crate::model::{
+    Arrivals, ConnectMode, Faults, Given, LoadStep, Pacing, Purpose, ResolveCx, Shape, Shard,
+    INDEX_ENV,
+};
 use crate::report::terminal::Pick;
-use crate::runner::{steps, Arrivals, ConnectMode, LoadStep, Pacing};
+use crate::runner::steps;
 use crate::units;
 
 /// Values a method preset fills in when the flag is not given.
@@ -211,8 +214,8 @@ impl RunConfig {
         }
     }
     /// Query timeout and re-connection for the runner.
-    pub fn faults(&self) -> crate::runner::Faults {
-        crate::runner::Faults {
+    pub fn faults(&self) -> Faults {
+        Faults {
             query_timeout: self.query_timeout_s.map(Duration::from_secs_f64),
             reconnect: self.reconnect,
             connect_timeout: Duration::from_secs_f64(self.connect_timeout_s),

@@ -75,13 +75,16 @@ pub use crate::model::{Given, Purpose, ResolveCx, Shape};
 pub use crate::model::fleet_load::{FleetLoad, Role};
 pub use run::{Counted, Harness, HostSample, RunSettings, Span, Tally, Watch};
 // A workload's whole interface in one place, so that a workload written outside enginebench
-// imports the contract alone: what the methods above take and return, what its drivers run on
-// (`Driver`, `Step`, the connection) and what its report sections read (the result model,
-// `SectionOwner`, `Labeled`).
+// imports the contract (and `runner::start` for its workers): what the methods above take and
+// return, what its drivers run on (`Driver`, `Step`, the connection), the session its `start`
+// returns (`Session`, a phase's `PhaseResult`) and what its report sections read (the result
+// model, `SectionOwner`, `Labeled`).
 pub use crate::db::{Conn, DbError, DbResult, StmtId, TargetSpec, Value};
+pub use crate::driver::{Access, Driver, Session, SessionConfig, Step};
 pub use crate::error::{Error, Result};
-pub use crate::model::{KindTick, Labeled, LoadStats, Point, ResultDoc, RunRecord, SectionOwner};
-pub use crate::runner::{Access, Driver, Pacing, Session, SessionConfig, Step};
+pub use crate::model::{
+    KindTick, Labeled, LoadStats, Pacing, PhaseResult, Point, ResultDoc, RunRecord, SectionOwner,
+};
 
 /// What `prepare` gets.
 pub struct PrepareCx<'a> {
@@ -165,14 +168,15 @@ pub trait Workload: Send + Sync + 'static {
         None
     }
     /// Connect `threads` workers running operation `op`. Each builds its driver inside its own
-    /// thread (`Session::start` with the workload's driver type: no virtual call per step).
+    /// thread (the runner's workers, generic over the workload's driver type: no virtual call
+    /// per step); the session they make is called once per phase.
     fn start(
         &self,
         _op: usize,
         _threads: usize,
         _target: &TargetSpec,
         _cfg: &SessionConfig,
-    ) -> Result<Session> {
+    ) -> Result<Box<dyn Session>> {
         Err(Error::usage(format!(
             "{} has no operations to sweep",
             self.name()

@@ -15,8 +15,7 @@ use crate::db::{Conn, TargetSpec};
 use crate::error::Result;
 // What a workload's own phases count and sample is measured on a floor below.
 pub use crate::measure::{Counted, HostSample, Tally};
-use crate::model::{IntervalSample, LoadOptions, PhaseInfo, ResultDoc, RunRecord};
-use crate::runner::PhaseResult;
+use crate::model::{IntervalSample, LoadOptions, PhaseInfo, PhaseResult, ResultDoc, RunRecord};
 
 /// What a workload's run reads of the run's settings (the harness fills it from the command
 /// line and the managed server).
@@ -122,7 +121,7 @@ pub trait Watch: Send + Sync {
     #[allow(clippy::too_many_arguments)]
     fn phase(
         &self,
-        session: &mut Session,
+        session: &mut dyn Session,
         info: &PhaseInfo,
         w: &dyn Workload,
         duration: Duration,

@@ -14,10 +14,9 @@ use crate::contract::{
 use crate::db::Conn;
 use crate::error::{Error, Result};
 use crate::live::Live;
-use crate::model::{IntervalSample, LoadOptions, PhaseInfo, ResultDoc, RunRecord};
+use crate::model::{IntervalSample, LoadOptions, PhaseInfo, PhaseResult, ResultDoc, RunRecord};
 use crate::report;
 use crate::runner::admin::Admin;
-use crate::runner::PhaseResult;
 
 /// One run's harness: what `run` set up for the workload, and the result being written.
 pub struct Bench<'a> {
@@ -183,7 +182,7 @@ impl<'a> Harness<'a> for Bench<'a> {
 impl Watch for Live {
     fn phase(
         &self,
-        session: &mut Session,
+        session: &mut dyn Session,
         info: &PhaseInfo,
         w: &dyn Workload,
         duration: Duration,

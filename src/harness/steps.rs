@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use super::Bench;
 use crate::config::RunConfig;
-use crate::model::{PhaseSummary, RunRecord, StepRecord, TxConnectRecord};
-use crate::runner::{LoadStep, Pacing, PhasePlan, PhaseResult};
+use crate::model::{
+    LoadStep, Pacing, PhasePlan, PhaseResult, PhaseSummary, RunRecord, StepRecord, TxConnectRecord,
+};
 
 /// The plan of a measured run at `threads` connections: the run's steps (each point's own
 /// thread count in every step when only the rate steps).

@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::{steps, Bench};
 use crate::contract::Workload;
 use crate::db::ring;
+use crate::driver::{Session, SessionConfig};
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::measure::proc::{self, ProcSample};
@@ -15,11 +16,11 @@ use crate::measure::{
     delta, disturbed_above, host_cpu, Counted, ErrorCounts, LatencyHist, DISTURBED_CPUS,
 };
 use crate::model::{
-    Aggregate, BatchRun, ClientCpu, IntervalSample, KindRecord, KindTick, LoopCounts, NodeRecord,
-    OpenLoop, PhaseSummary, Point, ReplicationRecord, ReplicationSample, RunRecord, ServerProcess,
+    Aggregate, BatchRun, ClientCpu, ConnectStats, IntervalSample, KindRecord, KindTick, LoopCounts,
+    NodeRecord, OpenLoop, Pacing, PhaseResult, PhaseSummary, Point, ReplicationRecord,
+    ReplicationSample, RunRecord, ServerProcess,
 };
 use crate::model::{PhaseInfo, PhaseKind};
-use crate::runner::{ConnectStats, Pacing, PhaseResult, Session, SessionConfig};
 
 /// Every (operation, thread count) point of `w` on the shared runner: a warm-up, then the
 /// measured runs, each recorded with the server's counters and CPU over exactly that run;
@@ -110,7 +111,7 @@ pub(super) fn open(
     op_index: usize,
     threads: usize,
     pacing: Pacing,
-) -> Result<(Session, LoopCounts, ConnectStats)> {
+) -> Result<(Box<dyn Session>, LoopCounts, ConnectStats)> {
     let cfg = h.cfg;
     let scfg = SessionConfig {
         threads,
@@ -138,7 +139,7 @@ pub(super) fn open(
 /// half: `steps::warmup_plan`).
 fn warm_up(
     h: &mut Bench,
-    session: &mut Session,
+    session: &mut dyn Session,
     w: &dyn Workload,
     (op_name, threads): (&str, usize),
     pacing: Pacing,
@@ -239,7 +240,7 @@ impl Merged {
 /// ended it before anything ran; with the record, why every connection was lost (if so).
 pub(super) fn measured_run(
     h: &mut Bench,
-    session: &mut Session,
+    session: &mut dyn Session,
     w: &dyn Workload,
     ask: &RunAsk,
     merged: &mut Merged,

@@ -19,10 +19,13 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::driver::Session;
 use crate::error::{Error, Result};
 use crate::measure::{CpuTimes, LatencyHist, LatencySummary};
-use crate::model::{IntervalSample, KindTick, LoadTrack, LoadWatch, PhaseInfo, PhaseKind};
-use crate::runner::{LoadStep, PhasePlan, PhaseResult, Session};
+use crate::model::{
+    IntervalSample, KindTick, LoadStep, LoadTrack, LoadWatch, PhaseInfo, PhaseKind, PhasePlan,
+    PhaseResult,
+};
 
 /// What the live outputs need of a run, given by the harness (live stands below the config
 /// and the workloads, so it takes plain settings).
@@ -157,7 +160,7 @@ impl Live {
     #[allow(clippy::too_many_arguments)]
     pub fn phase(
         &self,
-        session: &mut Session,
+        session: &mut dyn Session,
         info: &PhaseInfo,
         w: &(impl Figures + ?Sized),
         duration: Duration,
@@ -178,7 +181,7 @@ impl Live {
     /// One phase of `session` run to `plan` (its load steps are labelled in every output).
     pub fn phase_plan(
         &self,
-        session: &mut Session,
+        session: &mut dyn Session,
         info: &PhaseInfo,
         w: &(impl Figures + ?Sized),
         plan: &PhasePlan,
@@ -186,7 +189,7 @@ impl Live {
     ) -> Result<PhaseResult> {
         self.phase_start(info);
         let kinds = w.phase_kinds();
-        let res = session.phase_plan(plan, |s, hist| {
+        let res = session.phase_plan(plan, &mut |s, hist| {
             self.interval(info, s, hist, w, (&kinds[..], &plan.steps[..]));
             on_interval(s);
         });

@@ -10,12 +10,14 @@
 //! contract and every output read and write it. Here: the result and its points and runs;
 //! `owners.rs`: what a workload adds to the outputs (its sections, tables, chart series);
 //! `labeled.rs`: a result with its label; `samples.rs`: a phase's intervals; `target.rs`: the target's nodes, replication, table sizes
-//! and disk use; `load.rs`: what a load did.
+//! and disk use; `load.rs`: what a load did; `phase.rs`: what a session of workers is asked for
+//! (pacing, faults, a phase's plan) and what a phase measured.
 
 pub mod fleet_load;
 mod labeled;
 mod load;
 mod owners;
+mod phase;
 mod samples;
 mod shape;
 mod shard;
@@ -24,6 +26,10 @@ mod target;
 pub use labeled::{full_intervals, labels, Labeled};
 pub use load::{LoadJournal, LoadMethod, LoadOptions, LoadStats, LoadTrack, LoadWatch};
 pub use owners::{Cell, MetricValues, Owners, Pick, SectionOwner, Series, Table};
+pub use phase::{
+    Arrivals, ConnectMode, ConnectStats, Faults, KindStats, LoadStep, NodeStats, Pacing, PhasePlan,
+    PhaseResult, ScheduleStats, StepStats, TxConnect, DEFAULT_CONNECT_TIMEOUT,
+};
 pub use samples::{IntervalSample, KindTick, PhaseInfo, PhaseKind};
 pub use shape::{Given, Purpose, ResolveCx, Shape};
 pub use shard::{Shard, INDEX_ENV};

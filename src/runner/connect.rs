@@ -18,8 +18,9 @@ use tokio::sync::Semaphore;
 
 use crate::db::{Conn, DbError, DbResult, ErrorClass, TargetSpec};
 
-use super::{Driver, Faults};
+use crate::driver::Driver;
 use crate::interrupt;
+use crate::model::Faults;
 
 /// Connections in the middle of connecting at once, over all client threads of a session.
 /// Well below MariaDB's smallest default back_log (80) and PostgreSQL's listen queue (twice
@@ -30,9 +31,6 @@ pub const WINDOW: usize = 16;
 /// so that workers refused together do not all come back together).
 const BACKOFF_MIN: Duration = Duration::from_millis(5);
 const BACKOFF_MAX: Duration = Duration::from_millis(500);
-
-/// `--connect-timeout` when not given.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Which of the server's or the client's limits refused a connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,33 +189,6 @@ pub async fn open<D: Driver>(
     }
 }
 
-/// How workers use connections (`--connect`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum ConnectMode {
-    /// One connection per worker for the whole session (opened before the phases).
-    #[default]
-    PerRun,
-    /// A new connection for each operation (pgbench -C, sysbench's reconnect mode): connect,
-    /// the driver's setup (its prepares and settings), the operation, then a goodbye the
-    /// server sees (`Conn::close`). The set-up counts in the operation's latency and is
-    /// measured on its own too (`PhaseResult::per_transaction`).
-    PerTransaction,
-}
-
-impl ConnectMode {
-    pub fn name(self) -> &'static str {
-        match self {
-            ConnectMode::PerRun => "per-run",
-            ConnectMode::PerTransaction => "per-transaction",
-        }
-    }
-
-    pub fn is_per_run(&self) -> bool {
-        *self == ConnectMode::PerRun
-    }
-}
-
 /// `--connect per-transaction`: a new connection for one operation, with the driver's setup
 /// on it, each bounded by `--query-timeout`. A connection whose setup failed is closed.
 pub async fn open_for_op<D: Driver>(
@@ -231,42 +202,6 @@ pub async fn open_for_op<D: Driver>(
         return Err(e);
     }
     Ok(c)
-}
-
-/// How a session's connections were opened (for the result: `Point::connect`).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct ConnectStats {
-    pub connections: usize,
-    /// Connect attempts refused for now (listen queue full, no free slot) and retried.
-    pub retries: u64,
-    /// From the first connect to the last connection ready (setup included).
-    pub elapsed: Duration,
-}
-
-/// The result's record of how a point's connections were opened.
-impl From<ConnectStats> for crate::model::ConnectRecord {
-    fn from(c: ConnectStats) -> Self {
-        crate::model::ConnectRecord {
-            connections: c.connections,
-            retries: c.retries,
-            elapsed_s: c.elapsed.as_secs_f64(),
-        }
-    }
-}
-
-impl ConnectStats {
-    /// Say how long opening the connections took when it is worth knowing (many connections,
-    /// or refused attempts retried).
-    pub fn report(&self) {
-        if self.retries > 0 || self.connections >= 256 || self.elapsed.as_secs_f64() >= 1.0 {
-            eprintln!(
-                "opened {} connection(s) in {:.2} s ({} refused attempt(s) retried)",
-                self.connections,
-                self.elapsed.as_secs_f64(),
-                self.retries
-            );
-        }
-    }
 }
 
 #[cfg(test)]
@@ -350,8 +285,8 @@ mod tests {
             async fn setup(&mut self, _: &mut Conn) -> DbResult<()> {
                 Ok(())
             }
-            async fn step(&mut self, _: &mut Conn) -> DbResult<super::super::Step> {
-                Ok(super::super::Step::default())
+            async fn step(&mut self, _: &mut Conn) -> DbResult<crate::driver::Step> {
+                Ok(crate::driver::Step::default())
             }
         }
         let rt = tokio::runtime::Builder::new_current_thread()

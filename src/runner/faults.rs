@@ -1,41 +1,15 @@
 //! What a worker does when its server misbehaves: a per-operation timeout (`--query-timeout`)
 //! for a server that stops answering, and re-connection with bounded back-off (`--reconnect`)
 //! for one that restarts. Both are off by default: a lost connection then ends its worker.
+//! The settings (`model::Faults`) are plain data; here: how a worker applies them.
 
 use std::time::{Duration, Instant};
 
 use crate::db::{Conn, DbError, DbResult, ErrorClass, TargetSpec};
 
-use super::Driver;
+use crate::driver::Driver;
 use crate::interrupt;
-
-/// How workers deal with a server that stops answering, goes away, or cannot take their
-/// connections yet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Faults {
-    /// Longest wait for one operation; it then counts as a `query_timeout` error and the
-    /// connection (whose protocol state is unknown) is dropped.
-    pub query_timeout: Option<Duration>,
-    /// Re-open a lost connection (back-off from 10 ms doubling to 1 s) instead of ending the
-    /// worker.
-    pub reconnect: bool,
-    /// How long a session keeps retrying connections the server refuses for now (listen
-    /// queue full, no free connection slot) before it gives up (`--connect-timeout`).
-    pub connect_timeout: Duration,
-    /// One connection per worker, or a new one per operation (`--connect`).
-    pub connect: super::connect::ConnectMode,
-}
-
-impl Default for Faults {
-    fn default() -> Self {
-        Faults {
-            query_timeout: None,
-            reconnect: false,
-            connect_timeout: super::connect::DEFAULT_TIMEOUT,
-            connect: super::connect::ConnectMode::PerRun,
-        }
-    }
-}
+use crate::model::Faults;
 
 /// First wait between attempts; doubles up to `BACKOFF_MAX`.
 const BACKOFF_MIN: Duration = Duration::from_millis(10);
@@ -44,6 +18,7 @@ const BACKOFF_MAX: Duration = Duration::from_secs(1);
 /// this long when no --query-timeout is set.
 const CONNECT_WAIT: Duration = Duration::from_secs(10);
 
+// The settings are plain data in the model; how a worker applies them is the runner's.
 impl Faults {
     /// Run `fut` under the query timeout, if any. A timeout is an error of its own class.
     pub async fn timed<T>(

@@ -9,40 +9,8 @@
 
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
-
+use crate::model::{Arrivals, Pacing, PhasePlan};
 use crate::rng::Rng;
-
-use super::steps::PhasePlan;
-
-/// How intended starts are spread in time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Arrivals {
-    /// Exponential gaps (a Poisson process): independent users, the usual model of load.
-    Poisson,
-    /// Equal gaps.
-    Uniform,
-}
-
-impl Arrivals {
-    pub fn name(self) -> &'static str {
-        match self {
-            Arrivals::Poisson => "poisson",
-            Arrivals::Uniform => "uniform",
-        }
-    }
-}
-
-/// When operations start.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case", tag = "mode")]
-pub enum Pacing {
-    /// Each worker starts its next operation as soon as the previous one ends.
-    ClosedLoop,
-    /// Operations start on a schedule: `ops_per_s` in total over all workers of the session.
-    FixedRate { ops_per_s: f64, arrivals: Arrivals },
-}
 
 /// One worker's schedule clock: its intended starts over the phase, the next one first.
 ///
@@ -256,31 +224,9 @@ fn secs(s: f64) -> Duration {
     Duration::from_secs_f64(s.max(0.0))
 }
 
-/// What the schedule of one phase looked like (open loop only); adds across workers.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct ScheduleStats {
-    /// Intended starts before the deadline (started + backlog).
-    pub intended: u64,
-    /// Intended starts before the deadline that had not started when the phase ended.
-    pub backlog: u64,
-    /// Operations that started later than their intended start by more than `LATE`.
-    pub late: u64,
-    /// The largest delay of an actual start behind its intended start.
-    pub max_lag: Duration,
-}
-
-/// A start this much behind schedule counts as late (the event loop's timer has 1 ms ticks,
-/// so smaller delays are the timer, not the server).
+/// A start this much behind schedule counts as late (`ScheduleStats::late`; the event loop's
+/// timer has 1 ms ticks, so smaller delays are the timer, not the server).
 pub const LATE: Duration = Duration::from_millis(2);
-
-impl ScheduleStats {
-    pub fn merge(&mut self, o: &ScheduleStats) {
-        self.intended += o.intended;
-        self.backlog += o.backlog;
-        self.late += o.late;
-        self.max_lag = self.max_lag.max(o.max_lag);
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -329,7 +275,7 @@ mod tests {
 
     #[test]
     fn steps_and_ramps_set_the_rate() {
-        use super::super::steps::LoadStep;
+        use crate::model::LoadStep;
         let p = Pacing::FixedRate {
             ops_per_s: 1000.0,
             arrivals: Arrivals::Uniform,

@@ -1,12 +1,13 @@
-//! The session: N connected workers on their threads, driven phase by phase (the commands
-//! they are sent, the messages they send back, merged into a `PhaseResult`).
+//! The workers: N connections on their threads, driven phase by phase (the commands they are
+//! sent, the messages they send back, merged into a `PhaseResult`); `driver::Session` is what
+//! they answer to.
 
 use super::*;
 
 use crate::db::ring;
 
-/// Connected workers, ready to run phases.
-pub struct Session {
+/// Connected workers, ready to run phases: the runner's `Session`.
+pub struct Workers {
     pacing: Pacing,
     /// One connection per worker, or one per operation (`--connect`).
     connect_mode: ConnectMode,
@@ -16,47 +17,18 @@ pub struct Session {
     alive: Vec<bool>,
     next_phase: u64,
     /// Set once `stop_handle` was asked for: the phases of this session can be ended early.
-    stop: Option<Arc<Mutex<StopState>>>,
+    stop: Option<StopHandle>,
     connect: ConnectStats,
     /// `host:port` of each node of a multi-host target (empty for one node).
     nodes: Vec<String>,
 }
 
-/// Ends a session's running phase from another thread: for a phase that lasts as long as
-/// something the caller runs elsewhere (a second session's phases). The workers see it
-/// through the phase's operation budget (the `--events` ticket each takes before an
-/// operation), so a session that never asked for a handle pays nothing, and one that did pays
-/// that one ticket per operation, as with `--events`.
-#[derive(Clone)]
-pub struct StopHandle(Arc<Mutex<StopState>>);
-
-#[derive(Default)]
-struct StopState {
-    /// The running phase's budget (None between phases).
-    budget: Option<Arc<AtomicI64>>,
-    /// `stop` came while no phase was running: the next phase ends at once.
-    requested: bool,
-}
-
-impl StopHandle {
-    /// End the running phase: every worker finishes the operation it is in and starts no
-    /// other, and `Session::phase` returns what the phase measured. Called between phases,
-    /// it ends the next phase at once.
-    pub fn stop(&self) {
-        let mut s = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        match &s.budget {
-            Some(b) => b.store(0, Ordering::Relaxed),
-            None => s.requested = true,
-        }
-    }
-}
-
-impl Session {
+impl Workers {
     /// Connect `threads` workers and run each driver's setup, at most `connect::WINDOW` at a
     /// time, retrying what the server refuses for now until `--connect-timeout`
     /// (connect.rs). Fails (usage error) if any connection cannot be made, naming the limit
     /// that stopped it and the setting to change.
-    pub fn start<D, F>(target: &TargetSpec, cfg: &SessionConfig, factory: F) -> Result<Session>
+    pub fn start<D, F>(target: &TargetSpec, cfg: &SessionConfig, factory: F) -> Result<Workers>
     where
         D: Driver + 'static,
         F: Fn(usize) -> D + Send + Sync + 'static,
@@ -158,7 +130,7 @@ impl Session {
             handles.push(h);
         }
         drop(tx);
-        let session = Session {
+        let session = Workers {
             pacing: cfg.pacing,
             connect_mode: cfg.faults.connect,
             cmd,
@@ -186,7 +158,7 @@ impl Session {
         target: &TargetSpec,
         cfg: &SessionConfig,
         connect_start: Instant,
-    ) -> Result<Session> {
+    ) -> Result<Workers> {
         let n = self.alive.len();
         let mut answered = 0;
         let mut retries = 0;
@@ -247,53 +219,38 @@ impl Session {
         Ok(self)
     }
 
-    /// How the connections were opened: how many, refused attempts retried, how long.
-    pub fn connect_stats(&self) -> ConnectStats {
+    /// The phase's operation budget: `--events`, or an unbounded one a stop handle can empty
+    /// (a session that never asked for a handle has none).
+    fn phase_budget(&mut self, events: Option<u64>) -> Option<Arc<AtomicI64>> {
+        let budget = match (events, &self.stop) {
+            (Some(n), _) => Some(Arc::new(AtomicI64::new(n.min(i64::MAX as u64) as i64))),
+            (None, Some(_)) => Some(Arc::new(AtomicI64::new(i64::MAX))),
+            (None, None) => None,
+        };
+        if let (Some(st), Some(b)) = (&self.stop, &budget) {
+            st.phase_started(b);
+        }
+        budget
+    }
+}
+
+impl Session for Workers {
+    fn connect_stats(&self) -> ConnectStats {
         self.connect
     }
 
-    pub fn alive(&self) -> usize {
+    fn alive(&self) -> usize {
         self.alive.iter().filter(|a| **a).count()
     }
 
-    /// A handle that ends this session's running phase early, from any thread.
-    pub fn stop_handle(&mut self) -> StopHandle {
-        StopHandle(self.stop.get_or_insert_with(Default::default).clone())
+    fn stop_handle(&mut self) -> StopHandle {
+        self.stop.get_or_insert_with(StopHandle::default).clone()
     }
 
-    /// Run one phase of `duration` (or until `events` operations have started over all
-    /// workers, whichever comes first), collecting per-interval samples of `interval` length.
-    /// `on_interval` sees each interval as soon as every worker has moved past it.
-    pub fn phase(
-        &mut self,
-        duration: Duration,
-        events: Option<u64>,
-        interval: Duration,
-        mut on_interval: impl FnMut(&IntervalSample),
-    ) -> Result<PhaseResult> {
-        self.phase_with_hists(duration, events, interval, |s, _| on_interval(s))
-    }
-
-    /// `phase`, with each interval's merged latency histogram given to `on_interval` too (the
-    /// collector has it anyway; the live metrics add it to their fixed buckets). It is dropped
-    /// after the call: the phase keeps only each interval's summary.
-    pub fn phase_with_hists(
-        &mut self,
-        duration: Duration,
-        events: Option<u64>,
-        interval: Duration,
-        on_interval: impl FnMut(&IntervalSample, &LatencyHist),
-    ) -> Result<PhaseResult> {
-        self.phase_plan(&PhasePlan::simple(duration, events, interval), on_interval)
-    }
-
-    /// One phase of `plan`: its length (or `events` operations over all workers, whichever
-    /// comes first), per-interval samples, and the load's steps (their figures are in
-    /// `PhaseResult::by_step`); `on_interval` as in `phase_with_hists`.
-    pub fn phase_plan(
+    fn phase_plan(
         &mut self,
         plan: &PhasePlan,
-        mut on_interval: impl FnMut(&IntervalSample, &LatencyHist),
+        mut on_interval: &mut dyn FnMut(&IntervalSample, &LatencyHist),
     ) -> Result<PhaseResult> {
         let live = self.alive();
         if live == 0 {
@@ -324,31 +281,12 @@ impl Session {
             c.take(msg, &mut self.alive, &mut on_interval);
         }
         if let Some(st) = &self.stop {
-            st.lock().unwrap_or_else(|e| e.into_inner()).budget = None;
+            st.phase_ended();
         }
         Ok(c.result(self, cpu0, &mut on_interval))
     }
 
-    /// The phase's operation budget: `--events`, or an unbounded one a stop handle can empty
-    /// (a session that never asked for a handle has none).
-    fn phase_budget(&mut self, events: Option<u64>) -> Option<Arc<AtomicI64>> {
-        let budget = match (events, &self.stop) {
-            (Some(n), _) => Some(Arc::new(AtomicI64::new(n.min(i64::MAX as u64) as i64))),
-            (None, Some(_)) => Some(Arc::new(AtomicI64::new(i64::MAX))),
-            (None, None) => None,
-        };
-        if let (Some(st), Some(b)) = (&self.stop, &budget) {
-            let mut st = st.lock().unwrap_or_else(|e| e.into_inner());
-            if std::mem::take(&mut st.requested) {
-                b.store(0, Ordering::Relaxed);
-            }
-            st.budget = Some(b.clone());
-        }
-        budget
-    }
-
-    /// Stop every worker and join the client threads.
-    pub fn stop(&mut self) {
+    fn stop(&mut self) {
         let _ = self.cmd.send(Command::Stop);
         for h in self.handles.drain(..) {
             let _ = h.join();
@@ -356,7 +294,7 @@ impl Session {
     }
 }
 
-impl Drop for Session {
+impl Drop for Workers {
     fn drop(&mut self) {
         self.stop();
     }
@@ -432,7 +370,7 @@ struct Collector {
 }
 
 impl Collector {
-    fn new(s: &Session, start: Instant, plan: Arc<PhasePlan>) -> Self {
+    fn new(s: &Workers, start: Instant, plan: Arc<PhasePlan>) -> Self {
         let total = WorkerStats {
             ops: 0,
             rows: 0,
@@ -587,7 +525,7 @@ impl Collector {
     /// What the phase measured, once every worker has finished it.
     fn result(
         mut self,
-        s: &Session,
+        s: &Workers,
         cpu0: CpuTimes,
         on_interval: &mut impl FnMut(&IntervalSample, &LatencyHist),
     ) -> PhaseResult {

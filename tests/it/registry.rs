@@ -1,9 +1,10 @@
 //! The registry is open: a workload defined here, in the test crate, registered with one call,
 //! gets `list`, `prepare`, `run` (as a sweep and as phases of its own), the JSON result and an
 //! HTML section from the harness, with no edit of enginebench itself. Both workloads are written
-//! against the contract alone (`toy` with a driver on the shared runner, `phased` with phases
-//! of its own, the contract's `Harness::measure`); the test's side that runs them uses the
-//! registry and the command line.
+//! against the contract (`toy` with a driver on the shared runner, whose workers it starts with
+//! `enginebench::runner::start`; `phased` with phases of its own, the contract's
+//! `Harness::measure`, and nothing else); the test's side that runs them uses the registry and
+//! the command line.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,7 +12,7 @@ use std::time::Duration;
 use clap::{Args, Parser};
 use futures_util::future::{FutureExt, LocalBoxFuture};
 
-// The workloads: the contract alone.
+// The workloads: the contract (and, for toy's workers, the runner).
 use enginebench::contract::{
     self, Conn, DbResult, Driver, Entry, Harness, Labeled, Listing, LoadStats, PrepareCx,
     ResolveCx, ResultDoc, SectionOwner, Session, SessionConfig, Step, StmtId, TargetSpec, Value,
@@ -147,9 +148,9 @@ impl Workload for Toy {
         _threads: usize,
         target: &TargetSpec,
         cfg: &SessionConfig,
-    ) -> contract::Result<Session> {
+    ) -> contract::Result<Box<dyn Session>> {
         let rows = self.rows;
-        Session::start(target, cfg, move |w| ToyDriver {
+        enginebench::runner::start(target, cfg, move |w| ToyDriver {
             rows,
             next: w as i64,
             stmt: StmtId(0),

@@ -5,7 +5,9 @@ use std::time::{Duration, Instant};
 
 use crate::common::*;
 use enginebench::db::{Conn, DbResult, StmtId};
-use enginebench::runner::{Driver, Faults, Pacing, Session, SessionConfig, Step};
+use enginebench::driver::{Driver, Session, SessionConfig, Step};
+use enginebench::model::{Faults, Pacing};
+use enginebench::runner;
 
 struct Select {
     stmt: StmtId,
@@ -29,7 +31,7 @@ impl Driver for Select {
     }
 }
 
-fn session(dir: &std::path::Path, threads: usize, left: Option<u64>) -> Session {
+fn session(dir: &std::path::Path, threads: usize, left: Option<u64>) -> Box<dyn Session> {
     let target = spec(&format!("sqlite://{}/stop.db", dir.display()));
     // The database exists before the workers open it together (as after a prepare): two
     // first connections at once may find it locked while one sets it up.
@@ -43,7 +45,7 @@ fn session(dir: &std::path::Path, threads: usize, left: Option<u64>) -> Session 
         access: Default::default(),
         first_worker: 0,
     };
-    Session::start(&target, &cfg, move |_| Select {
+    runner::start(&target, &cfg, move |_| Select {
         stmt: StmtId(0),
         left,
     })

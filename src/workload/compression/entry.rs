@@ -11,11 +11,12 @@ use crate::contract::args::{self, method_rows, SizeArgs, TextArgs};
 use crate::contract::Harness;
 use crate::contract::{Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, Dbms, TargetSpec};
+use crate::driver::{Session, SessionConfig};
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::model::LoadStats;
 use crate::report::SectionOwner;
-use crate::runner::{Session, SessionConfig};
+use crate::runner;
 
 /// compression's own options.
 #[derive(Debug, Clone, Args)]
@@ -125,9 +126,9 @@ impl Workload for Spec {
         threads: usize,
         target: &TargetSpec,
         cfg: &SessionConfig,
-    ) -> Result<Session> {
+    ) -> Result<Box<dyn Session>> {
         let spec = self.clone();
-        Session::start(target, cfg, move |w| {
+        runner::start(target, cfg, move |w| {
             CompressionDriver::new(&spec, op, w, threads)
         })
     }

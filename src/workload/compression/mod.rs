@@ -20,13 +20,13 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::db::{Conn, DbResult, Dbms, StmtId, TargetSpec, Value};
+use crate::driver::{Driver, Step};
 use crate::error::{Context, Error, Result};
 use crate::load;
 use crate::measure::{disturbed, HostSample};
 use crate::model::LoadOptions;
 use crate::model::LoadStats;
 use crate::rng::Rng;
-use crate::runner::{Driver, Step};
 
 pub use formats::Format;
 

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use super::gen::Zipf;
 use super::{Gen, Spec};
 use crate::db::{Conn, DbError, DbResult, Dbms, ErrorClass, StmtId, Value};
+use crate::driver::{Driver, Step};
 use crate::rng::Rng;
-use crate::runner::{Driver, Step};
 
 /// New keys of one table on this connection (`next_key`, and `latest` reading them).
 #[derive(Debug, Clone)]

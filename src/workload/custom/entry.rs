@@ -12,9 +12,11 @@ use super::{file, CustomDriver, Spec, BUILTINS};
 use crate::contract::args::{self, TextArgs};
 use crate::contract::{Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, Dbms, TargetSpec};
+use crate::driver::{Session, SessionConfig};
 use crate::error::Result;
 use crate::model::LoadStats;
-use crate::runner::{Pacing, Session, SessionConfig};
+use crate::model::Pacing;
+use crate::runner;
 
 /// The options of workload files.
 #[derive(Debug, Clone, Args)]
@@ -129,7 +131,7 @@ impl Workload for Spec {
     }
     /// An operation (phase) is read-only when every transaction it runs (weight above 0)
     /// has only SELECT statements (YCSB's workload C, the read phases of a file).
-    fn access(&self, op: usize) -> crate::runner::Access {
+    fn access(&self, op: usize) -> crate::driver::Access {
         let weights = self.weights(op);
         let writes = self
             .txns
@@ -137,9 +139,9 @@ impl Workload for Spec {
             .zip(weights)
             .any(|(t, w)| w > 0 && t.writes);
         if writes {
-            crate::runner::Access::ReadWrite
+            crate::driver::Access::ReadWrite
         } else {
-            crate::runner::Access::ReadOnly
+            crate::driver::Access::ReadOnly
         }
     }
     fn start(
@@ -148,11 +150,11 @@ impl Workload for Spec {
         threads: usize,
         target: &TargetSpec,
         cfg: &SessionConfig,
-    ) -> Result<Session> {
+    ) -> Result<Box<dyn Session>> {
         // The clone shares the client's insert counters (`inserted` is one Arc) and text
         // generators with every other operation of the run.
         let spec = Arc::new(self.clone());
-        Session::start(target, cfg, move |w| {
+        runner::start(target, cfg, move |w| {
             CustomDriver::new(spec.clone(), op, w, threads)
         })
     }

@@ -19,8 +19,8 @@ use crate::error::{Context, Error, Result};
 use crate::load::{self, RowSource};
 use crate::model::LoadOptions;
 use crate::model::LoadStats;
+use crate::model::Pacing;
 use crate::rng::Rng;
-use crate::runner::Pacing;
 use crate::workload::textgen::TextGen;
 
 pub use driver::CustomDriver;
@@ -279,7 +279,7 @@ impl Spec {
             .and_then(|p| p.rate)
             .map(|r| Pacing::FixedRate {
                 ops_per_s: r,
-                arrivals: crate::runner::Arrivals::Poisson,
+                arrivals: crate::model::Arrivals::Poisson,
             })
     }
 

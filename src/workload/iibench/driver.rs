@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::db::{Conn, DbResult, Dbms, StmtId, Value};
+use crate::driver::{Driver, Step};
 use crate::measure::{ErrorCounts, LatencyHist};
 use crate::rng::Rng;
-use crate::runner::{Driver, Step};
 
 use super::{Query, Spec, TABLE};
 

@@ -21,13 +21,15 @@ use std::time::{Duration, Instant};
 
 use crate::contract::{Access, Counted, Harness, HostSample, RunSettings, Span};
 use crate::db::{Conn, Dbms, TargetSpec};
+use crate::driver::Session;
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::measure::profile::{self, ServerProfile};
 use crate::measure::{delta, disturbed, CpuTimes, ErrorCounts, LatencyHist};
-use crate::model::{Aggregate, DiskUsage, IntervalSample, Point};
-use crate::model::{PhaseInfo, PhaseKind};
-use crate::runner::{Pacing, PhaseResult, Session};
+use crate::model::{
+    Aggregate, DiskUsage, IntervalSample, Pacing, PhaseInfo, PhaseKind, PhaseResult, Point,
+};
+use crate::runner::Workers;
 use crate::server::capture;
 
 use super::driver::{InsertDriver, QueryDriver, Shared};
@@ -198,12 +200,12 @@ fn sessions(
     h: &dyn Harness,
     spec: &Spec,
     shared: &Arc<Shared>,
-) -> Result<(Session, Option<Session>)> {
+) -> Result<(Workers, Option<Workers>)> {
     let target = &h.settings().target;
     let session_cfg = |threads| h.session_config(threads, Pacing::ClosedLoop, Access::ReadWrite);
     let inserts = {
         let (spec, shared) = (Arc::new(spec.clone()), shared.clone());
-        Session::start(target, &session_cfg(spec.inserters), move |_| {
+        Workers::start(target, &session_cfg(spec.inserters), move |_| {
             InsertDriver::new(spec.clone(), shared.clone())
         })
         .map_err(|e| e.context("iibench insert connections"))?
@@ -212,7 +214,7 @@ fn sessions(
         0 => None,
         n => {
             let (seed, shared) = (spec.seed, shared.clone());
-            let s = Session::start(target, &session_cfg(n), move |q| {
+            let s = Workers::start(target, &session_cfg(n), move |q| {
                 QueryDriver::new(seed, q, shared.clone())
             })
             .map_err(|e| e.context("iibench query connections"))?;
@@ -242,7 +244,7 @@ fn insert_windows(
     h: &mut dyn Harness,
     spec: &Spec,
     shared: &Shared,
-    session: &mut Session,
+    session: &mut dyn Session,
     st: &mut State,
     deadline: Option<Instant>,
 ) -> Result<Option<String>> {

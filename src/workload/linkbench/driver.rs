@@ -10,8 +10,8 @@ use super::ops::{self, Stmts};
 use super::props::*;
 use super::Spec;
 use crate::db::{Conn, DbResult, ErrorClass};
+use crate::driver::{Driver, Step};
 use crate::rng::Rng;
-use crate::runner::{Driver, Step};
 
 // Streams of the request phase.
 const S_REQUEST: u64 = 201;

@@ -11,9 +11,10 @@ use crate::cli::Method;
 use crate::contract::args;
 use crate::contract::{Checked, Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, TargetSpec};
+use crate::driver::{Session, SessionConfig};
 use crate::error::{Error, Result};
 use crate::model::LoadStats;
-use crate::runner::{Session, SessionConfig};
+use crate::runner;
 use crate::units;
 
 /// linkbench's own options.
@@ -222,9 +223,9 @@ impl Workload for Spec {
         threads: usize,
         target: &TargetSpec,
         cfg: &SessionConfig,
-    ) -> Result<Session> {
+    ) -> Result<Box<dyn Session>> {
         let spec = self.clone();
-        Session::start(target, cfg, move |w| {
+        runner::start(target, cfg, move |w| {
             LinkbenchDriver::new(&spec, w, threads)
         })
     }

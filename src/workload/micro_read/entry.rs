@@ -10,9 +10,10 @@ use super::{MicroDriver, Query, Spec, NAME};
 use crate::contract::args::{self, method_rows, SizeArgs};
 use crate::contract::{Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, TargetSpec};
+use crate::driver::{Session, SessionConfig};
 use crate::error::Result;
 use crate::model::LoadStats;
-use crate::runner::{Session, SessionConfig};
+use crate::runner;
 
 /// micro-read's own options.
 #[derive(Debug, Clone, Args)]
@@ -116,8 +117,8 @@ impl Workload for Spec {
         super::cleanup(conn).boxed_local()
     }
     /// Every query of the micro-read benchmark is a SELECT.
-    fn access(&self, _op: usize) -> crate::runner::Access {
-        crate::runner::Access::ReadOnly
+    fn access(&self, _op: usize) -> crate::driver::Access {
+        crate::driver::Access::ReadOnly
     }
     fn start(
         &self,
@@ -125,8 +126,8 @@ impl Workload for Spec {
         _threads: usize,
         target: &TargetSpec,
         cfg: &SessionConfig,
-    ) -> Result<Session> {
+    ) -> Result<Box<dyn Session>> {
         let (query, rows, seed) = (self.queries[op], self.table_size, self.seed);
-        Session::start(target, cfg, move |w| MicroDriver::new(query, rows, seed, w))
+        runner::start(target, cfg, move |w| MicroDriver::new(query, rows, seed, w))
     }
 }

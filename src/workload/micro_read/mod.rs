@@ -14,12 +14,12 @@ use serde::Serialize;
 
 use crate::contract::shard::{Placement, ShardKeys};
 use crate::db::{Conn, DbResult, Dbms, StmtId, TargetSpec, Value};
+use crate::driver::{Driver, Step};
 use crate::error::{Context, Error, Result};
 use crate::model::fleet_load::FleetLoad;
 use crate::model::LoadOptions;
 use crate::model::LoadStats;
 use crate::rng::Rng;
-use crate::runner::{Driver, Step};
 use crate::workload::place::{open_schema, Tables};
 
 pub use data::NormalRows;

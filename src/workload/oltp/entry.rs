@@ -8,9 +8,10 @@ use futures_util::future::{FutureExt, LocalBoxFuture};
 use crate::contract::args::{self, SizeArgs, TextArgs};
 use crate::contract::{Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, TargetSpec};
+use crate::driver::{Session, SessionConfig};
 use crate::error::Result;
 use crate::model::LoadStats;
-use crate::runner::{Session, SessionConfig};
+use crate::runner;
 use crate::workload::sbtest::args::{spec, OltpArgs};
 use crate::workload::sbtest::{self, Kind, OltpDriver, Spec};
 
@@ -129,11 +130,11 @@ impl Workload for Spec {
         sbtest::cleanup(self, conn).boxed_local()
     }
     /// The read-only kinds (point select, read only, random points/ranges) may go to replicas.
-    fn access(&self, _op: usize) -> crate::runner::Access {
+    fn access(&self, _op: usize) -> crate::driver::Access {
         if self.kind.writes() {
-            crate::runner::Access::ReadWrite
+            crate::driver::Access::ReadWrite
         } else {
-            crate::runner::Access::ReadOnly
+            crate::driver::Access::ReadOnly
         }
     }
     fn start(
@@ -142,9 +143,9 @@ impl Workload for Spec {
         threads: usize,
         target: &TargetSpec,
         cfg: &SessionConfig,
-    ) -> Result<Session> {
+    ) -> Result<Box<dyn Session>> {
         let spec = self.clone();
-        Session::start(target, cfg, move |w| {
+        runner::start(target, cfg, move |w| {
             let (w, all) = spec.shard.map_or((w, threads), |s| s.worker(w, threads));
             OltpDriver::new(&spec, w, all)
         })

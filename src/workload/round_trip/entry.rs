@@ -9,10 +9,11 @@ use futures_util::future::{FutureExt, LocalBoxFuture};
 use super::{RoundTripDriver, Spec, NAME, OPERATION};
 use crate::contract::{args, Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, TargetSpec};
+use crate::driver::{Session, SessionConfig};
 use crate::error::{Error, Result};
 use crate::model::LoadStats;
 use crate::report::SectionOwner;
-use crate::runner::{Session, SessionConfig};
+use crate::runner;
 
 /// round-trip's own options.
 #[derive(Debug, Clone, Args)]
@@ -94,8 +95,8 @@ impl Workload for Spec {
         async move { Ok(()) }.boxed_local()
     }
     /// A constant SELECT reads nothing: replicas may serve it.
-    fn access(&self, _op: usize) -> crate::runner::Access {
-        crate::runner::Access::ReadOnly
+    fn access(&self, _op: usize) -> crate::driver::Access {
+        crate::driver::Access::ReadOnly
     }
     fn start(
         &self,
@@ -103,9 +104,9 @@ impl Workload for Spec {
         _threads: usize,
         target: &TargetSpec,
         cfg: &SessionConfig,
-    ) -> Result<Session> {
+    ) -> Result<Box<dyn Session>> {
         let sql = self.sql();
-        Session::start(target, cfg, move |_w| RoundTripDriver {
+        runner::start(target, cfg, move |_w| RoundTripDriver {
             sql: sql.clone(),
             stmt: crate::db::StmtId(0),
         })

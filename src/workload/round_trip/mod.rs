@@ -9,7 +9,7 @@ mod report;
 pub use entry::{RoundTripArgs, ENTRY};
 
 use crate::db::{Conn, DbResult, StmtId};
-use crate::runner::{Driver, Step};
+use crate::driver::{Driver, Step};
 
 pub const NAME: &str = "round-trip";
 

@@ -16,8 +16,8 @@ use super::data::{C_GROUPS, PAD_GROUPS};
 use super::rand::{uniform, Dist};
 use super::{Kind, Spec};
 use crate::db::{Conn, DbError, DbResult, Dbms, ErrorClass, StmtId, Value};
+use crate::driver::{Driver, Step};
 use crate::rng::Rng;
-use crate::runner::{Driver, Step};
 
 /// The statements sysbench prepares per table (oltp_common.lua's stmt_defs), in our order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -23,11 +23,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::contract::{Access, Counted, Harness, RunSettings, Span, Watch};
 use crate::db::{Conn, Dbms, TargetSpec};
+use crate::driver::Session;
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};
 use crate::model::{Aggregate, IntervalSample, PhaseInfo, PhaseKind, Point, RunRecord};
-use crate::runner::Session;
+use crate::runner;
 use crate::workload::sbtest;
 use timeline::Slot;
 
@@ -354,7 +355,7 @@ pub fn measure(spec: &Spec, h: &mut dyn Harness) -> Result<()> {
                 .unwrap_or_default();
             let scfg = h.session_config(threads, cfg.pacing, Access::ReadWrite);
             let o = spec.oltp.clone();
-            let mut session = Session::start(target, &scfg, move |w| {
+            let mut session = runner::start(target, &scfg, move |w| {
                 sbtest::OltpDriver::new(&o, w, threads)
             })
             .map_err(|e| e.context(format!("{} at {threads} threads", alg.name)))?;
@@ -426,7 +427,7 @@ fn run_timeline(
     spec: &Spec,
     alg: &Algorithm,
     cfg: &RunSettings,
-    session: &mut Session,
+    session: &mut dyn Session,
     ddl: &DdlRunner,
     (live, threads): (&dyn Watch, usize),
 ) -> Result<(Measured, Vec<DdlEvent>, &'static str)> {

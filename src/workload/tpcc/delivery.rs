@@ -10,8 +10,8 @@
 
 use super::{batch, begin, commit, prep, Ctx};
 use crate::db::{Conn, DbError, DbResult, ErrorClass, StmtId, Value};
+use crate::driver::Step;
 use crate::rng::Rng;
-use crate::runner::Step;
 
 pub(super) const OLDEST_NEW_ORDER: &str = "SELECT no_o_id FROM new_orders WHERE no_d_id = ? AND no_w_id = ? ORDER BY no_o_id LIMIT 1{for_update}";
 pub(super) const NEW_ORDER_DELETE: &str =

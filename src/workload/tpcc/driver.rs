@@ -7,8 +7,8 @@ use super::{
     Spec, DELIVERY, KEYING_S, NEW_ORDER, ORDER_STATUS, PAYMENT, STOCK_LEVEL, THINK_MEAN_S,
 };
 use crate::db::{Conn, DbResult, Dbms, ErrorClass};
+use crate::driver::{Driver, Step};
 use crate::rng::Rng;
-use crate::runner::{Driver, Step};
 use std::time::{Duration, Instant};
 
 /// The mix: a deck with `weights[k]` cards of kind k, reshuffled when used up, so that

@@ -12,9 +12,10 @@ use crate::cli::Method;
 use crate::contract::args;
 use crate::contract::{Checked, Entry, Listing, PrepareCx, ResolveCx, Workload};
 use crate::db::{Conn, TargetSpec};
+use crate::driver::{Session, SessionConfig};
 use crate::error::{Error, Result};
 use crate::model::{KindTick, LoadStats, RunRecord};
-use crate::runner::{Session, SessionConfig};
+use crate::runner;
 
 /// tpcc's own options.
 #[derive(Debug, Clone, Args)]
@@ -251,12 +252,12 @@ impl Workload for Spec {
         threads: usize,
         target: &TargetSpec,
         cfg: &SessionConfig,
-    ) -> Result<Session> {
+    ) -> Result<Box<dyn Session>> {
         let spec = self.clone();
         match self.terminals {
-            None => Session::start(target, cfg, move |w| TpccDriver::new(&spec, w, threads)),
+            None => runner::start(target, cfg, move |w| TpccDriver::new(&spec, w, threads)),
             // Terminal k on connection k mod threads (resolve checked threads <= n).
-            Some(n) => Session::start(target, cfg, move |w| {
+            Some(n) => runner::start(target, cfg, move |w| {
                 TpccDriver::shared(&spec, (w..n as usize).step_by(threads), n as usize)
             }),
         }

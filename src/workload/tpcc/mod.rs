@@ -27,12 +27,12 @@ pub use report::{constraints as constraints_of, Report, RunSection, TPM_C, TPM_T
 
 use crate::contract::shard::{Placement, ShardKeys};
 use crate::db::{Conn, DbError, DbResult, Dbms, StmtId, TargetSpec, Value};
+use crate::driver::Step;
 use crate::error::{Context, Error, Result};
 use crate::model::fleet_load::FleetLoad;
 use crate::model::LoadOptions;
 use crate::model::LoadStats;
 use crate::rng::Rng;
-use crate::runner::Step;
 use crate::workload::place::{open_schema, Tables};
 
 pub use data::CConst;

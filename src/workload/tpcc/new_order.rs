@@ -15,8 +15,8 @@
 
 use super::{begin, commit, ints, prep, texts, Ctx};
 use crate::db::{Conn, DbError, DbResult, ErrorClass, StmtId, Value};
+use crate::driver::Step;
 use crate::rng::Rng;
-use crate::runner::Step;
 use crate::workload::tpcc::data::{nurand, CConst, ITEMS};
 
 pub(super) const CUSTOMER_WAREHOUSE: &str = "SELECT CAST(ROUND(c_discount * 10000) AS {int}), CASE WHEN c_credit = 'BC' THEN 1 ELSE 0 END, CAST(ROUND(w_tax * 10000) AS {int}) FROM customer, warehouse WHERE w_id = ? AND c_w_id = w_id AND c_d_id = ? AND c_id = ?";

@@ -4,8 +4,8 @@
 use super::payment::Customer;
 use super::{begin, commit, ints, prep, Ctx};
 use crate::db::{Conn, DbResult, StmtId, Value};
+use crate::driver::Step;
 use crate::rng::Rng;
-use crate::runner::Step;
 use crate::workload::tpcc::data::CConst;
 
 pub(super) const CUSTOMER: &str = "SELECT c_balance, c_first, c_middle, c_last FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?";

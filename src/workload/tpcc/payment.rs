@@ -9,8 +9,8 @@
 
 use super::{begin, commit, ints, prep, texts, Ctx};
 use crate::db::{Conn, DbError, DbResult, ErrorClass, StmtId, Value};
+use crate::driver::Step;
 use crate::rng::Rng;
-use crate::runner::Step;
 use crate::workload::tpcc::data::{last_name, nurand, CConst};
 
 pub(super) const WAREHOUSE_UPDATE: &str =

@@ -17,8 +17,8 @@
 use super::new_order::{self, MAX_LINES, MIN_LINES};
 use super::{delivery, ints, order_status, payment, sql_for, stock_level, Ctx};
 use crate::db::{Conn, DbResult, Dbms, StmtId, Value};
+use crate::driver::Step;
 use crate::error::{Context, Result};
-use crate::runner::Step;
 
 /// NewOrder's parameters: warehouse, district, customer, line count, all-local flag, the
 /// distinct items (count and 15 padded), the distinct home items (count and 15), and 3 per line.

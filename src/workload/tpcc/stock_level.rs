@@ -3,8 +3,8 @@
 
 use super::{begin, commit, ints, prep, Ctx};
 use crate::db::{Conn, DbResult, StmtId, Value};
+use crate::driver::Step;
 use crate::rng::Rng;
-use crate::runner::Step;
 
 pub(super) const DISTRICT_NEXT: &str =
     "SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?";
