@@ -8,7 +8,6 @@ pub mod commands;
 pub mod config;
 pub mod contract;
 pub mod db;
-pub mod driver;
 pub mod error;
 pub mod files;
 pub mod fleet;

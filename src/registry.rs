@@ -224,7 +224,7 @@ mod config_tests {
     /// put 2 on each node (numbered from 0 in every shard, all 6 would start on node 0).
     #[test]
     fn fleet_connections_spread_over_nodes() {
-        use crate::driver::Access;
+        use crate::contract::Access;
         use crate::runner::node_for;
         let url = "mysql://u@a:1,b:2,c:3/db";
         let mut per_node = [0; 3];

@@ -10,6 +10,7 @@
 //! sections) and one line in `crate::registry::builtins()`; docs/architecture.md has the list.
 
 pub mod args;
+mod driver;
 pub mod parse;
 mod run;
 pub mod shard;
@@ -80,11 +81,11 @@ pub use run::{Counted, Harness, HostSample, RunSettings, Span, Tally, Watch};
 // returns (`Session`, a phase's `PhaseResult`) and what its report sections read (the result
 // model, `SectionOwner`, `Labeled`).
 pub use crate::db::{Conn, DbError, DbResult, StmtId, TargetSpec, Value};
-pub use crate::driver::{Access, Driver, Session, SessionConfig, Step};
 pub use crate::error::{Error, Result};
 pub use crate::model::{
     KindTick, Labeled, LoadStats, Pacing, PhaseResult, Point, ResultDoc, RunRecord, SectionOwner,
 };
+pub use driver::{Access, Driver, Session, SessionConfig, Step, StopHandle};
 
 /// What `prepare` gets.
 pub struct PrepareCx<'a> {

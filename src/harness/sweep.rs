@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use super::{steps, Bench};
 use crate::contract::Workload;
+use crate::contract::{Session, SessionConfig};
 use crate::db::ring;
-use crate::driver::{Session, SessionConfig};
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::measure::proc::{self, ProcSample};

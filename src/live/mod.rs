@@ -4,8 +4,8 @@
 //! One observer (`Live`), owned by the harness, sees everything a run does as it happens:
 //! each phase's start and end (with a label and its planned length), each finished interval
 //! with its latency histogram, and the loader's progress. Every measured phase goes through
-//! `Live::phase`, a wrapper of `Session::phase` that the sweep and the workloads with run
-//! shapes of their own (iibench, schema-change) call; the loader reports through the
+//! `Live::phase`, a wrapper of `Session::phase` that the sweep calls, and the workloads with
+//! run shapes of their own (iibench, schema-change) through the contract's `Watch`; the loader reports through the
 //! `LoadOptions` it is given. Nothing here runs per operation: the collector hands each
 //! interval over once, when every worker has left it (runner/recorder.rs). docs/live.md.
 
@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::driver::Session;
+use crate::contract::Session;
 use crate::error::{Error, Result};
 use crate::measure::{CpuTimes, LatencyHist, LatencySummary};
 use crate::model::{

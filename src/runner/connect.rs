@@ -18,7 +18,7 @@ use tokio::sync::Semaphore;
 
 use crate::db::{Conn, DbError, DbResult, ErrorClass, TargetSpec};
 
-use crate::driver::Driver;
+use crate::contract::Driver;
 use crate::interrupt;
 use crate::model::Faults;
 
@@ -285,8 +285,8 @@ mod tests {
             async fn setup(&mut self, _: &mut Conn) -> DbResult<()> {
                 Ok(())
             }
-            async fn step(&mut self, _: &mut Conn) -> DbResult<crate::driver::Step> {
-                Ok(crate::driver::Step::default())
+            async fn step(&mut self, _: &mut Conn) -> DbResult<crate::contract::Step> {
+                Ok(crate::contract::Step::default())
             }
         }
         let rt = tokio::runtime::Builder::new_current_thread()

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::db::{Conn, DbError, DbResult, ErrorClass, TargetSpec};
 
-use crate::driver::Driver;
+use crate::contract::Driver;
 use crate::interrupt;
 use crate::model::Faults;
 

@@ -8,7 +8,7 @@
 //! (`client_threads`, default 1; measured in shared/notes/client-efficiency.md as the cheapest
 //! design); SQLite runs one OS thread per connection because its calls block.
 //!
-//! The contract with workloads (`Driver`, `Step`, `Session`) is in `crate::driver`, and the
+//! The contract with workloads (`Driver`, `Step`, `Session`) is in `crate::contract`, and the
 //! types a phase is asked for and reports (`PhasePlan`, `PhaseResult`, ...) in `crate::model`.
 //! Here: the workers in `session.rs`, one worker's loop in `worker.rs`, the per-loop latency
 //! recorder in `recorder.rs`, and which node a worker connects to.
@@ -32,8 +32,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
+use crate::contract::{Access, Driver, Session, SessionConfig, Step, StopHandle};
 use crate::db::{url::ReadRoute, Conn, DbError, DbResult, Dbms, TargetSpec};
-use crate::driver::{Access, Driver, Session, SessionConfig, Step, StopHandle};
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};

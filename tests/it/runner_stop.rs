@@ -4,8 +4,8 @@
 use std::time::{Duration, Instant};
 
 use crate::common::*;
+use enginebench::contract::{Driver, Session, SessionConfig, Step};
 use enginebench::db::{Conn, DbResult, StmtId};
-use enginebench::driver::{Driver, Session, SessionConfig, Step};
 use enginebench::model::{Faults, Pacing};
 use enginebench::runner;
 

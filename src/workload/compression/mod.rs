@@ -19,8 +19,8 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use crate::contract::{Driver, Step};
 use crate::db::{Conn, DbResult, Dbms, StmtId, TargetSpec, Value};
-use crate::driver::{Driver, Step};
 use crate::error::{Context, Error, Result};
 use crate::load;
 use crate::measure::{disturbed, HostSample};

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use super::gen::Zipf;
 use super::{Gen, Spec};
+use crate::contract::{Driver, Step};
 use crate::db::{Conn, DbError, DbResult, Dbms, ErrorClass, StmtId, Value};
-use crate::driver::{Driver, Step};
 use crate::rng::Rng;
 
 /// New keys of one table on this connection (`next_key`, and `latest` reading them).

@@ -11,8 +11,8 @@ use futures_util::future::{FutureExt, LocalBoxFuture};
 use super::{file, CustomDriver, Spec, BUILTINS};
 use crate::contract::args::{self, TextArgs};
 use crate::contract::{Entry, Listing, PrepareCx, ResolveCx, Workload};
+use crate::contract::{Session, SessionConfig};
 use crate::db::{Conn, Dbms, TargetSpec};
-use crate::driver::{Session, SessionConfig};
 use crate::error::Result;
 use crate::model::LoadStats;
 use crate::model::Pacing;
@@ -131,7 +131,7 @@ impl Workload for Spec {
     }
     /// An operation (phase) is read-only when every transaction it runs (weight above 0)
     /// has only SELECT statements (YCSB's workload C, the read phases of a file).
-    fn access(&self, op: usize) -> crate::driver::Access {
+    fn access(&self, op: usize) -> crate::contract::Access {
         let weights = self.weights(op);
         let writes = self
             .txns
@@ -139,9 +139,9 @@ impl Workload for Spec {
             .zip(weights)
             .any(|(t, w)| w > 0 && t.writes);
         if writes {
-            crate::driver::Access::ReadWrite
+            crate::contract::Access::ReadWrite
         } else {
-            crate::driver::Access::ReadOnly
+            crate::contract::Access::ReadOnly
         }
     }
     fn start(

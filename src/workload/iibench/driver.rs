@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use crate::contract::{Driver, Step};
 use crate::db::{Conn, DbResult, Dbms, StmtId, Value};
-use crate::driver::{Driver, Step};
 use crate::measure::{ErrorCounts, LatencyHist};
 use crate::rng::Rng;
 

@@ -13,15 +13,15 @@
 //! every `SAVE_EVERY`), which the windows' rates leave out and the run's rate (wall time)
 //! keeps (docs/iibench.md). The query connections
 //! (`--query-threads`) are a second session whose one phase lasts as long as the inserts: it
-//! runs on a scoped thread and the inserts end it through the runner's `StopHandle`.
+//! runs on a scoped thread and the inserts end it through the session's `StopHandle`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::contract::Session;
 use crate::contract::{Access, Counted, Harness, HostSample, RunSettings, Span};
 use crate::db::{Conn, Dbms, TargetSpec};
-use crate::driver::Session;
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::measure::profile::{self, ServerProfile};

@@ -9,8 +9,8 @@ use super::input::{now_ms, Input};
 use super::ops::{self, Stmts};
 use super::props::*;
 use super::Spec;
+use crate::contract::{Driver, Step};
 use crate::db::{Conn, DbResult, ErrorClass};
-use crate::driver::{Driver, Step};
 use crate::rng::Rng;
 
 // Streams of the request phase.

@@ -3,8 +3,8 @@
 
 use super::data::{NODE_TYPE, VISIBILITY_DEFAULT, VISIBILITY_HIDDEN};
 use super::input::{begin_sql, now_ms, Input};
+use crate::contract::Step;
 use crate::db::{Conn, DbResult, Dbms, StmtId, Value};
-use crate::driver::Step;
 
 const LINK_VISIBILITY: &str =
     "SELECT visibility FROM linktable WHERE link_type = ? AND id1 = ? AND id2 = ?{for_update}";

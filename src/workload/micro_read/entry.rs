@@ -9,8 +9,8 @@ use futures_util::future::{FutureExt, LocalBoxFuture};
 use super::{MicroDriver, Query, Spec, NAME};
 use crate::contract::args::{self, method_rows, SizeArgs};
 use crate::contract::{Entry, Listing, PrepareCx, ResolveCx, Workload};
+use crate::contract::{Session, SessionConfig};
 use crate::db::{Conn, TargetSpec};
-use crate::driver::{Session, SessionConfig};
 use crate::error::Result;
 use crate::model::LoadStats;
 use crate::runner;
@@ -117,8 +117,8 @@ impl Workload for Spec {
         super::cleanup(conn).boxed_local()
     }
     /// Every query of the micro-read benchmark is a SELECT.
-    fn access(&self, _op: usize) -> crate::driver::Access {
-        crate::driver::Access::ReadOnly
+    fn access(&self, _op: usize) -> crate::contract::Access {
+        crate::contract::Access::ReadOnly
     }
     fn start(
         &self,

@@ -13,8 +13,8 @@ pub use entry::{MicroArgs, ENTRY};
 use serde::Serialize;
 
 use crate::contract::shard::{Placement, ShardKeys};
+use crate::contract::{Driver, Step};
 use crate::db::{Conn, DbResult, Dbms, StmtId, TargetSpec, Value};
-use crate::driver::{Driver, Step};
 use crate::error::{Context, Error, Result};
 use crate::model::fleet_load::FleetLoad;
 use crate::model::LoadOptions;

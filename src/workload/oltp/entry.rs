@@ -7,8 +7,8 @@ use futures_util::future::{FutureExt, LocalBoxFuture};
 
 use crate::contract::args::{self, SizeArgs, TextArgs};
 use crate::contract::{Entry, Listing, PrepareCx, ResolveCx, Workload};
+use crate::contract::{Session, SessionConfig};
 use crate::db::{Conn, TargetSpec};
-use crate::driver::{Session, SessionConfig};
 use crate::error::Result;
 use crate::model::LoadStats;
 use crate::runner;
@@ -130,11 +130,11 @@ impl Workload for Spec {
         sbtest::cleanup(self, conn).boxed_local()
     }
     /// The read-only kinds (point select, read only, random points/ranges) may go to replicas.
-    fn access(&self, _op: usize) -> crate::driver::Access {
+    fn access(&self, _op: usize) -> crate::contract::Access {
         if self.kind.writes() {
-            crate::driver::Access::ReadWrite
+            crate::contract::Access::ReadWrite
         } else {
-            crate::driver::Access::ReadOnly
+            crate::contract::Access::ReadOnly
         }
     }
     fn start(

@@ -8,8 +8,8 @@ use futures_util::future::{FutureExt, LocalBoxFuture};
 
 use super::{RoundTripDriver, Spec, NAME, OPERATION};
 use crate::contract::{args, Entry, Listing, PrepareCx, ResolveCx, Workload};
+use crate::contract::{Session, SessionConfig};
 use crate::db::{Conn, TargetSpec};
-use crate::driver::{Session, SessionConfig};
 use crate::error::{Error, Result};
 use crate::model::LoadStats;
 use crate::report::SectionOwner;
@@ -95,8 +95,8 @@ impl Workload for Spec {
         async move { Ok(()) }.boxed_local()
     }
     /// A constant SELECT reads nothing: replicas may serve it.
-    fn access(&self, _op: usize) -> crate::driver::Access {
-        crate::driver::Access::ReadOnly
+    fn access(&self, _op: usize) -> crate::contract::Access {
+        crate::contract::Access::ReadOnly
     }
     fn start(
         &self,

@@ -8,8 +8,8 @@ mod report;
 
 pub use entry::{RoundTripArgs, ENTRY};
 
+use crate::contract::{Driver, Step};
 use crate::db::{Conn, DbResult, StmtId};
-use crate::driver::{Driver, Step};
 
 pub const NAME: &str = "round-trip";
 

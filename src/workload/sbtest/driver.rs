@@ -15,8 +15,8 @@ use super::data::text_value;
 use super::data::{C_GROUPS, PAD_GROUPS};
 use super::rand::{uniform, Dist};
 use super::{Kind, Spec};
+use crate::contract::{Driver, Step};
 use crate::db::{Conn, DbError, DbResult, Dbms, ErrorClass, StmtId, Value};
-use crate::driver::{Driver, Step};
 use crate::rng::Rng;
 
 /// The statements sysbench prepares per table (oltp_common.lua's stmt_defs), in our order.

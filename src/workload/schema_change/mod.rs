@@ -21,9 +21,9 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::contract::Session;
 use crate::contract::{Access, Counted, Harness, RunSettings, Span, Watch};
 use crate::db::{Conn, Dbms, TargetSpec};
-use crate::driver::Session;
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::measure::{CpuTimes, ErrorCounts, LatencyHist};

@@ -9,8 +9,8 @@
 //! of each order's customer and line total; the customers' updates sent ahead of COMMIT.
 
 use super::{batch, begin, commit, prep, Ctx};
+use crate::contract::Step;
 use crate::db::{Conn, DbError, DbResult, ErrorClass, StmtId, Value};
-use crate::driver::Step;
 use crate::rng::Rng;
 
 pub(super) const OLDEST_NEW_ORDER: &str = "SELECT no_o_id FROM new_orders WHERE no_d_id = ? AND no_w_id = ? ORDER BY no_o_id LIMIT 1{for_update}";

@@ -6,8 +6,8 @@ use super::{
     delivery, new_order, order_status, payment, procedures, stock_level, think_time, CConst, Ctx,
     Spec, DELIVERY, KEYING_S, NEW_ORDER, ORDER_STATUS, PAYMENT, STOCK_LEVEL, THINK_MEAN_S,
 };
+use crate::contract::{Driver, Step};
 use crate::db::{Conn, DbResult, Dbms, ErrorClass};
-use crate::driver::{Driver, Step};
 use crate::rng::Rng;
 use std::time::{Duration, Instant};
 

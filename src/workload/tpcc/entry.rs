@@ -11,8 +11,8 @@ use super::{constraints, Isolation, Spec, TpccDriver, DEFAULT_WEIGHTS, KINDS, NA
 use crate::cli::Method;
 use crate::contract::args;
 use crate::contract::{Checked, Entry, Listing, PrepareCx, ResolveCx, Workload};
+use crate::contract::{Session, SessionConfig};
 use crate::db::{Conn, TargetSpec};
-use crate::driver::{Session, SessionConfig};
 use crate::error::{Error, Result};
 use crate::model::{KindTick, LoadStats, RunRecord};
 use crate::runner;

@@ -26,8 +26,8 @@ pub use entry::{TpccArgs, ENTRY};
 pub use report::{constraints as constraints_of, Report, RunSection, TPM_C, TPM_TOTAL};
 
 use crate::contract::shard::{Placement, ShardKeys};
+use crate::contract::Step;
 use crate::db::{Conn, DbError, DbResult, Dbms, StmtId, TargetSpec, Value};
-use crate::driver::Step;
 use crate::error::{Context, Error, Result};
 use crate::model::fleet_load::FleetLoad;
 use crate::model::LoadOptions;

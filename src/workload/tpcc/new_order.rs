@@ -14,8 +14,8 @@
 //! server memory per connection (about 32 KB in MariaDB 10.11, docs/tpcc.md).
 
 use super::{begin, commit, ints, prep, texts, Ctx};
+use crate::contract::Step;
 use crate::db::{Conn, DbError, DbResult, ErrorClass, StmtId, Value};
-use crate::driver::Step;
 use crate::rng::Rng;
 use crate::workload::tpcc::data::{nurand, CConst, ITEMS};
 

@@ -3,8 +3,8 @@
 
 use super::payment::Customer;
 use super::{begin, commit, ints, prep, Ctx};
+use crate::contract::Step;
 use crate::db::{Conn, DbResult, StmtId, Value};
-use crate::driver::Step;
 use crate::rng::Rng;
 use crate::workload::tpcc::data::CConst;
 

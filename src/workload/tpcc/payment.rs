@@ -8,8 +8,8 @@
 //! read (W_NAME, four spaces, D_NAME: 2.5.2.2).
 
 use super::{begin, commit, ints, prep, texts, Ctx};
+use crate::contract::Step;
 use crate::db::{Conn, DbError, DbResult, ErrorClass, StmtId, Value};
-use crate::driver::Step;
 use crate::rng::Rng;
 use crate::workload::tpcc::data::{last_name, nurand, CConst};
 

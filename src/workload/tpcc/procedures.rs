@@ -16,8 +16,8 @@
 
 use super::new_order::{self, MAX_LINES, MIN_LINES};
 use super::{delivery, ints, order_status, payment, sql_for, stock_level, Ctx};
+use crate::contract::Step;
 use crate::db::{Conn, DbResult, Dbms, StmtId, Value};
-use crate::driver::Step;
 use crate::error::{Context, Result};
 
 /// NewOrder's parameters: warehouse, district, customer, line count, all-local flag, the

@@ -2,8 +2,8 @@
 //! district's last 20 orders whose stock is below a threshold in 10..20.
 
 use super::{begin, commit, ints, prep, Ctx};
+use crate::contract::Step;
 use crate::db::{Conn, DbResult, StmtId, Value};
-use crate::driver::Step;
 use crate::rng::Rng;
 
 pub(super) const DISTRICT_NEXT: &str =

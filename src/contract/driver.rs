@@ -3,10 +3,8 @@
 //! (`SessionConfig`, `Access`), and `Session`, what a started session of workers answers to
 //! (its phases, its connections, a `StopHandle`). The runner (a floor above) implements
 //! `Session` with its workers (`runner::Workers`), generic over the driver, so the per-step
-//! path has no virtual call; the contract, the harness and the live outputs hold a
-//! `Box<dyn Session>` and call it once per phase.
-//!
-//! It stands on db, model, measure and error only.
+//! path has no virtual call; the harness and the live outputs hold a `Box<dyn Session>` and
+//! call it once per phase.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
