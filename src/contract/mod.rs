@@ -74,7 +74,7 @@ pub struct Listing {
 pub use crate::model::{Given, Purpose, ResolveCx, Shape};
 // A fleet's steps in a prepare (`PrepareCx::fleet`), implemented by the fleet's meeting.
 pub use crate::model::fleet_load::{FleetLoad, Role};
-pub use run::{Counted, Harness, HostSample, RunSettings, Span, Tally, Watch};
+pub use run::{Counted, Harness, HostSample, MeasureBody, RunSettings, Span, Tally, Watch};
 // A workload's whole interface in one place, so that a workload written outside enginebench
 // imports the contract (and `runner::start` for its workers): what the methods above take and
 // return, what its drivers run on (`Driver`, `Step`, the connection), the session its `start`

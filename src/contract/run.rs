@@ -87,7 +87,7 @@ pub trait Harness<'a> {
         &mut self,
         name: &str,
         threads: usize,
-        body: Box<dyn FnOnce(&mut dyn Harness<'a>) -> Result<Tally> + '_>,
+        body: MeasureBody<'a, '_>,
     ) -> Result<RunRecord>;
     /// A span the workload measures and records itself, begun now (`Span::record` ends it).
     fn span(&self) -> Span;
@@ -100,6 +100,9 @@ pub trait Harness<'a> {
     /// together); false without a fleet.
     fn meet(&mut self, point: u32) -> Result<bool>;
 }
+
+/// A self-driven phase's body (`Harness::measure`), boxed for the trait object.
+pub type MeasureBody<'a, 'b> = Box<dyn FnOnce(&mut dyn Harness<'a>) -> Result<Tally> + 'b>;
 
 impl<'a> dyn Harness<'a> + '_ {
     /// A phase the workload drives itself: `body` runs it (on `conn()`, or connections of

@@ -9,7 +9,8 @@ use std::time::Duration;
 use super::{note_loops, sweep};
 use crate::config::RunConfig;
 use crate::contract::{
-    Access, Harness, Pacing, RunSettings, Session, SessionConfig, Span, Tally, Watch, Workload,
+    Access, Harness, MeasureBody, Pacing, RunSettings, Session, SessionConfig, Span, Watch,
+    Workload,
 };
 use crate::db::Conn;
 use crate::error::{Error, Result};
@@ -145,7 +146,7 @@ impl<'a> Harness<'a> for Bench<'a> {
         &mut self,
         name: &str,
         threads: usize,
-        body: Box<dyn FnOnce(&mut dyn Harness<'a>) -> Result<Tally> + '_>,
+        body: MeasureBody<'a, '_>,
     ) -> Result<RunRecord> {
         Bench::measure(self, name, threads, |b| body(b))
     }
