@@ -2,7 +2,7 @@
 //! the admin connection, the live outputs, the result and its file) and implements the
 //! contract's `Harness`, the one face a workload's `run` sees.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -34,7 +34,7 @@ pub struct Bench<'a> {
     pub engine: Option<String>,
     /// The result so far; `save` writes it.
     pub doc: ResultDoc,
-    /// The result file's path (`path()`).
+    /// The result file's path.
     pub path: PathBuf,
     /// The server process to sample per run (managed, or --server-pid).
     pub server_pid: Option<u32>,
@@ -54,10 +54,6 @@ impl Bench<'_> {
             note_loops(c, crate::db::ring::loop_paths());
         }
         report::json::write_atomic(&self.path, &self.doc)
-    }
-    /// The result file's path.
-    pub fn path(&self) -> &Path {
-        &self.path
     }
     /// The admin connection (an error once it was lost).
     pub fn conn(&mut self) -> Result<&mut Conn> {

@@ -5,8 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::{steps, Bench};
-use crate::contract::Workload;
-use crate::contract::{Session, SessionConfig};
+use crate::contract::{Harness, Session, Workload};
 use crate::db::ring;
 use crate::error::{Error, Result};
 use crate::interrupt;
@@ -49,17 +48,15 @@ fn point(
     op_name: &str,
     threads: usize,
 ) -> Result<bool> {
-    let (cfg, rt) = (h.cfg, h.rt);
+    let cfg = h.cfg;
     // A workload file's phase may set its own rate and length.
     let pacing = w.phase_pacing(op_index).unwrap_or(cfg.pacing);
     let duration = w.phase_duration(op_index).unwrap_or(cfg.duration());
     let (mut session, point_loops, connect) = open(h, w, op_index, threads, pacing)
         .map_err(|e| e.context(format!("{op_name} at {threads} threads")))?;
     // A shard of a fleet starts the point (its warm-up, then its runs) with the others.
-    if let Some(f) = &cfg.fleet {
-        let point = h.doc.points.len() as u32;
-        rt.block_on(crate::fleet::meet(f, h.conn()?, point))?;
-    }
+    let point = h.doc.points.len() as u32;
+    Harness::meet(h, point)?;
     let warmup = warm_up(h, &mut session, w, (op_name, threads), pacing)?;
     let mut runs = Vec::new();
     let mut merged = Merged::new();
@@ -113,15 +110,9 @@ pub(super) fn open(
     pacing: Pacing,
 ) -> Result<(Box<dyn Session>, LoopCounts, ConnectStats)> {
     let cfg = h.cfg;
-    let scfg = SessionConfig {
-        threads,
-        client_threads: cfg.client_threads,
-        sched_batch: cfg.sched_batch && pacing == Pacing::ClosedLoop,
-        pacing,
-        faults: cfg.faults(),
-        access: w.access(op_index),
-        first_worker: cfg.first_worker(threads),
-    };
+    let mut scfg = Harness::session_config(h, threads, pacing, w.access(op_index));
+    // An open loop's timer wake-ups are delayed under SCHED_BATCH (docs/method.md).
+    scfg.sched_batch &= pacing == Pacing::ClosedLoop;
     let loops0 = ring::loop_paths();
     let session = w.start(op_index, threads, &cfg.target_spec, &scfg)?;
     let loops1 = ring::loop_paths();
